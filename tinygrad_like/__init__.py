@@ -1,0 +1,40 @@
+"""tinygrad_like: a compact tensor/autograd framework that shows what happens underneath.
+
+>>> import tinygrad_like as tl
+>>> x = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+
+__version__ = "0.1.0"
+
+from . import autograd, events
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
+                       rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
+                       zeros_like)
+from .device import Device, get_device as device
+from .dtypes import (DType, bool_ as bool, float16, float32, float64, get_default_dtype, int32, int64,
+                     set_default_dtype)
+from .functions import *  # noqa: F403 - the functional spelling of every op
+from .functions import (broadcast_tensors, cat, concat, concatenate, log_softmax, matmul, maximum, minimum,
+                        nonzero, one_hot, pad, softmax, stack, where)
+from .layout import Layout, broadcast_shapes
+from .profiler import profile
+from .random import Generator, get_rng_state, manual_seed, set_rng_state
+from .storage import Storage, live_storages
+from .tensor import Tensor
+
+half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001 - PyTorch's aliases
+
+__all__ = [
+    "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "profile",
+    "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand", "randn",
+    "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
+    "randint_like", "cat", "concat", "concatenate", "stack", "where", "pad", "one_hot", "maximum", "minimum",
+    "softmax", "log_softmax", "matmul", "broadcast_tensors", "broadcast_shapes", "nonzero",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "manual_seed", "get_rng_state",
+    "set_rng_state", "live_storages", "device", "float16", "float32", "float64", "int32", "int64", "bool",
+    "half", "float", "double", "long", "int", "get_default_dtype", "set_default_dtype",
+]

@@ -1,0 +1,167 @@
+"""The backward engine: a generator that runs one graph node per step.
+
+``Tensor.backward()`` drains :func:`backward_steps`; the stepping widget pulls one
+:class:`Step` at a time. Order: a node runs once every consumer of its output has sent its
+gradient (Kahn's algorithm), ties broken by latest-created first, as PyTorch does. The traversal is
+iterative, so a 10,000-op chain does not touch Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+
+from .. import events
+from . import grad_mode
+from .function import Function
+
+_perf = time.perf_counter
+
+
+class Step:
+    """One node's backward: the gradient it received, the gradients it sent, and how long it took.
+
+    ``leaves`` lists the leaf tensors whose ``.grad`` was filled at this step.
+    """
+
+    __slots__ = ("index", "node", "grad_in", "grads_out", "seconds", "leaves")
+
+    def __init__(self, index, node, grad_in, grads_out, seconds, leaves):
+        self.index, self.node, self.grad_in, self.grads_out = index, node, grad_in, grads_out
+        self.seconds, self.leaves = seconds, leaves
+
+    def __repr__(self) -> str:
+        return f"Step({self.index}, {self.node.name}, {self.seconds * 1e6:.1f} us)"
+
+
+def _add(a, b):
+    return a + b
+
+
+def _count_dependencies(roots) -> dict:
+    """How many gradient contributions each node and each leaf will receive (iterative DFS)."""
+    deps: dict = {}
+    stack = [r for r in roots if isinstance(r, Function)]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for p in node.next:
+            if p is None:
+                continue
+            deps[p] = deps.get(p, 0) + 1
+            if p not in seen and isinstance(p, Function):
+                seen.add(p)
+                stack.append(p)
+    return deps
+
+
+def _accumulate_leaf(leaf, g, owned: set) -> None:
+    """Add ``g`` into ``leaf.grad``, never aliasing a gradient another leaf or the caller holds."""
+    hooks = leaf._hooks
+    if hooks:
+        for h in hooks:
+            r = h(g)
+            if r is not None:
+                g = r
+    if leaf.grad is None:
+        if id(g._storage) in owned:
+            g = g.clone() if grad_mode.enabled else g.detach().clone()
+        owned.add(id(g._storage))
+        leaf.grad = g if grad_mode.enabled else g.detach()
+    else:
+        leaf.grad = leaf.grad + g
+
+
+def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool = False,
+                   capture: dict | None = None):
+    """Yield a :class:`Step` per node, from the roots' grad_fns back to the leaves.
+
+    ``roots``/``grads``: output tensors and their incoming gradients. With ``capture`` (a dict
+    mapping leaf tensors or nodes to slots) gradients are collected there instead of accumulated
+    into ``.grad`` (this is ``tl.autograd.grad``).
+    """
+    root_nodes, pending = [], {}
+    leaf_pending: dict = {}
+    for t, g in zip(roots, grads):
+        if t.grad_fn is not None:
+            n = t.grad_fn
+            pending[n] = _add(pending[n], g) if n in pending else g
+            if n not in root_nodes:
+                root_nodes.append(n)
+        elif t.requires_grad:  # backward() on a leaf itself
+            leaf_pending[t] = g
+    deps = _count_dependencies(root_nodes)
+    owned = {id(g._storage) for g in grads}
+    heap = [(-n.seq, n) for n in root_nodes if deps.get(n, 0) == 0]
+    heapq.heapify(heap)
+    for leaf, g in leaf_pending.items():
+        with grad_mode.set_grad_enabled(create_graph):
+            _deliver_leaf(leaf, g, capture, owned)
+    index = 0
+    while heap:
+        _, node = heapq.heappop(heap)
+        g = pending.pop(node, None)
+        t0 = _perf()
+        grads_out: tuple = ()
+        filled = []
+        prev = grad_mode.enabled
+        grad_mode.enabled = create_graph
+        try:
+            if g is not None:
+                if node.hooks:
+                    for h in node.hooks:
+                        r = h(g)
+                        if r is not None:
+                            g = r
+                if node.retained:
+                    for ref in node.retained:
+                        t = ref()
+                        if t is not None and t.grad_fn is node:
+                            t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+                if capture is not None and node in capture:
+                    capture[node] = g
+                grads_out = node.backward(g)
+                if type(grads_out) is not tuple:
+                    grads_out = (grads_out,)
+                if len(grads_out) != len(node.next):
+                    raise RuntimeError(f"{node.name}.backward returned {len(grads_out)} gradients; expected "
+                                       f"{len(node.next)} (one per forward input, None where there is none)")
+                if not retain_graph:
+                    node.release()
+            for i, p in enumerate(node.next):
+                if p is None:
+                    continue
+                gi = grads_out[i] if grads_out else None
+                left = deps[p] - 1
+                deps[p] = left
+                if isinstance(p, Function):
+                    if gi is not None:
+                        pending[p] = _add(pending[p], gi) if p in pending else gi
+                    if left == 0:
+                        heapq.heappush(heap, (-p.seq, p))
+                else:
+                    if gi is not None:
+                        leaf_pending[p] = _add(leaf_pending[p], gi) if p in leaf_pending else gi
+                    if left == 0 and p in leaf_pending:
+                        _deliver_leaf(p, leaf_pending.pop(p), capture, owned)
+                        filled.append(p)
+        finally:
+            grad_mode.enabled = prev
+        seconds = _perf() - t0
+        if events.ACTIVE:
+            events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))
+        yield Step(index, node, g, grads_out, seconds, tuple(filled))
+        index += 1
+
+
+def _deliver_leaf(leaf, g, capture, owned) -> None:
+    if capture is not None:
+        if leaf in capture:
+            hooks = leaf._hooks
+            for h in hooks or ():
+                r = h(g)
+                if r is not None:
+                    g = r
+            capture[leaf] = g
+        return
+    _accumulate_leaf(leaf, g, owned)

@@ -1,0 +1,177 @@
+"""``Function``: one subclass per differentiable op, and its instance *is* the graph node.
+
+A subclass implements ``forward(self, *inputs)`` on native arrays (via the inputs' backend) and
+``backward(self, grad)`` with Tensor ops, returning one gradient (or ``None``) per forward input.
+Because backward is written with Tensor ops, ``create_graph=True`` gives higher derivatives.
+
+>>> import tinygrad_like as tl
+>>> x = tl.tensor([1.0, 2.0], requires_grad=True)
+>>> y = x * x
+>>> y.grad_fn.name, [t.shape for t in y.grad_fn.saved_tensors]
+('Mul', [(2,), (2,)])
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .. import events
+from . import grad_mode
+
+_seq = itertools.count().__next__
+Tensor = None  # bound by tinygrad_like.tensor (avoids an import cycle)
+wrap = None  # tinygrad_like.tensor.wrap_native: native array -> Tensor
+
+FREED = object()
+
+
+class SavedTensorsFreedError(RuntimeError):
+    pass
+
+
+class VersionMismatchError(RuntimeError):
+    """A tensor saved for backward was modified in place afterwards.
+
+    Attributes: ``node`` (the op), ``index`` (which saved tensor), ``shape``, ``dtype``,
+    ``saved_version``, ``current_version``, ``bumps`` (the writes that moved it, with their sites).
+    """
+
+    def __init__(self, node, index, tensor, saved_version, current_version, bumps):
+        self.node, self.index = node, index
+        self.shape, self.dtype = tensor.shape, tensor.dtype.name
+        self.saved_version, self.current_version, self.bumps = saved_version, current_version, bumps
+        where = "; ".join(f"{b.op} at {b.site}" for b in bumps) if bumps else "at an unrecorded place"
+        super().__init__(
+            f"one of the tensors needed for gradient computation was modified by an in-place operation: "
+            f"the {tensor.dtype.name} tensor of shape {list(tensor.shape)} saved by {node.name} "
+            f"(saved tensor {index}) is at version {current_version}; expected version {saved_version} "
+            f"instead. It was modified by {where}. Fix: use the out-of-place op (e.g. `x = x * 2` "
+            f"instead of `x.mul_(2)`) or `.clone()` the tensor before writing to it.")
+
+
+class Function:
+    """Base class of graph nodes. Subclasses add ``__slots__`` for their attributes (shapes, dims)."""
+
+    __slots__ = ("next", "saved", "saved_versions", "seq", "out_shape", "out_dtype", "hooks", "retained",
+                 "__weakref__")
+    save_output = False  # class flag: append the output tensor to saved_tensors after forward
+
+    # ---- the op ------------------------------------------------------------------------
+    def forward(self, *args):
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, grad):
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    @classmethod
+    def apply(cls, x, *args):
+        """Run forward and, when recording, make this op's node the output's ``grad_fn``."""
+        node = cls()
+        node.saved = None
+        if x._dev.pending:  # host writes into device storages wait for the device's next op
+            x._dev.flush()
+        out = wrap(node.forward(x, *args), x._dev)
+        if not grad_mode.enabled:
+            return out
+        req = x.requires_grad
+        if not req:
+            for a in args:
+                if isinstance(a, Tensor) and a.requires_grad:
+                    req = True
+                    break
+        if not req or not out.dtype.is_floating_point:
+            return out
+        g = x.grad_fn
+        edges = [g if g is not None else (x if x.requires_grad else None)]
+        for a in args:
+            if isinstance(a, Tensor):
+                g = a.grad_fn
+                edges.append(g if g is not None else (a if a.requires_grad else None))
+            else:
+                edges.append(None)
+        node.next = tuple(edges)
+        node.seq = _seq()
+        node.out_shape = out.shape
+        node.out_dtype = out.dtype
+        node.hooks = None
+        node.retained = None
+        if cls.save_output:
+            if node.saved:
+                node.saved, node.saved_versions = (*node.saved, out), (*node.saved_versions, 0)
+            else:
+                node.saved, node.saved_versions = (out,), (0,)
+        out.requires_grad = True
+        out.grad_fn = node
+        if events.ACTIVE:
+            events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
+                                          out.shape, out.dtype.name, str(x._dev), events.now()))
+        return out
+
+    # ---- saved tensors -------------------------------------------------------------------
+    def save_for_backward(self, *tensors) -> None:
+        self.saved = tensors
+        self.saved_versions = tuple(t._storage.version for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved tensors, after checking none was freed or modified in place since."""
+        saved = self.saved
+        if saved is FREED:
+            raise SavedTensorsFreedError(
+                f"Trying to backward through the graph a second time (or to read {self.name}'s saved "
+                f"tensors after they were freed). Saved tensors are freed after the first backward; "
+                f"pass retain_graph=True to the first .backward() if you need to backward twice.")
+        if saved is None:
+            return ()
+        for i, (t, v) in enumerate(zip(saved, self.saved_versions)):
+            cur = t._storage.version
+            if cur != v:
+                raise VersionMismatchError(self, i, t, v, cur, t._storage.bumps_since(v))
+        return saved
+
+    def release(self) -> None:
+        """Free saved tensors (after a backward without ``retain_graph``)."""
+        if self.saved is not None:
+            self.saved = FREED
+
+    # ---- inspection -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        """Edges to the inputs: parent nodes, leaf tensors (which accumulate ``.grad``) or None."""
+        return self.next
+
+    def attributes(self) -> dict:
+        """The op's own attributes (dims, shapes, scalars) for graph views and debugging."""
+        out = {}
+        for klass in type(self).__mro__:
+            if klass is Function:
+                break
+            for s in getattr(klass, "__slots__", ()):
+                if hasattr(self, s):
+                    out[s] = getattr(self, s)
+        return out
+
+    def saved_info(self) -> list[dict]:
+        """Each saved tensor's shape, dtype, version at save time and now, and the writes since."""
+        if self.saved is FREED:
+            return [{"freed": True}]
+        rows = []
+        for t, v in zip(self.saved or (), self.saved_versions or ()):
+            st = t._storage
+            rows.append({"shape": t.shape, "dtype": t.dtype.name, "saved_version": v,
+                         "current_version": st.version, "stale": st.version != v,
+                         "storage_id": st.id, "bumps": st.bumps_since(v)})
+        return rows
+
+    def register_hook(self, fn) -> None:
+        """``fn(grad) -> grad or None`` runs on the gradient arriving at this node."""
+        if self.hooks is None:
+            self.hooks = []
+        self.hooks.append(fn)
+
+    def __repr__(self) -> str:
+        return f"<{self.name}Backward>"

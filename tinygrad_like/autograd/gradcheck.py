@@ -1,0 +1,82 @@
+"""Compare analytic gradients with float64 central finite differences."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import grad_mode
+
+
+class GradcheckError(RuntimeError):
+    """Raised by :func:`gradcheck`; carries both Jacobians for inspection (``.analytic``, ``.numeric``)."""
+
+    def __init__(self, msg, analytic, numeric):
+        super().__init__(msg)
+        self.analytic, self.numeric = analytic, numeric
+
+
+def _outputs(fn, inputs):
+    out = fn(*inputs)
+    from ..tensor import Tensor
+    return (out,) if isinstance(out, Tensor) else tuple(out)
+
+
+def jacobians(fn, inputs, eps: float = 1e-6):
+    """Analytic and numeric Jacobians: lists indexed [input][output] of arrays (out.numel, in.numel)."""
+    from ..tensor import Tensor
+    from .api import grad
+    inputs = tuple(inputs)
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    for i in diff:
+        if inputs[i].dtype.name != "float64":
+            raise TypeError(f"gradcheck: input {i} is {inputs[i].dtype.name}; finite differences need float64 "
+                            f"inputs (call .double())")
+    outs = _outputs(fn, inputs)
+    analytic = [[np.zeros((o.numel(), inputs[i].numel())) for o in outs] for i in diff]
+    numeric = [[np.zeros((o.numel(), inputs[i].numel())) for o in outs] for i in diff]
+    for oi, o in enumerate(outs):
+        if not o.requires_grad:
+            continue
+        for k in range(o.numel()):
+            go = o.new_zeros(o.shape)
+            with grad_mode.no_grad():
+                go.reshape(-1)[k] = 1.0
+            gs = grad(o, [inputs[i] for i in diff], grad_outputs=go, retain_graph=True, allow_unused=True)
+            for j, g in enumerate(gs):
+                if g is not None:
+                    analytic[j][oi][k] = g.detach().numpy().reshape(-1)
+    for j, i in enumerate(diff):
+        x = inputs[i]
+        flat = x.detach().numpy().reshape(-1) if x.is_contiguous() else None
+        if flat is None:
+            raise ValueError(f"gradcheck: input {i} must be contiguous")
+        for k in range(flat.size):
+            orig = flat[k]
+            with grad_mode.no_grad():
+                flat[k] = orig + eps
+                plus = [o.detach().numpy().astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
+                flat[k] = orig - eps
+                minus = [o.detach().numpy().astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
+                flat[k] = orig
+            for oi in range(len(outs)):
+                numeric[j][oi][:, k] = (plus[oi] - minus[oi]) / (2 * eps)
+    return analytic, numeric
+
+
+def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True) -> bool:
+    """True if every analytic Jacobian entry matches finite differences within ``atol + rtol*|numeric|``."""
+    inputs = tuple(inputs)
+    analytic, numeric = jacobians(fn, inputs, eps)
+    for j, (aj, nj) in enumerate(zip(analytic, numeric)):
+        for oi, (a, n) in enumerate(zip(aj, nj)):
+            bad = ~np.isclose(a, n, atol=atol, rtol=rtol)
+            if bad.any():
+                r, c = np.argwhere(bad)[0]
+                msg = (f"Jacobian mismatch for output {oi} with respect to input {j}: {int(bad.sum())} of "
+                       f"{bad.size} entries differ; first at [{r}, {c}]: analytic {a[r, c]:.6g} vs numeric "
+                       f"{n[r, c]:.6g}\nanalytic:\n{a}\nnumeric:\n{n}")
+                if raise_exception:
+                    raise GradcheckError(msg, analytic, numeric)
+                return False
+    return True

@@ -1,0 +1,310 @@
+"""The CPU backend: every primitive is a NumPy call on host arrays.
+
+A backend is an object whose attributes are the primitives the Tensor API is composed from:
+memory (alloc, upload/download, views), elementwise unary/binary/ternary ops with broadcasting,
+reductions, matmul, the fused primitives (softmax/log-softmax forward and backward), indexing
+(gather, scatter-add, index-select, advanced indexing), casts, fills and random numbers. Every
+primitive returns a *fresh* array (never a view of an input): storages must not alias.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:  # SciPy's erf is exact and fast; NumPy has none. Fall back to math.erf per element.
+    from scipy.special import erf as _erf
+except ImportError:  # pragma: no cover - depends on the environment
+    _erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _fresh(r):
+    """Primitives must return a new C-contiguous ndarray (NumPy gives scalars for 0-d results)."""
+    if type(r) is not np.ndarray:
+        return np.asarray(r)
+    return r
+
+
+def _erf_typed(x):
+    return np.asarray(_erf(x), dtype=x.dtype)
+
+
+def _sigmoid(x):
+    # exp of -|x| never overflows
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def _softplus(x, beta, threshold):
+    bx = x * beta
+    out = np.where(bx > threshold, x, np.logaddexp(0, bx) / beta)
+    return out.astype(x.dtype, copy=False)
+
+
+def _softmax(x, axis):
+    m = np.max(x, axis=axis, keepdims=True) if x.size else x
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x, axis):
+    if not x.size:
+        return x.copy()
+    m = np.max(x, axis=axis, keepdims=True)
+    s = x - m
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+def _logsumexp(x, axis, keepdims):
+    if not x.size:
+        return _fresh(np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims)))
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+    s = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return _fresh(s if keepdims else np.squeeze(s, axis=axis).copy())
+
+
+def _gather(x, axis, index):
+    return np.take_along_axis(x, index, axis=axis)
+
+
+def _scatter_add(x, axis, index, src):
+    """out = x.copy(); out[index[i][j]][j] += src[i][j] along ``axis`` (duplicates add up)."""
+    out = x.copy()
+    idx = list(np.indices(index.shape, sparse=True))
+    idx[axis] = index
+    np.add.at(out, tuple(idx), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
+def _index_add(shape, dtype, index, g):
+    """Zeros of ``shape`` with ``g`` added at an advanced ``index`` (the backward of indexing)."""
+    out = np.zeros(shape, dtype.np)
+    np.add.at(out, index, g)
+    return out
+
+
+def _setitem(x, index, value):
+    x[index] = value
+
+
+def _cumsum(x, axis):
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+class NumpyBackend:
+    """Host memory and NumPy primitives. Subclassed by tests for a second memory space."""
+
+    name = "numpy"
+    is_host = True
+
+    # ---- memory -------------------------------------------------------------------------
+    @staticmethod
+    def alloc(numel: int, dtype):
+        return np.empty(numel, dtype.np)
+
+    @staticmethod
+    def view(buf, layout, dtype):
+        """The native array for ``layout`` over ``buf`` (a flat host array)."""
+        isz = dtype.itemsize
+        return np.ndarray(layout.shape, dtype.np, buf, layout.offset * isz,
+                          tuple(s * isz for s in layout.strides))
+
+    @staticmethod
+    def adopt(r):
+        """Turn a primitive's result into (flat buffer, C-contiguous native array)."""
+        if type(r) is not np.ndarray:
+            r = np.asarray(r)
+        elif not r.flags.c_contiguous:
+            r = np.ascontiguousarray(r)
+        return r, r
+
+    @staticmethod
+    def from_numpy(arr):
+        return np.ascontiguousarray(arr)
+
+    @staticmethod
+    def to_numpy(x):
+        return x
+
+    def wait(self, fence) -> None:  # NumPy work is synchronous
+        return None
+
+    # ---- elementwise --------------------------------------------------------------------
+    add = staticmethod(np.add)
+    sub = staticmethod(np.subtract)
+    mul = staticmethod(np.multiply)
+    div = staticmethod(np.true_divide)
+    pow = staticmethod(np.power)
+    maximum = staticmethod(np.maximum)
+    minimum = staticmethod(np.minimum)
+    eq = staticmethod(np.equal)
+    ne = staticmethod(np.not_equal)
+    lt = staticmethod(np.less)
+    le = staticmethod(np.less_equal)
+    gt = staticmethod(np.greater)
+    ge = staticmethod(np.greater_equal)
+    logical_and = staticmethod(np.logical_and)
+    logical_or = staticmethod(np.logical_or)
+    logical_xor = staticmethod(np.logical_xor)
+    logical_not = staticmethod(np.logical_not)
+    neg = staticmethod(np.negative)
+    abs = staticmethod(np.abs)
+    sign = staticmethod(np.sign)
+    exp = staticmethod(np.exp)
+    log = staticmethod(np.log)
+    sqrt = staticmethod(np.sqrt)
+    sin = staticmethod(np.sin)
+    cos = staticmethod(np.cos)
+    tanh = staticmethod(np.tanh)
+    erf = staticmethod(_erf_typed)
+    sigmoid = staticmethod(_sigmoid)
+    softplus = staticmethod(_softplus)
+    where = staticmethod(np.where)
+    clip = staticmethod(np.clip)
+    isnan = staticmethod(np.isnan)
+
+    @staticmethod
+    def rsqrt(x):
+        return 1 / np.sqrt(x)
+
+    @staticmethod
+    def relu(x):
+        return np.maximum(x, 0).astype(x.dtype, copy=False)
+
+    # ---- casts, copies, fills -----------------------------------------------------------
+    @staticmethod
+    def cast(x, dtype):
+        return x.astype(dtype.np, copy=True)
+
+    @staticmethod
+    def copy(x):
+        return np.array(x, copy=True, order="C")
+
+    @staticmethod
+    def full(shape, value, dtype):
+        return np.full(shape, value, dtype.np)
+
+    @staticmethod
+    def arange(start, end, step, dtype):
+        return np.arange(start, end, step).astype(dtype.np, copy=False)
+
+    @staticmethod
+    def linspace(start, end, steps, dtype):
+        return np.linspace(start, end, steps).astype(dtype.np, copy=False)
+
+    @staticmethod
+    def eye(n, m, dtype):
+        return np.eye(n, m, dtype=dtype.np)
+
+    @staticmethod
+    def assign(dst, src):
+        """In-place write of ``src`` (broadcast) into the view ``dst``."""
+        np.copyto(dst, src, casting="unsafe")
+
+    setitem = staticmethod(_setitem)
+
+    # ---- reductions and scans -----------------------------------------------------------
+    @staticmethod
+    def sum(x, axis, keepdims, dtype=None):
+        return _fresh(np.sum(x, axis=axis, keepdims=keepdims, dtype=None if dtype is None else dtype.np))
+
+    @staticmethod
+    def max(x, axis, keepdims):
+        return _fresh(np.max(x, axis=axis, keepdims=keepdims))
+
+    @staticmethod
+    def min(x, axis, keepdims):
+        return _fresh(np.min(x, axis=axis, keepdims=keepdims))
+
+    @staticmethod
+    def argmax(x, axis, keepdims):
+        return _fresh(np.argmax(x, axis=axis, keepdims=keepdims)).astype(np.int64, copy=False)
+
+    @staticmethod
+    def argmin(x, axis, keepdims):
+        return _fresh(np.argmin(x, axis=axis, keepdims=keepdims)).astype(np.int64, copy=False)
+
+    cumsum = staticmethod(_cumsum)
+
+    @staticmethod
+    def any(x, axis, keepdims):
+        return _fresh(np.any(x, axis=axis, keepdims=keepdims))
+
+    @staticmethod
+    def all(x, axis, keepdims):
+        return _fresh(np.all(x, axis=axis, keepdims=keepdims))
+
+    # ---- matmul and fused ---------------------------------------------------------------
+    matmul = staticmethod(np.matmul)
+    softmax = staticmethod(_softmax)
+    logsumexp = staticmethod(_logsumexp)
+    log_softmax = staticmethod(_log_softmax)
+
+    @staticmethod
+    def softmax_backward(g, y, axis):
+        return y * (g - np.sum(g * y, axis=axis, keepdims=True))
+
+    @staticmethod
+    def log_softmax_backward(g, y, axis):
+        return g - np.exp(y) * np.sum(g, axis=axis, keepdims=True)
+
+    # ---- movement and indexing ----------------------------------------------------------
+    @staticmethod
+    def cat(xs, axis):
+        return np.concatenate(xs, axis=axis)
+
+    @staticmethod
+    def flip(x, axes):
+        return np.flip(x, axis=axes).copy()
+
+    @staticmethod
+    def pad(x, widths, value):
+        return np.pad(x, widths, mode="constant", constant_values=value)
+
+    @staticmethod
+    def tile(x, reps):
+        return np.tile(x, reps)
+
+    @staticmethod
+    def tril(x, k):
+        return np.tril(x, k)
+
+    @staticmethod
+    def triu(x, k):
+        return np.triu(x, k)
+
+    gather = staticmethod(_gather)
+    scatter_add = staticmethod(_scatter_add)
+
+    @staticmethod
+    def index_select(x, axis, index):
+        return np.take(x, index, axis=axis)
+
+    @staticmethod
+    def index(x, index):
+        return np.array(x[index], copy=True)
+
+    index_add = staticmethod(_index_add)
+
+    @staticmethod
+    def nonzero(x):
+        return np.stack(np.nonzero(x), axis=-1).astype(np.int64)
+
+    # ---- random (a Philox counter-based generator, reproducible from seed and offset) ----
+    @staticmethod
+    def uniform(gen, shape, low, high, dtype):
+        return gen.np_generator().uniform(low, high, size=shape).astype(dtype.np)
+
+    @staticmethod
+    def normal(gen, shape, mean, std, dtype):
+        return (gen.np_generator().standard_normal(size=shape) * std + mean).astype(dtype.np)
+
+    @staticmethod
+    def randint(gen, shape, low, high, dtype):
+        return gen.np_generator().integers(low, high, size=shape).astype(dtype.np)
+
+    @staticmethod
+    def randperm(gen, n, dtype):
+        return gen.np_generator().permutation(n).astype(dtype.np)

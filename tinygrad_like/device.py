@@ -1,0 +1,122 @@
+"""Devices and the backend each one runs on.
+
+``Device.backend`` is the object whose primitives the ops call. While someone listens to
+``events``, it is swapped for a :class:`TimedBackend` that times every primitive and emits
+``KernelTimed``; with no listener the ops call the plain backend and pay nothing for timing.
+"""
+
+from __future__ import annotations
+
+from . import events
+from .backends.numpy_backend import NumpyBackend
+
+_MEMORY_OPS = frozenset({"alloc", "view", "adopt", "from_numpy", "to_numpy", "wait", "download",
+                         "download_into", "upload", "upload_into", "name", "is_host"})
+
+
+class TimedBackend:
+    """Wraps a backend: each primitive call becomes a ``KernelTimed`` event (name, shapes, time)."""
+
+    def __init__(self, inner, device_name: str):
+        self._inner = inner
+        self._device = device_name
+
+    def __getattr__(self, name):
+        fn = getattr(self._inner, name)
+        if name in _MEMORY_OPS or name.startswith("_") or not callable(fn):
+            return fn
+        inner_dev = self._device
+
+        def timed(*args, **kwargs):
+            t0 = events.now()
+            out = fn(*args, **kwargs)
+            dt = events.now() - t0
+            shapes = tuple(getattr(a, "shape", ()) for a in args if hasattr(a, "shape"))
+            nbytes = getattr(out, "nbytes", 0) + sum(getattr(a, "nbytes", 0) for a in args)
+            if events.ACTIVE:
+                events.emit(events.KernelTimed(name, inner_dev, t0, dt, shapes, int(nbytes)))
+            return out
+
+        timed.__name__ = name
+        self.__dict__[name] = timed  # cache: __getattr__ runs once per primitive name
+        return timed
+
+
+class Device:
+    """``cpu`` or an accelerator such as ``cuda:0``; compares equal to its string form."""
+
+    __slots__ = ("type", "index", "raw_backend", "backend", "pending", "is_host")
+
+    def __init__(self, type_: str, index: int | None, backend):
+        self.type = type_
+        self.index = index
+        self.raw_backend = backend
+        self.backend = backend
+        self.pending: set = set()  # storages whose host copy is newer: uploaded at the next op
+        self.is_host = bool(getattr(backend, "is_host", False))
+        events.on_activation(self._set_timed)
+
+    def _set_timed(self, active: bool) -> None:
+        self.backend = TimedBackend(self.raw_backend, str(self)) if active else self.raw_backend
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}'" + ("" if self.index is None else f", index={self.index}") + ")"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = get_device(other)
+            except (RuntimeError, ValueError):
+                return False
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def flush(self) -> None:
+        """Upload every storage whose host copy was written since the last device op."""
+        for s in list(self.pending):
+            s.device_buffer()
+
+
+CPU = Device("cpu", None, NumpyBackend())
+_devices: dict[str, Device] = {"cpu": CPU}
+_unavailable: dict[str, str] = {
+    "cuda": "the CUDA backend is not part of this build yet (no tinygrad_like.backends.cuda module)",
+}
+
+
+def register_device(type_: str, backend, index: int = 0) -> Device:
+    """Make ``type_:index`` available (used by the CUDA backend and by tests' second memory space)."""
+    dev = Device(type_, index, backend)
+    _devices[f"{type_}:{index}"] = dev
+    _devices.setdefault(type_, dev)
+    return dev
+
+
+def unregister_device(type_: str) -> None:
+    for k in [k for k in _devices if k == type_ or k.startswith(type_ + ":")]:
+        del _devices[k]
+
+
+def get_device(spec) -> Device:
+    """Resolve ``"cpu"``, ``"cuda"``, ``"cuda:0"`` or a Device; explain why one is unavailable."""
+    if spec is None:
+        return CPU
+    if isinstance(spec, Device):
+        return spec
+    if not isinstance(spec, str):
+        spec = getattr(spec, "type", None) and str(spec)
+        if not isinstance(spec, str):
+            raise TypeError(f"expected a device such as 'cpu' or 'cuda', got {spec!r}")
+    dev = _devices.get(spec)
+    if dev is not None:
+        return dev
+    kind = spec.split(":")[0]
+    if kind in _unavailable:
+        raise RuntimeError(f"device '{spec}' is not available: {_unavailable[kind]}")
+    known = sorted({k.split(':')[0] for k in _devices} | set(_unavailable))
+    raise RuntimeError(f"unknown device '{spec}': expected one of {', '.join(known)}")

@@ -1,0 +1,173 @@
+"""The one channel from the core to observers (widgets, profiler, logs).
+
+Observers call :func:`subscribe` with a callable that receives frozen event records. With no
+subscriber, the core pays one module-attribute check (``events.ACTIVE``) per emit site and nothing
+else: backends swap in their timed variants only while someone listens.
+
+>>> import tinygrad_like as tl
+>>> seen = []
+>>> unsubscribe = tl.events.subscribe(seen.append)
+>>> _ = tl.ones(2) + 1
+>>> unsubscribe()
+>>> any(isinstance(e, tl.events.OpRecorded) for e in seen)
+True
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+#: True while at least one subscriber listens. Emit sites test this before building a record.
+ACTIVE = False
+
+_subscribers: list[Callable[[Any], None]] = []
+_activation_hooks: list[Callable[[bool], None]] = []
+
+
+def subscribe(fn: Callable[[Any], None]) -> Callable[[], None]:
+    """Call ``fn(event)`` for every event from now on; returns a function that unsubscribes."""
+    global ACTIVE
+    if not callable(fn):
+        raise TypeError(f"subscribe() expects a callable taking one event, got {type(fn).__name__}")
+    _subscribers.append(fn)
+    if not ACTIVE:
+        ACTIVE = True
+        for hook in _activation_hooks:
+            hook(True)
+
+    def unsubscribe() -> None:
+        global ACTIVE
+        try:
+            _subscribers.remove(fn)
+        except ValueError:
+            return
+        if not _subscribers and ACTIVE:
+            ACTIVE = False
+            for hook in _activation_hooks:
+                hook(False)
+
+    return unsubscribe
+
+
+def on_activation(hook: Callable[[bool], None]) -> None:
+    """Register ``hook(active)`` to run when the first subscriber arrives or the last leaves.
+
+    Backends use this to swap timed primitives in and out, so the hot path stays untouched.
+    """
+    _activation_hooks.append(hook)
+    if ACTIVE:
+        hook(True)
+
+
+def emit(event: Any) -> None:
+    """Deliver ``event`` to every subscriber. A failing observer never breaks the computation."""
+    for fn in tuple(_subscribers):
+        try:
+            fn(event)
+        except Exception as exc:  # noqa: BLE001 - observers must not break user code
+            print(f"tinygrad_like.events: subscriber {fn!r} raised {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+
+
+def now() -> float:
+    """The clock every event uses (seconds, monotonic, high resolution)."""
+    return time.perf_counter()
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where something happened in user code: a file and line, or a notebook cell and line."""
+
+    filename: str
+    lineno: int
+    function: str
+    label: str  # human form: "train.py:42 in step" or "cell In[5], line 3"
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True, slots=True)
+class OpRecorded:
+    """A differentiable op ran with grad recording on; ``node`` is the graph node (a Function)."""
+
+    op: str
+    node: Any
+    input_shapes: tuple
+    output_shape: tuple
+    dtype: str
+    device: str
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class BackwardStep:
+    """The backward engine ran one node."""
+
+    index: int
+    op: str
+    node: Any
+    seconds: float
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class VersionBump:
+    """An in-place write moved a storage's version counter."""
+
+    storage_id: int
+    version: int
+    op: str
+    site: Site | None
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class StorageStateChanged:
+    """A storage changed residency or dirty side; ``direction`` is "h2d", "d2h" or None."""
+
+    storage_id: int
+    residency: str
+    dirty: str | None
+    direction: str | None
+    nbytes: int
+    seconds: float
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class StorageAllocated:
+    storage_id: int
+    device: str
+    dtype: str
+    nbytes: int
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class KernelTimed:
+    """One primitive (a NumPy call or a CUDA kernel) and how long it took.
+
+    ``start`` is on the :func:`now` clock; ``seconds`` the duration. ``grid``/``block`` are set for CUDA.
+    """
+
+    name: str
+    device: str
+    start: float
+    seconds: float
+    shapes: tuple
+    nbytes: int
+    grid: tuple | None = None
+    block: tuple | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCompiled:
+    name: str
+    source: str
+    seconds: float
+    cache_hit: bool
+    time: float

@@ -1,0 +1,1 @@
+"""Differentiable ops, one ``Function`` subclass each, grouped by kind."""

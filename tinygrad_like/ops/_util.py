@@ -1,0 +1,74 @@
+"""Small helpers shared by the op modules: operand promotion and un-broadcasting gradients."""
+
+from __future__ import annotations
+
+from .. import dtypes
+from ..dtypes import result_type, scalar_category
+
+Tensor = None  # bound by tinygrad_like.tensor
+
+
+def check_same_device(a, b, op: str) -> None:
+    raise RuntimeError(f"{op}: expected all tensors to be on the same device, but found tensors on "
+                       f"{a._dev} and {b._dev}; move one with .to(device) first")
+
+
+def operands(a, b, op: str):
+    """Native operands of a binary op after PyTorch's type promotion, and the result dtype."""
+    if isinstance(b, Tensor):
+        if a._dev is not b._dev:
+            check_same_device(a, b, op)
+        if a.dtype is b.dtype:
+            return a._x, b._x, a.dtype
+        dt = result_type(a, b)
+        xa = a._x if a.dtype is dt else a._dev.backend.cast(a._x, dt)
+        xb = b._x if b.dtype is dt else b._dev.backend.cast(b._x, dt)
+        return xa, xb, dt
+    if isinstance(b, (int, float)):
+        if scalar_category(b) <= a.dtype.category:
+            return a._x, b, a.dtype
+        dt = result_type(a, b)
+        return a._dev.backend.cast(a._x, dt), b, dt
+    raise TypeError(f"{op}: unsupported operand type {type(b).__name__}; expected a Tensor or a Python number")
+
+
+def float_operands(a, b, op: str):
+    """Like :func:`operands` but integer results become the default float (true division)."""
+    xa, xb, dt = operands(a, b, op)
+    if not dt.is_floating_point:
+        dt = dtypes.default_float
+        be = a._dev.backend
+        xa = be.cast(xa, dt)
+        if isinstance(b, Tensor):
+            xb = be.cast(xb, dt)
+    return xa, xb, dt
+
+
+def sum_to(g, shape: tuple):
+    """Reduce a broadcast gradient back to ``shape`` (the inverse of broadcasting)."""
+    gs = g.shape
+    if gs == shape:
+        return g
+    lead = len(gs) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gs[i + lead] != 1)
+    if axes:
+        g = g.sum(axes, keepdim=True)
+    return g.reshape(shape) if g.shape != shape else g
+
+
+def grad_for(g, t):
+    """The gradient for input ``t``: un-broadcast to its shape and cast to its dtype."""
+    if g.shape != t.shape:
+        g = sum_to(g, t.shape)
+    if g.dtype is not t.dtype:
+        g = g.to(t.dtype)
+    return g
+
+
+def grad_for_meta(g, shape, dtype):
+    """Like :func:`grad_for` from a remembered (shape, dtype)."""
+    if g.shape != shape:
+        g = sum_to(g, shape)
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    return g

@@ -1,0 +1,551 @@
+"""Elementwise ops with broadcasting: arithmetic, activations, and their gradients.
+
+Forward runs on native arrays through the inputs' backend; backward is written with Tensor ops
+so that ``create_graph=True`` differentiates it again.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd.function import Function
+from . import _util
+from ._util import float_operands, operands, sum_to
+
+
+def _num(x) -> bool:
+    return x.__class__ is float or x.__class__ is int or x.__class__ is bool
+
+
+def _to(g, shape, dtype):  # noqa: D401
+    """Un-broadcast ``g`` to ``shape`` and cast it to ``dtype`` (the gradient of one input)."""
+    if g.shape != shape:
+        g = sum_to(g, shape)
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    return g
+
+
+class _Binary(Function):
+    """Remembers the inputs' shapes and dtypes (``b_shape`` is None for a Python number)."""
+
+    __slots__ = ("a_shape", "a_dtype", "b_shape", "b_dtype")
+
+    def _meta(self, a, b) -> None:
+        self.a_shape, self.a_dtype = a.shape, a.dtype
+        if _num(b):
+            self.b_shape = None
+        else:
+            self.b_shape, self.b_dtype = b.shape, b.dtype
+
+
+class Add(_Binary):
+    __slots__ = ()
+
+    def forward(self, a, b):
+        xa, xb, _ = operands(a, b, "add")
+        self._meta(a, b)
+        return a._dev.backend.add(xa, xb)
+
+    def backward(self, g):
+        return (_to(g, self.a_shape, self.a_dtype),
+                None if self.b_shape is None else _to(g, self.b_shape, self.b_dtype))
+
+
+class Sub(_Binary):
+    __slots__ = ()
+
+    def forward(self, a, b):
+        xa, xb, _ = operands(a, b, "sub")
+        self._meta(a, b)
+        return a._dev.backend.sub(xa, xb)
+
+    def backward(self, g):
+        return (_to(g, self.a_shape, self.a_dtype),
+                None if self.b_shape is None else _to(-g, self.b_shape, self.b_dtype))
+
+
+class RSub(Function):
+    """``number - tensor``."""
+
+    __slots__ = ("value",)
+
+    def forward(self, a, value):
+        xa, xv, _ = operands(a, value, "rsub")
+        self.value = value
+        return a._dev.backend.sub(xv, xa)
+
+    def backward(self, g):
+        return -g, None
+
+
+class Mul(_Binary):
+    __slots__ = ("value",)
+
+    def forward(self, a, b):
+        xa, xb, _ = operands(a, b, "mul")
+        self._meta(a, b)
+        if self.b_shape is None:
+            self.value = b
+        else:
+            self.save_for_backward(a, b)
+        return a._dev.backend.mul(xa, xb)
+
+    def backward(self, g):
+        if self.b_shape is None:
+            return _to(g * self.value, self.a_shape, self.a_dtype), None
+        a, b = self.saved_tensors
+        return _to(g * b, self.a_shape, self.a_dtype), _to(g * a, self.b_shape, self.b_dtype)
+
+
+class Div(_Binary):
+    __slots__ = ("value",)
+
+    def forward(self, a, b):
+        xa, xb, _ = float_operands(a, b, "div")
+        self._meta(a, b)
+        if self.b_shape is None:
+            self.value = b
+        else:
+            self.save_for_backward(a, b)
+        return a._dev.backend.div(xa, xb)
+
+    def backward(self, g):
+        if self.b_shape is None:
+            return _to(g / self.value, self.a_shape, self.a_dtype), None
+        a, b = self.saved_tensors
+        return _to(g / b, self.a_shape, self.a_dtype), _to(-g * a / (b * b), self.b_shape, self.b_dtype)
+
+
+class RDiv(Function):
+    """``number / tensor``."""
+
+    __slots__ = ("value",)
+    save_output = True
+
+    def forward(self, a, value):
+        xa, xv, _ = float_operands(a, value, "rdiv")
+        self.value = value
+        return a._dev.backend.div(xv, xa)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return -g * y * y / self.value if self.value != 0 else g * 0, None
+
+
+class Pow(_Binary):
+    """``a ** b`` for a tensor or number exponent."""
+
+    __slots__ = ("value",)
+    save_output = True
+
+    def forward(self, a, b):
+        xa, xb, dt = operands(a, b, "pow")
+        self._meta(a, b)
+        if self.b_shape is None:
+            self.value = b
+            self.save_for_backward(a)
+        else:
+            self.save_for_backward(a, b)
+        return a._dev.backend.pow(xa, xb)
+
+    def backward(self, g):
+        if self.b_shape is None:
+            a, _y = self.saved_tensors
+            p = self.value
+            if p == 0:
+                return _to(g * 0, self.a_shape, self.a_dtype), None
+            return _to(g * p * a ** (p - 1), self.a_shape, self.a_dtype), None
+        a, b, y = self.saved_tensors
+        ga = g * b * a ** (b - 1)
+        # d/db a**b = a**b * log(a); PyTorch defines it as 0 where a == 0 and b >= 0
+        safe = (a == 0) & (b >= 0)
+        gb = g * y.masked_fill(safe, 0) * a.masked_fill(safe, 1).log()
+        return _to(ga, self.a_shape, self.a_dtype), _to(gb, self.b_shape, self.b_dtype)
+
+
+class RPow(Function):
+    """``number ** tensor``."""
+
+    __slots__ = ("value",)
+    save_output = True
+
+    def forward(self, a, value):
+        xa, xv, _ = operands(a, value, "pow")
+        if not a.dtype.is_floating_point and isinstance(value, float):
+            pass
+        self.value = value
+        return a._dev.backend.pow(xv, xa)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return g * y * math.log(self.value) if self.value > 0 else g * 0, None
+
+
+class Maximum(_Binary):
+    __slots__ = ()
+
+    def forward(self, a, b):
+        xa, xb, _ = operands(a, b, "maximum")
+        self._meta(a, b)
+        self.save_for_backward(a, b)
+        return a._dev.backend.maximum(xa, xb)
+
+    def backward(self, g):
+        a, b = self.saved_tensors
+        # ties split the gradient evenly, as PyTorch does
+        wa = (a > b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+        return _to(g * wa, self.a_shape, self.a_dtype), _to(g * (1 - wa), self.b_shape, self.b_dtype)
+
+
+class Minimum(_Binary):
+    __slots__ = ()
+
+    def forward(self, a, b):
+        xa, xb, _ = operands(a, b, "minimum")
+        self._meta(a, b)
+        self.save_for_backward(a, b)
+        return a._dev.backend.minimum(xa, xb)
+
+    def backward(self, g):
+        a, b = self.saved_tensors
+        wa = (a < b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+        return _to(g * wa, self.a_shape, self.a_dtype), _to(g * (1 - wa), self.b_shape, self.b_dtype)
+
+
+class Where(Function):
+    """``where(cond, a, b)``; ``a`` or ``b`` may be Python numbers."""
+
+    __slots__ = ("a_meta", "b_meta")
+
+    def forward(self, cond, a, b):
+        if cond.dtype.name != "bool":
+            raise TypeError(f"where expected condition to be a bool tensor, got {cond.dtype.name}")
+        T = _util.Tensor
+        ref = a if isinstance(a, T) else b if isinstance(b, T) else None
+        be = cond._dev.backend
+        if ref is None:
+            from ..dtypes import result_type
+            dt = result_type(a, b)
+            return be.cast(be.where(cond._x, a, b), dt)
+        other = b if ref is a else a
+        xr, xo, dt = operands(ref, other, "where")
+        xa, xb = (xr, xo) if ref is a else (xo, xr)
+        for t in (a, b):
+            if isinstance(t, T) and t._dev is not cond._dev:
+                _util.check_same_device(cond, t, "where")
+        self.a_meta = (a.shape, a.dtype) if isinstance(a, T) else None
+        self.b_meta = (b.shape, b.dtype) if isinstance(b, T) else None
+        self.save_for_backward(cond)
+        out = be.where(cond._x, xa, xb)
+        return out if out.dtype == dt.np else be.cast(out, dt)
+
+    def backward(self, g):
+        (cond,) = self.saved_tensors
+        zero = g.new_zeros(())
+        ga = _to(where(cond, g, zero), *self.a_meta) if self.a_meta else None
+        gb = _to(where(cond, zero, g), *self.b_meta) if self.b_meta else None
+        return None, ga, gb
+
+
+def where(cond, a, b):
+    return Where.apply(cond, a, b)
+
+
+# ---- unary ----------------------------------------------------------------------------------
+
+
+class Neg(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        return x._dev.backend.neg(x._x)
+
+    def backward(self, g):
+        return (-g,)
+
+
+class Abs(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._dev.backend.abs(x._x)
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (g * x.sign(),)
+
+
+class Exp(Function):
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        return x._dev.backend.exp(_float(x))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (g * y,)
+
+
+class Log(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._dev.backend.log(_float(x))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (g / x,)
+
+
+class Sqrt(Function):
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        return x._dev.backend.sqrt(_float(x))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (g / (2 * y),)
+
+
+class Rsqrt(Function):
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        return x._dev.backend.rsqrt(_float(x))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (-0.5 * g * y * y * y,)
+
+
+class Sin(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._dev.backend.sin(_float(x))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (g * x.cos(),)
+
+
+class Cos(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._dev.backend.cos(_float(x))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (-g * x.sin(),)
+
+
+class Tanh(Function):
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        return x._dev.backend.tanh(_float(x))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (g * (1 - y * y),)
+
+
+class Sigmoid(Function):
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        return x._dev.backend.sigmoid(_float(x))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (g * y * (1 - y),)
+
+
+class Erf(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._dev.backend.erf(_float(x))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp(),)
+
+
+class Relu(Function):
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        return x._dev.backend.relu(x._x)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (g * (y > 0),)
+
+
+class LeakyRelu(Function):
+    __slots__ = ("negative_slope",)
+
+    def forward(self, x, negative_slope):
+        self.negative_slope = negative_slope
+        self.save_for_backward(x)
+        be = x._dev.backend
+        return be.where(be.gt(x._x, 0), x._x, be.mul(x._x, negative_slope))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return g * where(x > 0, 1.0, self.negative_slope).to(g.dtype), None
+
+
+class Gelu(Function):
+    """GELU, exact (erf) or with PyTorch's tanh approximation."""
+
+    __slots__ = ("approximate",)
+
+    def forward(self, x, approximate):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+        self.save_for_backward(x)
+        be, xx = x._dev.backend, _float(x)
+        if approximate == "tanh":
+            inner = be.mul(be.add(xx, be.mul(be.mul(be.mul(xx, xx), xx), 0.044715)), math.sqrt(2 / math.pi))
+            return be.mul(be.mul(xx, 0.5), be.add(be.tanh(inner), 1))
+        return be.mul(be.mul(xx, 0.5), be.add(be.erf(be.mul(xx, 1 / math.sqrt(2))), 1))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        if self.approximate == "tanh":
+            c = math.sqrt(2 / math.pi)
+            t = (c * (x + 0.044715 * x * x * x)).tanh()
+            d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x)
+        else:
+            cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+            pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+            d = cdf + x * pdf
+        return g * d, None
+
+
+class Silu(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        be, xx = x._dev.backend, _float(x)
+        return be.mul(xx, be.sigmoid(xx))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        s = x.sigmoid()
+        return (g * s * (1 + x * (1 - s)),)
+
+
+class Softplus(Function):
+    __slots__ = ("beta", "threshold")
+
+    def forward(self, x, beta, threshold):
+        self.beta, self.threshold = beta, threshold
+        self.save_for_backward(x)
+        return x._dev.backend.softplus(_float(x), beta, threshold)
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        bx = x * self.beta
+        return g * where(bx > self.threshold, 1.0, bx.sigmoid()), None, None
+
+
+class Elu(Function):
+    __slots__ = ("alpha",)
+
+    def forward(self, x, alpha):
+        self.alpha = alpha
+        self.save_for_backward(x)
+        be, xx = x._dev.backend, _float(x)
+        return be.where(be.gt(xx, 0), xx, be.mul(be.sub(be.exp(be.minimum(xx, 0)), 1), alpha))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return g * where(x > 0, 1.0, self.alpha * x.clamp(max=0).exp()), None
+
+
+class Clamp(Function):
+    """Clamp to Python-number bounds (either may be None)."""
+
+    __slots__ = ("min", "max")
+
+    def forward(self, x, lo, hi):
+        if lo is None and hi is None:
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+        self.min, self.max = lo, hi
+        self.save_for_backward(x)
+        return x._dev.backend.clip(x._x, lo, hi)
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        keep = None
+        if self.min is not None:
+            keep = x >= self.min
+        if self.max is not None:
+            k2 = x <= self.max
+            keep = k2 if keep is None else keep & k2
+        return g * keep, None, None
+
+
+class MaskedFill(Function):
+    __slots__ = ("value",)
+
+    def forward(self, x, mask, value):
+        if mask.dtype.name != "bool":
+            raise TypeError(f"masked_fill expects a bool mask, got {mask.dtype.name}")
+        if x._dev is not mask._dev:
+            _util.check_same_device(x, mask, "masked_fill")
+        from ..layout import broadcast_shapes
+        if broadcast_shapes(x.shape, mask.shape) != x.shape:
+            raise RuntimeError(f"masked_fill: mask of shape {mask.shape} cannot be broadcast to the "
+                               f"tensor's shape {x.shape}")
+        if isinstance(value, _util.Tensor):
+            if value.ndim:
+                raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got "
+                                   f"tensor with {value.ndim} dimension(s)")
+            value = value.item()
+        self.value = value
+        self.save_for_backward(mask)
+        be = x._dev.backend
+        return be.cast(be.where(mask._x, value, x._x), x.dtype)
+
+    def backward(self, g):
+        (mask,) = self.saved_tensors
+        return where(mask, g.new_zeros(()), g), None, None
+
+
+class Cast(Function):
+    __slots__ = ("src_dtype",)
+
+    def forward(self, x, dtype):
+        self.src_dtype = x.dtype
+        return x._dev.backend.cast(x._x, dtype)
+
+    def backward(self, g):
+        return g.to(self.src_dtype), None
+
+
+def _float(x):
+    """The native operand as the default float when ``x`` is integral (exp, log, ... of ints)."""
+    if x.dtype.is_floating_point:
+        return x._x
+    from .. import dtypes
+    return x._dev.backend.cast(x._x, dtypes.default_float)

@@ -1,0 +1,168 @@
+"""Gather/scatter, index_select and advanced (integer/boolean tensor) indexing."""
+
+from __future__ import annotations
+
+from .. import dtypes
+from ..autograd.function import Function
+from ..layout import normalize_dim
+from . import _util
+
+
+def _check_index(index, what: str):
+    if not isinstance(index, _util.Tensor):
+        raise TypeError(f"{what}: index must be a Tensor of dtype int64, got {type(index).__name__}")
+    if index.dtype not in (dtypes.int64, dtypes.int32):
+        raise RuntimeError(f"{what}(): Expected dtype int64 for index, got {index.dtype.name}")
+
+
+def _check_bounds(index, n: int, what: str, dim: int) -> None:
+    """Out-of-range indices raise here, naming the value, rather than deep inside a kernel."""
+    if index.numel():
+        ix = index.numpy()
+        bad = ix[(ix < -n) | (ix >= n)]
+        if bad.size:
+            raise IndexError(f"{what}: index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} "
+                             f"with size {n}")
+
+
+class Gather(Function):
+    __slots__ = ("dim", "in_shape")
+
+    def forward(self, x, dim, index):
+        _check_index(index, "gather")
+        dim = normalize_dim(dim, max(x.ndim, 1))
+        if index.ndim != x.ndim:
+            raise RuntimeError(f"gather: index tensor must have the same number of dimensions as input "
+                               f"({index.ndim} vs {x.ndim}; input shape {x.shape}, index shape {index.shape})")
+        for d in range(x.ndim):
+            if d != dim and index.shape[d] > x.shape[d]:
+                raise RuntimeError(f"gather: size of index {index.shape} must not exceed input {x.shape} in "
+                                   f"dimension {d} (only dim={dim} may be larger)")
+        _check_bounds(index, x.shape[dim] if x.ndim else 1, "gather", dim)
+        self.dim, self.in_shape = dim, x.shape
+        self.save_for_backward(index)
+        return x._dev.backend.gather(x._x, dim, index._x)
+
+    def backward(self, g):
+        (index,) = self.saved_tensors
+        zeros = g.new_zeros(self.in_shape)
+        return zeros.scatter_add(self.dim, index, g), None, None
+
+
+class ScatterAdd(Function):
+    __slots__ = ("dim",)
+
+    def forward(self, x, dim, index, src):
+        _check_index(index, "scatter_add")
+        dim = normalize_dim(dim, max(x.ndim, 1))
+        if index.ndim != x.ndim or src.ndim != x.ndim:
+            raise RuntimeError(f"scatter_add: index {index.shape}, src {src.shape} and self {x.shape} must "
+                               f"have the same number of dimensions")
+        for d in range(x.ndim):
+            if index.shape[d] > src.shape[d] or (d != dim and index.shape[d] > x.shape[d]):
+                raise RuntimeError(f"scatter_add: index {index.shape} must not be larger than src {src.shape} "
+                                   f"in any dim, nor than self {x.shape} outside dim {dim}")
+        _check_bounds(index, x.shape[dim] if x.ndim else 1, "scatter_add", dim)
+        if src.dtype is not x.dtype:
+            raise RuntimeError(f"scatter_add(): Expected self.dtype to be equal to src.dtype ({x.dtype.name} vs "
+                               f"{src.dtype.name})")
+        self.dim = dim
+        self.save_for_backward(index)
+        return x._dev.backend.scatter_add(x._x, dim, index._x, src._x)
+
+    def backward(self, g):
+        (index,) = self.saved_tensors
+        return g, None, None, g.gather(self.dim, index)
+
+
+class IndexSelect(Function):
+    __slots__ = ("dim", "in_shape")
+
+    def forward(self, x, dim, index):
+        _check_index(index, "index_select")
+        if index.ndim > 1:
+            raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {index.shape}")
+        dim = normalize_dim(dim, max(x.ndim, 1))
+        _check_bounds(index, x.shape[dim] if x.ndim else 1, "index_select", dim)
+        self.dim, self.in_shape = dim, x.shape
+        self.save_for_backward(index)
+        return x._dev.backend.index_select(x._x, dim, index._x.reshape(-1))
+
+    def backward(self, g):
+        (index,) = self.saved_tensors
+        idx = [slice(None)] * len(self.in_shape)
+        idx[self.dim] = index.reshape(-1)
+        return IndexAdd.apply(g, self.in_shape, tuple(idx)), None, None
+
+
+class Index(Function):
+    """Advanced indexing ``x[idx]`` with integer/boolean tensors (a copy, as in NumPy/PyTorch)."""
+
+    __slots__ = ("index", "in_shape")
+
+    def forward(self, x, index):
+        self.index, self.in_shape = index, x.shape
+        try:
+            return x._dev.backend.index(x._x, native_index(index))
+        except IndexError as e:
+            raise IndexError(f"index out of range for tensor of shape {x.shape}: {e}") from None
+
+    def backward(self, g):
+        return IndexAdd.apply(g, self.in_shape, self.index), None
+
+
+class IndexAdd(Function):
+    """Zeros of ``shape`` plus ``g`` accumulated at an advanced index (duplicates add up)."""
+
+    __slots__ = ("index",)
+
+    def forward(self, g, shape, index):
+        self.index = index
+        return g._dev.backend.index_add(shape, g.dtype, native_index(index), g._x)
+
+    def backward(self, gg):
+        return gg[self.index], None, None
+
+
+class IndexPut(Function):
+    """``out = x.clone(); out[index] = value`` (value a tensor or number): the graph of ``x[i] = v``."""
+
+    __slots__ = ("index", "v_meta")
+
+    def forward(self, x, index, value):
+        self.index = index
+        be = x._dev.backend
+        out = be.copy(x._x)
+        if isinstance(value, _util.Tensor):
+            if value._dev is not x._dev:
+                _util.check_same_device(x, value, "setitem")
+            self.v_meta = (value.shape, value.dtype)
+            v = value._x
+        else:
+            self.v_meta = None
+            v = value
+        try:
+            be.setitem(out, native_index(index), v)
+        except (ValueError, IndexError) as e:
+            vs = value.shape if isinstance(value, _util.Tensor) else "a number"
+            raise RuntimeError(f"cannot assign a value of shape {vs} to tensor of shape {x.shape} at index "
+                               f"{index!r}: {e}") from None
+        return out
+
+    def backward(self, g):
+        gx = IndexPut.apply(g, self.index, 0.0)
+        gv = None
+        if self.v_meta is not None:
+            from ._util import grad_for_meta
+            gv = grad_for_meta(g[self.index], *self.v_meta)
+        return gx, None, gv
+
+
+def native_index(index):
+    """Replace Tensors inside an index tuple by their native arrays."""
+    T = _util.Tensor
+    if isinstance(index, T):
+        return index._x
+    if isinstance(index, tuple):
+        return tuple(i._x if isinstance(i, T) else i for i in index)
+    return index

@@ -1,0 +1,247 @@
+"""Reductions (sum, mean, var, max/min, logsumexp), scans (cumsum), matmul and softmax."""
+
+from __future__ import annotations
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Function
+from ..layout import normalize_dim, normalize_dims
+from ._util import operands, sum_to
+
+
+def _expand_back(g, in_shape, dims, keepdim):
+    """Broadcast a reduced gradient back over the reduced ``dims`` of ``in_shape``."""
+    if not keepdim:
+        for d in dims:
+            g = g.unsqueeze(d)
+    return g.expand(in_shape)
+
+
+def _axis(dims, ndim):
+    return None if len(dims) == ndim else dims
+
+
+class Sum(Function):
+    __slots__ = ("dims", "keepdim", "in_shape")
+
+    def forward(self, x, dim, keepdim, dtype):
+        self.dims = dims = normalize_dims(dim, x.ndim)
+        self.keepdim, self.in_shape = keepdim, x.shape
+        if dtype is None and not x.dtype.is_floating_point:
+            dtype = dtypes.int64
+        return x._dev.backend.sum(x._x, _axis(dims, x.ndim), keepdim, dtype)
+
+    def backward(self, g):
+        return _expand_back(g, self.in_shape, self.dims, self.keepdim), None, None, None
+
+
+class Mean(Function):
+    __slots__ = ("dims", "keepdim", "in_shape", "count")
+
+    def forward(self, x, dim, keepdim):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be a floating "
+                               f"point dtype, but got {x.dtype.name}; call .float() first")
+        self.dims = dims = normalize_dims(dim, x.ndim)
+        self.keepdim, self.in_shape = keepdim, x.shape
+        n = 1
+        for d in dims:
+            n *= x.shape[d]
+        self.count = n
+        be = x._dev.backend
+        s = be.sum(x._x, _axis(dims, x.ndim), keepdim)
+        return be.div(s, n) if n else be.mul(s, float("nan"))
+
+    def backward(self, g):
+        return _expand_back(g / max(self.count, 1), self.in_shape, self.dims, self.keepdim), None, None
+
+
+class Var(Function):
+    """Variance with ``correction`` (1 = unbiased, Bessel's correction; 0 = population)."""
+
+    __slots__ = ("dims", "keepdim", "correction", "count")
+
+    def forward(self, x, dim, correction, keepdim):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"var(): expected a floating point input, got {x.dtype.name}")
+        self.dims = dims = normalize_dims(dim, x.ndim)
+        self.keepdim, self.correction = keepdim, correction
+        n = 1
+        for d in dims:
+            n *= x.shape[d]
+        self.count = n
+        self.save_for_backward(x)
+        be, ax = x._dev.backend, _axis(dims, x.ndim)
+        xx = x._x
+        mean = be.div(be.sum(xx, ax, True), max(n, 1))
+        d = be.sub(xx, mean)
+        ss = be.sum(be.mul(d, d), ax, keepdim)
+        denom = n - correction
+        return be.div(ss, denom) if denom > 0 else be.mul(ss, float("nan"))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        mean = x.mean(self.dims, keepdim=True)
+        scale = 2.0 / (self.count - self.correction) if self.count - self.correction > 0 else float("nan")
+        gk = g if self.keepdim else _expand_back(g, x.shape, self.dims, False)
+        return gk * (x - mean) * scale, None, None, None
+
+
+class MaxMin(Function):
+    """``max``/``min`` over all elements: ties share the gradient evenly (as PyTorch's amax)."""
+
+    __slots__ = ("dims", "keepdim", "is_max")
+    save_output = True
+
+    def forward(self, x, dim, keepdim, is_max):
+        self.dims = dims = normalize_dims(dim, x.ndim)
+        if x.numel() == 0:
+            raise RuntimeError(f"{'max' if is_max else 'min'}(): expected a non-empty tensor, got shape "
+                               f"{x.shape}; use the dim argument or check the input")
+        self.keepdim, self.is_max = keepdim, is_max
+        self.save_for_backward(x)
+        be = x._dev.backend
+        return (be.max if is_max else be.min)(x._x, _axis(dims, x.ndim), keepdim)
+
+    def backward(self, g):
+        x, y = self.saved_tensors
+        yk = y if self.keepdim else _expand_back(y, x.shape, self.dims, False)
+        gk = g if self.keepdim else _expand_back(g, x.shape, self.dims, False)
+        mask = (x == yk).to(g.dtype)
+        count = mask.sum(self.dims, keepdim=True)
+        return gk * mask / count, None, None, None
+
+
+class MaxMinDim(Function):
+    """``max(dim)``/``min(dim)`` values; the gradient goes to the selected index."""
+
+    __slots__ = ("dim", "keepdim", "in_shape", "indices")
+
+    def forward(self, x, dim, keepdim, is_max, indices):
+        self.dim, self.keepdim, self.in_shape, self.indices = dim, keepdim, x.shape, indices
+        be = x._dev.backend
+        return (be.max if is_max else be.min)(x._x, dim, keepdim)
+
+    def backward(self, g):
+        d = self.dim
+        idx = self.indices if self.keepdim else self.indices.unsqueeze(d)
+        gk = g if self.keepdim else g.unsqueeze(d)
+        n = self.in_shape[d]
+        shape = [1] * len(self.in_shape)
+        shape[d] = n
+        from ..creation import arange
+        pos = arange(n, device=g.device).reshape(tuple(shape))
+        return gk * (pos == idx), None, None, None, None
+
+
+class LogSumExp(Function):
+    __slots__ = ("dims", "keepdim")
+    save_output = True
+
+    def forward(self, x, dim, keepdim):
+        self.dims = dims = normalize_dims(dim, x.ndim)
+        self.keepdim = keepdim
+        self.save_for_backward(x)
+        be, ax = x._dev.backend, _axis(dims, x.ndim)
+        xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
+        return be.logsumexp(xx, ax, keepdim)
+
+    def backward(self, g):
+        x, y = self.saved_tensors
+        yk = y if self.keepdim else _expand_back(y, x.shape, self.dims, False)
+        gk = g if self.keepdim else _expand_back(g, x.shape, self.dims, False)
+        return gk * (x - yk).exp(), None, None
+
+
+class Cumsum(Function):
+    __slots__ = ("dim",)
+
+    def forward(self, x, dim):
+        self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
+        be = x._dev.backend
+        xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.int64)
+        if x.ndim == 0:
+            return be.copy(xx)
+        return be.cumsum(xx, dim)
+
+    def backward(self, g):
+        if g.ndim == 0:
+            return g, None
+        return g.flip(self.dim).cumsum(self.dim).flip(self.dim), None
+
+
+class Matmul(Function):
+    __slots__ = ("a_ndim", "b_ndim")
+
+    def forward(self, a, b):
+        if not hasattr(b, "_x"):
+            raise TypeError(f"matmul: expected a Tensor as the second operand, got {type(b).__name__}")
+        if a.ndim == 0 or b.ndim == 0:
+            raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and "
+                               f"{b.ndim}D")
+        k_a = a.shape[-1]
+        k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+        if k_a != k_b:
+            what = "contracted dims: a.shape[-1] must equal b.shape[-2]" if b.ndim > 1 else \
+                "a.shape[-1] must equal the length of the vector b"
+            raise RuntimeError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
+                               f"({k_a} != {k_b}; rule: {what})")
+        if a.ndim > 2 or b.ndim > 2:
+            from ..layout import broadcast_shapes
+            try:
+                broadcast_shapes(a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
+            except ValueError as e:
+                raise RuntimeError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast: {e}") from None
+        xa, xb, _ = operands(a, b, "matmul")
+        self.a_ndim, self.b_ndim = a.ndim, b.ndim
+        self.save_for_backward(a, b)
+        return a._dev.backend.matmul(xa, xb)
+
+    def backward(self, g):
+        a, b = self.saved_tensors
+        a2 = a.unsqueeze(0) if a.ndim == 1 else a
+        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        from ..layout import broadcast_shapes
+        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        g2 = g.reshape(batch + (a2.shape[-2], b2.shape[-1]))
+        ga = sum_to(g2 @ b2.mT.to(g.dtype), a2.shape).reshape(a.shape)
+        gb = sum_to(a2.mT.to(g.dtype) @ g2, b2.shape).reshape(b.shape)
+        return ga.to(a.dtype), gb.to(b.dtype)
+
+
+class Softmax(Function):
+    __slots__ = ("dim",)
+    save_output = True
+
+    def forward(self, x, dim):
+        self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
+        be = x._dev.backend
+        xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
+        return be.softmax(xx, dim if x.ndim else None)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        if grad_mode.enabled:  # create_graph: stay differentiable
+            return y * (g - (g * y).sum(self.dim, keepdim=True)), None
+        from ..tensor import wrap_native
+        return wrap_native(g._dev.backend.softmax_backward(g._x, y._x, self.dim if y.ndim else None),
+                           g._dev), None
+
+
+class LogSoftmax(Function):
+    __slots__ = ("dim",)
+    save_output = True
+
+    def forward(self, x, dim):
+        self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
+        be = x._dev.backend
+        xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
+        return be.log_softmax(xx, dim if x.ndim else None)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        if grad_mode.enabled:
+            return g - y.exp() * g.sum(self.dim, keepdim=True), None
+        from ..tensor import wrap_native
+        return wrap_native(g._dev.backend.log_softmax_backward(g._x, y._x, self.dim if y.ndim else None),
+                           g._dev), None
