@@ -29,22 +29,23 @@ if TYPE_CHECKING:
 
 _next_id = itertools.count(1).__next__
 
-# A weak registry: refs without callbacks, compacted when the list doubles (cheap per storage).
+# A weak registry: refs without callbacks (cheaper than a WeakSet on the hot path), compacted
+# whenever the list doubles, so dead entries cost amortised O(1) and bounded memory.
 _registry: list[weakref.ref] = []
-_compact_at = [1024]
+_ref = weakref.ref
+_compact_at = 1024
 
 
-def _register(s: Storage) -> None:
-    _registry.append(weakref.ref(s))
-    if len(_registry) >= _compact_at[0]:
-        _registry[:] = [r for r in _registry if r() is not None]
-        _compact_at[0] = max(1024, 2 * len(_registry))
+def _compact() -> None:
+    global _compact_at
+    _registry[:] = [r for r in _registry if r() is not None]
+    _compact_at = max(1024, 2 * len(_registry))
 
 
 def live_storages() -> list[Storage]:
     """Every storage still alive (the registry holds them weakly: listing keeps nothing alive)."""
-    out = [s for s in (r() for r in _registry) if s is not None]
-    return out
+    _compact()
+    return [s for s in (r() for r in _registry) if s is not None]
 
 
 class Bump:
@@ -77,7 +78,9 @@ class Storage:
         self.fence = None
         self.bumps = None  # deque of recent Bump records, made on first bump
         self.name = None  # owner name where known, e.g. "fc1.weight"
-        _register(self)
+        _registry.append(_ref(self))
+        if len(_registry) >= _compact_at:
+            _compact()
         if events.ACTIVE:
             events.emit(events.StorageAllocated(self.id, str(device), dtype.name, self.nbytes, events.now()))
 

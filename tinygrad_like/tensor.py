@@ -48,15 +48,15 @@ def wrap_native(r, dev: Device) -> Tensor:
         if dt is None:
             dt = dtypes.from_numpy(r.dtype)
         t = _new(Tensor)
-        t._storage = Storage(dev, dt, r.size, host=r)
-        t._layout = Layout(r.shape, contiguous_strides(r.shape), 0)
+        t._storage = Storage(dev, dt, r.size, r)
+        t._lay = None  # contiguous from offset 0: built on first use (see Tensor._layout)
         t._x = r
     else:
         buf, r = dev.backend.adopt(r)
         dt = dtypes.from_numpy(r.dtype)
         t = _new(Tensor)
-        t._storage = Storage(dev, dt, _numel(r.shape), dev=buf)
-        t._layout = Layout(r.shape, contiguous_strides(r.shape), 0)
+        t._storage = Storage(dev, dt, _numel(r.shape), None, buf)
+        t._lay = None
         t._x = r
     t._dev = dev
     t.dtype = dt
@@ -93,7 +93,7 @@ def _shape_args(size) -> tuple:
 class Tensor:
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ..."""
 
-    __slots__ = ("_storage", "_layout", "_x", "_dev", "dtype", "requires_grad", "grad", "grad_fn", "_hooks",
+    __slots__ = ("_storage", "_lay", "_x", "_dev", "dtype", "requires_grad", "grad", "grad_fn", "_hooks",
                  "_base", "__weakref__")
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
 
@@ -105,8 +105,18 @@ class Tensor:
 
     # ---- metadata ----------------------------------------------------------------------------
     @property
+    def _layout(self) -> Layout:
+        """Shape, strides and offset in the storage. Fresh op results are contiguous from offset 0,
+        so their Layout is only built when something asks (views, strides, widgets)."""
+        lay = self._lay
+        if lay is None:
+            shape = self._x.shape
+            lay = self._lay = Layout(shape, contiguous_strides(shape), 0)
+        return lay
+
+    @property
     def shape(self) -> tuple:
-        return self._layout.shape
+        return self._x.shape
 
     def size(self, dim: int | None = None):
         if dim is None:
@@ -115,13 +125,13 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return len(self._layout.shape)
+        return self._x.ndim
 
     def dim(self) -> int:
-        return len(self._layout.shape)
+        return self._x.ndim
 
     def numel(self) -> int:
-        return _numel(self._layout.shape)
+        return _numel(self._x.shape)
 
     def stride(self, dim: int | None = None):
         st = self._layout.strides
@@ -176,7 +186,7 @@ class Tensor:
 
     @data.setter
     def data(self, other: Tensor) -> None:
-        for s in ("_storage", "_layout", "_x", "_dev", "dtype"):
+        for s in ("_storage", "_lay", "_x", "_dev", "dtype"):
             setattr(self, s, getattr(other, s))
 
     @property
@@ -189,8 +199,7 @@ class Tensor:
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # identity, in C: tensors are dict keys in the backward engine
 
     def __len__(self) -> int:
         if not self.ndim:
@@ -205,7 +214,7 @@ class Tensor:
     # ---- host access -------------------------------------------------------------------------
     def _host(self) -> np.ndarray:
         """A NumPy view of this tensor's elements on the host (downloading a device copy if needed)."""
-        if self._dev is CPU or self._dev.is_host:
+        if self._dev.is_host:
             return self._x
         host = self._storage.host_array()
         v = CPU.backend.view(host, self._layout, self.dtype)
@@ -264,7 +273,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """Same storage and layout, cut from the graph (shares the version counter)."""
         t = _new(Tensor)
-        t._storage, t._layout, t._x, t._dev, t.dtype = self._storage, self._layout, self._x, self._dev, self.dtype
+        t._storage, t._lay, t._x, t._dev, t.dtype = self._storage, self._lay, self._x, self._dev, self.dtype
         t.requires_grad = False
         t.grad = t.grad_fn = t._hooks = None
         t._base = self._base if self._base is not None else self
@@ -345,7 +354,7 @@ class Tensor:
     def _view(self, layout: Layout) -> Tensor:
         t = _new(Tensor)
         st = self._storage
-        t._storage, t._layout, t._dev, t.dtype = st, layout, self._dev, self.dtype
+        t._storage, t._lay, t._dev, t.dtype = st, layout, self._dev, self.dtype
         t._x = self._dev.backend.view(st.host if st.dev is None else st.dev, layout, self.dtype)
         t.requires_grad = False
         t.grad = t.grad_fn = t._hooks = None

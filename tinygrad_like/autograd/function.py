@@ -68,33 +68,42 @@ class Function:
         """Run forward and, when recording, make this op's node the output's ``grad_fn``."""
         node = cls()
         node.saved = None
-        if x._dev.pending:  # host writes into device storages wait for the device's next op
-            x._dev.flush()
-        out = wrap(node.forward(x, *args), x._dev)
+        dev = x._dev
+        if dev.pending:  # host writes into device storages are uploaded before the device's next op
+            dev.flush()
+        out = wrap(node.forward(x, *args), dev)
         if not grad_mode.enabled:
             return out
-        req = x.requires_grad
-        if not req:
-            for a in args:
-                if isinstance(a, Tensor) and a.requires_grad:
-                    req = True
-                    break
-        if not req or not out.dtype.is_floating_point:
-            return out
-        g = x.grad_fn
-        edges = [g if g is not None else (x if x.requires_grad else None)]
+        xg = x.grad_fn
+        if xg is not None:
+            edges = [xg]
+            req = True
+        elif x.requires_grad:
+            edges = [x]
+            req = True
+        else:
+            edges = [None]
+            req = False
         for a in args:
             if isinstance(a, Tensor):
                 g = a.grad_fn
-                edges.append(g if g is not None else (a if a.requires_grad else None))
+                if g is not None:
+                    edges.append(g)
+                    req = True
+                elif a.requires_grad:
+                    edges.append(a)
+                    req = True
+                else:
+                    edges.append(None)
             else:
                 edges.append(None)
+        if not req or not out.dtype.is_floating_point:
+            return out
         node.next = tuple(edges)
         node.seq = _seq()
-        node.out_shape = out.shape
+        node.out_shape = out._x.shape
         node.out_dtype = out.dtype
-        node.hooks = None
-        node.retained = None
+        node.hooks = node.retained = None
         if cls.save_output:
             if node.saved:
                 node.saved, node.saved_versions = (*node.saved, out), (*node.saved_versions, 0)
@@ -104,13 +113,17 @@ class Function:
         out.grad_fn = node
         if events.ACTIVE:
             events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
-                                          out.shape, out.dtype.name, str(x._dev), events.now()))
+                                          out.shape, out.dtype.name, str(dev), events.now()))
         return out
 
     # ---- saved tensors -------------------------------------------------------------------
     def save_for_backward(self, *tensors) -> None:
+        """Keep tensors for backward, remembering each one's version to detect later in-place writes."""
         self.saved = tensors
-        self.saved_versions = tuple(t._storage.version for t in tensors)
+        if len(tensors) == 2:
+            self.saved_versions = (tensors[0]._storage.version, tensors[1]._storage.version)
+        else:
+            self.saved_versions = tuple([t._storage.version for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple:

@@ -19,6 +19,18 @@ except ImportError:  # pragma: no cover - depends on the environment
     _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
+_add_reduce, _max_reduce, _min_reduce = np.add.reduce, np.maximum.reduce, np.minimum.reduce
+_ZEROS = {}
+
+
+def _zero(dtype):
+    """A cached 0-d zero of ``dtype``: NumPy converts a Python 0 on every call otherwise."""
+    z = _ZEROS.get(dtype)
+    if z is None:
+        z = _ZEROS[dtype] = np.zeros((), dtype)
+    return z
+
+
 def _fresh(r):
     """Primitives must return a new C-contiguous ndarray (NumPy gives scalars for 0-d results)."""
     if type(r) is not np.ndarray:
@@ -171,7 +183,7 @@ class NumpyBackend:
 
     @staticmethod
     def relu(x):
-        return np.maximum(x, 0).astype(x.dtype, copy=False)
+        return np.maximum(x, _zero(x.dtype))
 
     # ---- casts, copies, fills -----------------------------------------------------------
     @staticmethod
@@ -206,17 +218,18 @@ class NumpyBackend:
     setitem = staticmethod(_setitem)
 
     # ---- reductions and scans -----------------------------------------------------------
+    # ufunc.reduce directly: np.sum's Python wrapper costs twice the reduction on small arrays
     @staticmethod
     def sum(x, axis, keepdims, dtype=None):
-        return _fresh(np.sum(x, axis=axis, keepdims=keepdims, dtype=None if dtype is None else dtype.np))
+        return _add_reduce(x, axis, None if dtype is None else dtype.np, None, keepdims)
 
     @staticmethod
     def max(x, axis, keepdims):
-        return _fresh(np.max(x, axis=axis, keepdims=keepdims))
+        return _fresh(_max_reduce(x, axis, None, None, keepdims))
 
     @staticmethod
     def min(x, axis, keepdims):
-        return _fresh(np.min(x, axis=axis, keepdims=keepdims))
+        return _fresh(_min_reduce(x, axis, None, None, keepdims))
 
     @staticmethod
     def argmax(x, axis, keepdims):

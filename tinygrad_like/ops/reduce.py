@@ -17,6 +17,9 @@ def _expand_back(g, in_shape, dims, keepdim):
     return g.expand(in_shape)
 
 
+_ALL = {n: tuple(range(n)) for n in range(8)}
+
+
 def _axis(dims, ndim):
     return None if len(dims) == ndim else dims
 
@@ -25,11 +28,16 @@ class Sum(Function):
     __slots__ = ("dims", "keepdim", "in_shape")
 
     def forward(self, x, dim, keepdim, dtype):
-        self.dims = dims = normalize_dims(dim, x.ndim)
-        self.keepdim, self.in_shape = keepdim, x.shape
+        shape = self.in_shape = x._x.shape
+        if dim is None:
+            self.dims, axis = _ALL.get(len(shape)) or tuple(range(len(shape))), None
+        else:
+            self.dims = dims = normalize_dims(dim, len(shape))
+            axis = _axis(dims, len(shape))
+        self.keepdim = keepdim
         if dtype is None and not x.dtype.is_floating_point:
             dtype = dtypes.int64
-        return x._dev.backend.sum(x._x, _axis(dims, x.ndim), keepdim, dtype)
+        return x._dev.backend.sum(x._x, axis, keepdim, dtype)
 
     def backward(self, g):
         return _expand_back(g, self.in_shape, self.dims, self.keepdim), None, None, None
@@ -170,32 +178,37 @@ class Cumsum(Function):
         return g.flip(self.dim).cumsum(self.dim).flip(self.dim), None
 
 
+def _explain_matmul(a, b) -> None:
+    """Raise a readable error for operands the backend's matmul rejected."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and "
+                           f"{b.ndim}D")
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k_a != k_b:
+        rule = "a.shape[-1] must equal b.shape[-2]" if b.ndim > 1 else "a.shape[-1] must equal len(b)"
+        raise RuntimeError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
+                           f"({k_a} != {k_b}; rule: {rule})")
+    from ..layout import broadcast_shapes
+    try:
+        broadcast_shapes(a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
+    except ValueError as e:
+        raise RuntimeError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast: {e}") from None
+
+
 class Matmul(Function):
     __slots__ = ("a_ndim", "b_ndim")
 
     def forward(self, a, b):
-        if not hasattr(b, "_x"):
-            raise TypeError(f"matmul: expected a Tensor as the second operand, got {type(b).__name__}")
-        if a.ndim == 0 or b.ndim == 0:
-            raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and "
-                               f"{b.ndim}D")
-        k_a = a.shape[-1]
-        k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
-        if k_a != k_b:
-            what = "contracted dims: a.shape[-1] must equal b.shape[-2]" if b.ndim > 1 else \
-                "a.shape[-1] must equal the length of the vector b"
-            raise RuntimeError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
-                               f"({k_a} != {k_b}; rule: {what})")
-        if a.ndim > 2 or b.ndim > 2:
-            from ..layout import broadcast_shapes
-            try:
-                broadcast_shapes(a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
-            except ValueError as e:
-                raise RuntimeError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast: {e}") from None
         xa, xb, _ = operands(a, b, "matmul")
+        try:
+            out = a._dev.backend.matmul(xa, xb)
+        except ValueError:
+            _explain_matmul(a, b)
+            raise
         self.a_ndim, self.b_ndim = a.ndim, b.ndim
         self.save_for_backward(a, b)
-        return a._dev.backend.matmul(xa, xb)
+        return out
 
     def backward(self, g):
         a, b = self.saved_tensors
