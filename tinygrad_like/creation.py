@@ -71,7 +71,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         data.dtype if isinstance(data, Tensor) else _infer_dtype(arr, data))
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"can't convert data of type {arr.dtype} to a tensor")
-    arr = np.ascontiguousarray(arr.astype(dt.np, copy=False))
+    arr = np.asarray(arr.astype(dt.np, copy=False), order="C")  # ascontiguousarray makes 0-d 1-d
     t = wrap_native(arr if dev is CPU else dev.backend.from_numpy(arr), dev)
     return _finish(t, requires_grad)
 

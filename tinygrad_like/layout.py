@@ -42,12 +42,16 @@ def normalize_dim(dim: int, ndim: int, what: str = "dim") -> int:
 
 
 def normalize_dims(dim, ndim: int) -> tuple:
-    """``None`` -> all dims; int or sequence -> sorted unique non-negative dims."""
+    """``None`` or ``()`` -> all dims (PyTorch's reductions); int or sequence -> sorted unique
+    non-negative dims. A 0-d tensor accepts dim 0 or -1 and has no dim to reduce: ``()``."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
-        return (normalize_dim(dim, ndim),)
+        d = normalize_dim(dim, ndim)
+        return (d,) if ndim else ()
     dims = tuple(normalize_dim(d, ndim) for d in dim)
+    if not dims or not ndim:
+        return tuple(range(ndim))
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
     return tuple(sorted(dims))
@@ -194,7 +198,10 @@ class Layout:
 
     def squeeze(self, dim=None) -> Layout:
         nd = len(self.shape)
-        dims = set(range(nd)) if dim is None else set(normalize_dims(dim, nd) if nd else ())
+        if dim is None:
+            dims = set(range(nd))
+        else:  # squeeze(()) squeezes nothing, unlike a reduction over ()
+            dims = set(normalize_dims(dim, nd)) if nd and dim not in ((), []) else set()
         keep = [i for i in range(nd) if not (i in dims and self.shape[i] == 1)]
         return Layout(tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep), self.offset)
 
@@ -251,9 +258,9 @@ class Layout:
                 out_shape.extend(shape[d:d + skip])
                 out_strides.extend(strides[d:d + skip])
                 d += skip
-            elif item is None:
+            elif item is None:  # PyTorch unsqueezes here: the stride spans the next (unindexed) dim
                 out_shape.append(1)
-                out_strides.append(0)
+                out_strides.append(shape[d] * strides[d] if d < len(shape) else 1)
             elif isinstance(item, slice):
                 n = shape[d]
                 start, stop, step = item.indices(n)

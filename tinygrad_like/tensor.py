@@ -276,7 +276,7 @@ class Tensor:
         t._storage, t._lay, t._x, t._dev, t.dtype = self._storage, self._lay, self._x, self._dev, self.dtype
         t.requires_grad = False
         t.grad = t.grad_fn = t._hooks = None
-        t._base = self._base if self._base is not None else self
+        t._base = None  # shares storage (and version counter) but starts a history of its own
         return t
 
     def detach_(self) -> Tensor:
@@ -603,8 +603,11 @@ class Tensor:
 
     # comparisons and logic: not differentiable, return bool tensors
     def _cmp(self, other, prim: str) -> Tensor:
-        xa, xb, _ = _util.operands(self, other, prim) if not isinstance(other, np.ndarray) else (self._x, other, None)
-        return wrap_native(getattr(self._dev.backend, prim)(xa, xb), self._dev)
+        xa, xb, _ = _util.operands(self, other, prim)
+        try:
+            return wrap_native(getattr(self._dev.backend, prim)(xa, xb), self._dev)
+        except ValueError:
+            raise E._broadcast_error(self, other, prim) from None
 
     def __eq__(self, other):  # type: ignore[override]
         if not isinstance(other, (Tensor, int, float)):
@@ -789,7 +792,7 @@ class Tensor:
         return R.MaxMin.apply(self, dim, keepdim, False)
 
     def _arg(self, dim, keepdim, is_max):
-        if self.numel() == 0:
+        if self.numel() == 0 and (dim is None or self.shape[normalize_dim(dim, self.ndim)] == 0):
             raise RuntimeError(f"{'argmax' if is_max else 'argmin'}(): Expected reduction dim to be specified "
                                f"for input.numel() == 0 (shape {self.shape})")
         be = self._dev.backend
@@ -883,9 +886,10 @@ class Tensor:
 
         A clone, so that the op's saved tensors do not see the write (only when grad flows).
         """
-        if self._base is not None and self._base.requires_grad and self._base is not self:
-            raise RuntimeError(f"in-place operation on a view (shape {self.shape}) of a tensor that requires "
-                               f"grad is not supported here: use the out-of-place op, or .clone() the base first")
+        if self._base is not None:
+            raise RuntimeError(f"an in-place operation that needs autograd on a view (shape {self.shape}) of "
+                               f"another tensor (shape {self._base.shape}) is not supported: the base would not "
+                               f"see the new history. Use the out-of-place op, or write into a .clone().")
         return self.clone() if self.requires_grad else self
 
     def _wrote(self, op: str) -> None:
@@ -954,7 +958,7 @@ class Tensor:
             value = value.item()
         self._check_inplace("fill_")
         if grad_mode.enabled and self.requires_grad:
-            self._rebase(E.Mul.apply(self._graph_input(), 0) + value, "fill_")
+            self._rebase(self._overwritten(self._graph_input(), value), "fill_")
             return self
         self._dev.backend.assign(self._x, value)
         self._wrote("fill_")
@@ -974,8 +978,15 @@ class Tensor:
                                f"destination shape {self.shape}")
         if src._dev is not self._dev:
             src = src.to(self._dev)
-        return self._inplace("copy_", lambda x, s: s.to(x.dtype).expand(x.shape) + 0 if grad_mode.enabled
-                             else s.to(x.dtype), src)
+        # broadcast to our shape on both paths; with grad, the old history gets a zero gradient
+        return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if grad_mode.enabled
+                             else s.to(x.dtype).expand(x.shape), src)
+
+    def _overwritten(self, x: Tensor, value) -> Tensor:
+        """``value`` (broadcast to ``x``) as a graph node over ``x``: where(False, x, value). The old
+        history gets a zero gradient and stays finite (``x * 0 + value`` would turn inf into nan)."""
+        keep = wrap_native(self._dev.backend.full((), False, dtypes.bool_), self._dev)
+        return E.Where.apply(keep, x, value)
 
     # ---- factories on an existing tensor ----------------------------------------------------------
     @staticmethod
@@ -1022,6 +1033,8 @@ def _correction(unbiased, correction) -> float:
 def _axes(dim, ndim):
     if dim is None:
         return None
+    if dim == ():  # torch's any/all(dim=()) reduce nothing (unlike sum/amax/...)
+        return ()
     return normalize_dims(dim, ndim)
 
 
@@ -1081,7 +1094,7 @@ class ToDevice(Function):
 
     def forward(self, x, dev):
         self.src = x._dev
-        host = np.ascontiguousarray(x._host())
+        host = np.asarray(x._host(), order="C")  # keeps 0-d (ascontiguousarray would not)
         if dev.is_host and dev is CPU:
             return host.copy()
         return dev.backend.from_numpy(host)

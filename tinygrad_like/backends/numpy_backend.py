@@ -134,7 +134,7 @@ class NumpyBackend:
 
     @staticmethod
     def from_numpy(arr):
-        return np.ascontiguousarray(arr)
+        return np.asarray(arr, order="C")  # keeps 0-d arrays 0-d
 
     @staticmethod
     def to_numpy(x):

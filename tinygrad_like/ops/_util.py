@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
 from ..dtypes import result_type, scalar_category
 
@@ -29,6 +31,8 @@ def operands(a, b, op: str):
             return a._x, b, a.dtype
         dt = result_type(a, b)
         return a._dev.backend.cast(a._x, dt), b, dt
+    if isinstance(b, np.generic) and b.ndim == 0 and b.dtype.kind in "biuf":
+        return operands(a, b.item(), op)
     raise TypeError(f"{op}: unsupported operand type {type(b).__name__}; expected a Tensor or a Python number")
 
 

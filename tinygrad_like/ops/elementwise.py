@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..autograd.function import Function
 from . import _util
 from ._util import float_operands, operands, sum_to
 
 
 def _num(x) -> bool:
-    return x.__class__ is float or x.__class__ is int or x.__class__ is bool
+    """A Python or NumPy scalar (not a Tensor)."""
+    c = x.__class__
+    return c is float or c is int or c is bool or isinstance(x, (np.generic, int, float))
 
 
 def _to(g, shape, dtype):  # noqa: D401
@@ -24,6 +28,16 @@ def _to(g, shape, dtype):  # noqa: D401
     if g.dtype is not dtype:
         g = g.to(dtype)
     return g
+
+
+def _broadcast_error(a, b, op: str) -> RuntimeError:
+    """The backend rejected the operands' shapes: say which dims and which rule."""
+    from ..layout import broadcast_shapes
+    try:
+        broadcast_shapes(a.shape, b.shape)
+    except ValueError as e:
+        return RuntimeError(f"{op}: {e}")
+    return RuntimeError(f"{op}: operands of shapes {a.shape} and {b.shape} were rejected by the backend")
 
 
 class _Binary(Function):
@@ -45,7 +59,10 @@ class Add(_Binary):
     def forward(self, a, b):
         xa, xb, _ = operands(a, b, "add")
         self._meta(a, b)
-        return a._dev.backend.add(xa, xb)
+        try:
+            return a._dev.backend.add(xa, xb)
+        except ValueError:
+            raise _broadcast_error(a, b, "add") from None
 
     def backward(self, g):
         return (_to(g, self.a_shape, self.a_dtype),
@@ -58,7 +75,10 @@ class Sub(_Binary):
     def forward(self, a, b):
         xa, xb, _ = operands(a, b, "sub")
         self._meta(a, b)
-        return a._dev.backend.sub(xa, xb)
+        try:
+            return a._dev.backend.sub(xa, xb)
+        except ValueError:
+            raise _broadcast_error(a, b, "sub") from None
 
     def backward(self, g):
         return (_to(g, self.a_shape, self.a_dtype),
@@ -89,7 +109,10 @@ class Mul(_Binary):
             self.value = b
         else:
             self.save_for_backward(a, b)
-        return a._dev.backend.mul(xa, xb)
+        try:
+            return a._dev.backend.mul(xa, xb)
+        except ValueError:
+            raise _broadcast_error(a, b, "mul") from None
 
     def backward(self, g):
         if self.b_shape is None:
@@ -108,7 +131,10 @@ class Div(_Binary):
             self.value = b
         else:
             self.save_for_backward(a, b)
-        return a._dev.backend.div(xa, xb)
+        try:
+            return a._dev.backend.div(xa, xb)
+        except ValueError:
+            raise _broadcast_error(a, b, "div") from None
 
     def backward(self, g):
         if self.b_shape is None:
@@ -147,7 +173,10 @@ class Pow(_Binary):
             self.save_for_backward(a)
         else:
             self.save_for_backward(a, b)
-        return a._dev.backend.pow(xa, xb)
+        try:
+            return a._dev.backend.pow(xa, xb)
+        except ValueError:
+            raise _broadcast_error(a, b, "pow") from None
 
     def backward(self, g):
         if self.b_shape is None:
@@ -189,7 +218,10 @@ class Maximum(_Binary):
         xa, xb, _ = operands(a, b, "maximum")
         self._meta(a, b)
         self.save_for_backward(a, b)
-        return a._dev.backend.maximum(xa, xb)
+        try:
+            return a._dev.backend.maximum(xa, xb)
+        except ValueError:
+            raise _broadcast_error(a, b, "maximum") from None
 
     def backward(self, g):
         a, b = self.saved_tensors
@@ -205,7 +237,10 @@ class Minimum(_Binary):
         xa, xb, _ = operands(a, b, "minimum")
         self._meta(a, b)
         self.save_for_backward(a, b)
-        return a._dev.backend.minimum(xa, xb)
+        try:
+            return a._dev.backend.minimum(xa, xb)
+        except ValueError:
+            raise _broadcast_error(a, b, "minimum") from None
 
     def backward(self, g):
         a, b = self.saved_tensors
@@ -403,12 +438,13 @@ class LeakyRelu(Function):
     def forward(self, x, negative_slope):
         self.negative_slope = negative_slope
         self.save_for_backward(x)
-        be = x._dev.backend
-        return be.where(be.gt(x._x, 0), x._x, be.mul(x._x, negative_slope))
+        be, xx = x._dev.backend, _float(x)  # integer input: computed in the default float, not float64
+        return be.where(be.gt(xx, 0), xx, be.mul(xx, negative_slope))
 
     def backward(self, g):
         (x,) = self.saved_tensors
-        return g * where(x > 0, 1.0, self.negative_slope).to(g.dtype), None
+        # where(x > 0, 1.0, slope) would round the slope to float32 first: scale g itself
+        return where(x > 0, g, g * self.negative_slope), None
 
 
 class Gelu(Function):
@@ -492,7 +528,12 @@ class Clamp(Function):
             raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
         self.min, self.max = lo, hi
         self.save_for_backward(x)
-        return x._dev.backend.clip(x._x, lo, hi)
+        be, xx = x._dev.backend, x._x
+        from ..dtypes import result_type
+        dt = result_type(x, *(v for v in (lo, hi) if v is not None))  # int tensor, float bound -> float32
+        if dt is not x.dtype:
+            xx = be.cast(xx, dt)
+        return be.clip(xx, lo, hi)
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -506,7 +547,9 @@ class Clamp(Function):
 
 
 class MaskedFill(Function):
-    __slots__ = ("value",)
+    """Out of place, as in PyTorch, the result has the broadcast shape of ``x`` and ``mask``."""
+
+    __slots__ = ("value", "in_shape")
 
     def forward(self, x, mask, value):
         if mask.dtype.name != "bool":
@@ -514,9 +557,12 @@ class MaskedFill(Function):
         if x._dev is not mask._dev:
             _util.check_same_device(x, mask, "masked_fill")
         from ..layout import broadcast_shapes
-        if broadcast_shapes(x.shape, mask.shape) != x.shape:
-            raise RuntimeError(f"masked_fill: mask of shape {mask.shape} cannot be broadcast to the "
-                               f"tensor's shape {x.shape}")
+        try:
+            broadcast_shapes(x.shape, mask.shape)
+        except ValueError:
+            raise RuntimeError(f"masked_fill: mask of shape {mask.shape} cannot be broadcast with the "
+                               f"tensor's shape {x.shape}") from None
+        self.in_shape = x.shape
         if isinstance(value, _util.Tensor):
             if value.ndim:
                 raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got "
@@ -529,7 +575,7 @@ class MaskedFill(Function):
 
     def backward(self, g):
         (mask,) = self.saved_tensors
-        return where(mask, g.new_zeros(()), g), None, None
+        return sum_to(where(mask, g.new_zeros(()), g), self.in_shape), None, None
 
 
 class Cast(Function):

@@ -103,7 +103,7 @@ class MaxMin(Function):
 
     def forward(self, x, dim, keepdim, is_max):
         self.dims = dims = normalize_dims(dim, x.ndim)
-        if x.numel() == 0:
+        if x.numel() == 0 and any(x.shape[d] == 0 for d in dims):  # no identity over an empty dim
             raise RuntimeError(f"{'max' if is_max else 'min'}(): expected a non-empty tensor, got shape "
                                f"{x.shape}; use the dim argument or check the input")
         self.keepdim, self.is_max = keepdim, is_max
