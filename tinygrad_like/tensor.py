@@ -267,7 +267,7 @@ class Tensor:
             suffixes.append(f"grad_fn=<{self.grad_fn.name}Backward0>")
         elif self.requires_grad:
             suffixes.append("requires_grad=True")
-        return format_tensor(self._host(), self.dtype.name, suffixes)
+        return format_tensor(self._host(), self.dtype.name, suffixes, default_dtype=dtypes.default_float.name)
 
     # ---- autograd ----------------------------------------------------------------------------
     def detach(self) -> Tensor:
