@@ -7,7 +7,7 @@ else: backends swap in their timed variants only while someone listens.
 >>> import tinygrad_like as tl
 >>> seen = []
 >>> unsubscribe = tl.events.subscribe(seen.append)
->>> _ = tl.ones(2) + 1
+>>> _ = tl.ones(2, requires_grad=True) + 1
 >>> unsubscribe()
 >>> any(isinstance(e, tl.events.OpRecorded) for e in seen)
 True

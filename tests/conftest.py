@@ -1,0 +1,96 @@
+"""Shared test helpers: build the same tensor in tinygrad_like and in PyTorch, and compare them.
+
+``pair(arr)`` gives ``(tl_tensor, torch_tensor)`` holding copies of one NumPy array;
+``assert_close(tl_t, torch_t, atol, rtol)`` checks values, shape and dtype name together.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinygrad_like as tl
+
+torch = pytest.importorskip("torch")
+
+DTYPES = ("float16", "float32", "float64", "int32", "int64", "bool")
+TL_DTYPES = {name: getattr(tl, name) for name in DTYPES}
+TORCH_DTYPES = {name: getattr(torch, name) for name in DTYPES}
+
+# tolerances for comparing against the oracle, per dtype
+TOL = {"float16": (1e-3, 1e-3), "float32": (1e-5, 1e-5), "float64": (1e-10, 1e-9)}
+
+
+def torch_dtype_name(t) -> str:
+    """``torch.float32`` -> ``'float32'`` (and ``torch.bool`` -> ``'bool'``)."""
+    return str(t.dtype).replace("torch.", "")
+
+
+def pair(arr, requires_grad: bool = False, dtype: str | None = None):
+    """A tinygrad_like tensor and a torch tensor made from the same NumPy data (each its own copy)."""
+    arr = np.asarray(arr)
+    if dtype is not None:
+        arr = arr.astype(TL_DTYPES[dtype].np)
+    a = tl.tensor(arr.copy(), requires_grad=requires_grad)
+    b = torch.tensor(arr.copy(), requires_grad=requires_grad)
+    return a, b
+
+
+def to_numpy(t) -> np.ndarray:
+    """The values of a tl tensor, a torch tensor, or anything array-like, as NumPy."""
+    if isinstance(t, tl.Tensor):
+        return np.asarray(t.detach().numpy())
+    if isinstance(t, torch.Tensor):
+        return t.detach().cpu().numpy()
+    return np.asarray(t)
+
+
+def assert_close(a, b, atol: float | None = None, rtol: float | None = None, check_dtype: bool = True,
+                 msg: str = "") -> None:
+    """``a`` (tinygrad_like) matches ``b`` (torch): same shape, same dtype name, values within tolerance.
+
+    NaN matches NaN and infinities must match exactly. With no tolerance given, it is picked from
+    the dtype (integers and bools must be equal).
+    """
+    assert isinstance(a, tl.Tensor), f"{msg}expected a tinygrad_like Tensor, got {type(a).__name__}"
+    assert isinstance(b, torch.Tensor), f"{msg}expected a torch Tensor, got {type(b).__name__}"
+    assert tuple(a.shape) == tuple(b.shape), f"{msg}shape {tuple(a.shape)} != torch's {tuple(b.shape)}"
+    if check_dtype:
+        want = torch_dtype_name(b)
+        assert a.dtype.name == want, f"{msg}dtype {a.dtype.name} != torch's {want}"
+    x, y = to_numpy(a), to_numpy(b)
+    if x.dtype.kind in "biu" and y.dtype.kind in "biu":
+        np.testing.assert_array_equal(x, y, err_msg=msg)
+        return
+    dt = a.dtype.name if a.dtype.is_floating_point else "float64"
+    d_atol, d_rtol = TOL.get(dt, TOL["float64"])
+    np.testing.assert_allclose(x.astype(np.float64), y.astype(np.float64),
+                               atol=d_atol if atol is None else atol, rtol=d_rtol if rtol is None else rtol,
+                               equal_nan=True, err_msg=msg)
+
+
+def make_array(shape, kind: str, rng: np.random.Generator, dtype: str = "float64") -> np.ndarray:
+    """Random test data of a given ``kind``, chosen to keep ops away from their kinks and poles.
+
+    'n' standard normal; 'pos' in [0.5, 2]; 'away' |x| in [0.3, 1.5] (away from 0, for relu/abs);
+    'unit' in (-0.9, 0.9); 'tie' values in {-1, 0, 1} (ties on purpose); 'int' small integers;
+    'bool' random booleans.
+    """
+    shape = tuple(shape)
+    if kind == "n":
+        a = rng.standard_normal(shape)
+    elif kind == "pos":
+        a = rng.uniform(0.5, 2.0, shape)
+    elif kind == "away":
+        a = rng.uniform(0.3, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    elif kind == "unit":
+        a = rng.uniform(-0.9, 0.9, shape)
+    elif kind == "tie":
+        a = rng.integers(-1, 2, shape).astype(np.float64)
+    elif kind == "int":
+        a = rng.integers(1, 4, shape)
+    elif kind == "bool":
+        a = rng.random(shape) > 0.5
+    else:
+        raise ValueError(f"unknown data kind {kind!r}")
+    return np.asarray(a).astype(TL_DTYPES[dtype].np)

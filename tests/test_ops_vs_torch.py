@@ -1,0 +1,910 @@
+"""Op conformance: tinygrad_like against PyTorch (CPU) as the oracle.
+
+Every differentiable op is a row of a table: a function ``fn(m, *inputs)`` written once and run with
+``m = tl`` and with ``m = TH`` (torch, with ``torch.nn.functional`` for the activations), on inputs
+built from the same NumPy arrays. For each row and dtype (float32, float64) we compare the outputs
+(values, shape, dtype) and, after ``.backward(g)`` with the same random upstream gradient on both
+sides, the ``.grad`` of every leaf. Inputs cover broadcasting, 0-d tensors, size-0 dims and
+non-contiguous views (a transpose or a strided slice of the leaf is what the op sees).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import TOL, assert_close, make_array, pair, torch_dtype_name
+
+import tinygrad_like as tl
+
+# torch deprecates x.T on non-2-D tensors; we still compare it (both reverse all dims)
+pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
+
+
+class _TorchNS:
+    """``torch`` plus the functional activations under the names tinygrad_like uses (``m.gelu(x)``)."""
+
+    _FUNCTIONAL = frozenset({"gelu", "silu", "softplus", "elu", "leaky_relu", "pad", "one_hot"})
+
+    def __getattr__(self, name):
+        return getattr(F if name in self._FUNCTIONAL else torch, name)
+
+
+TH = _TorchNS()
+
+
+# ---- the table ------------------------------------------------------------------------------------
+class S(NamedTuple):
+    """One input: its shape as the op sees it, the data kind (see conftest.make_array), and a view.
+
+    view None: the leaf itself; "T": the leaf is stored transposed and the op sees ``leaf.mT``;
+    "step": the leaf has twice the last dim and the op sees ``leaf[..., ::2]``.
+    """
+
+    shape: tuple
+    kind: str = "n"
+    view: str | None = None
+
+    @property
+    def label(self) -> str:
+        s = "x".join(map(str, self.shape)) if self.shape else "0d"
+        return s + {"T": "T", "step": "s2", None: ""}[self.view]
+
+    def leaf_shape(self) -> tuple:
+        if self.view == "T":
+            return self.shape[:-2] + (self.shape[-1], self.shape[-2])
+        if self.view == "step":
+            return self.shape[:-1] + (2 * self.shape[-1],)
+        return self.shape
+
+    def apply_view(self, t):
+        if self.view == "T":
+            return t.transpose(-2, -1)
+        if self.view == "step":
+            return t[..., ::2]
+        return t
+
+
+class Case(NamedTuple):
+    id: str
+    fn: Callable
+    specs: tuple
+    grad: bool = True
+    tol: float = 1.0  # multiplies the dtype's tolerance
+
+
+def C(id: str, fn: Callable, *specs: S, grad: bool = True, tol: float = 1.0) -> Case:
+    return Case(id, fn, specs, grad, tol)
+
+
+def k(shape_or_spec, kind: str) -> S:
+    s = shape_or_spec if isinstance(shape_or_spec, S) else S(tuple(shape_or_spec))
+    return s._replace(kind=kind)
+
+
+U_SHAPES = (S((3, 4)), S(()), S((0, 3)), S((2, 3, 4)), S((3, 4), view="T"), S((3, 5), view="step"))
+B_SHAPES = ((S((3, 4)), S((3, 4))), (S((3, 1, 4)), S((2, 4))), (S(()), S((3,))), (S((2, 3)), S(())),
+            (S((0, 3)), S((3,))), (S((4,)), S((3, 1))), (S((3, 4), view="T"), S((3, 4), view="step")))
+
+
+def unary(name: str, fn: Callable, kind: str = "n", shapes=U_SHAPES, **kw) -> list[Case]:
+    return [C(f"{name}-{s.label}", fn, k(s, kind), **kw) for s in shapes]
+
+
+def binary(name: str, fn: Callable, kinds=("n", "n"), shapes=B_SHAPES, **kw) -> list[Case]:
+    return [C(f"{name}-{a.label}-{b.label}", fn, k(a, kinds[0]), k(b, kinds[1]), **kw) for a, b in shapes]
+
+
+# binary arithmetic, with tensors and Python scalars on either side
+BINARY = (
+    binary("add", lambda m, a, b: a + b)
+    + binary("sub", lambda m, a, b: a - b)
+    + binary("mul", lambda m, a, b: a * b)
+    + binary("div", lambda m, a, b: a / b, kinds=("n", "away"))
+    + binary("pow", lambda m, a, b: a ** b, kinds=("pos", "n"))
+    + binary("maximum", lambda m, a, b: m.maximum(a, b))
+    + binary("minimum", lambda m, a, b: m.minimum(a, b))
+    + binary("maximum_ties", lambda m, a, b: m.maximum(a, b), kinds=("tie", "tie"))
+    + binary("minimum_ties", lambda m, a, b: m.minimum(a, b), kinds=("tie", "tie"))
+    + binary("add_method", lambda m, a, b: a.add(b))
+    + binary("sub_method", lambda m, a, b: a.sub(b))
+    + binary("mul_method", lambda m, a, b: a.mul(b))
+    + binary("div_method", lambda m, a, b: a.div(b), kinds=("n", "away"))
+)
+
+SCALAR = (
+    unary("x+2", lambda m, x: x + 2)
+    + unary("2+x", lambda m, x: 2 + x)
+    + unary("x+1.5", lambda m, x: x + 1.5)
+    + unary("x-2.5", lambda m, x: x - 2.5)
+    + unary("2-x", lambda m, x: 2 - x)
+    + unary("1.5-x", lambda m, x: 1.5 - x)
+    + unary("x*3", lambda m, x: x * 3)
+    + unary("-0.5*x", lambda m, x: -0.5 * x)
+    + unary("x/3", lambda m, x: x / 3)
+    + unary("3/x", lambda m, x: 3 / x, kind="away")
+    + unary("2.5/x", lambda m, x: 2.5 / x, kind="away")
+    + unary("2**x", lambda m, x: 2 ** x)
+    + unary("0.5**x", lambda m, x: 0.5 ** x)
+    + unary("x**2", lambda m, x: x ** 2)
+    + unary("x**3", lambda m, x: x ** 3)
+    + unary("x**2.5", lambda m, x: x ** 2.5, kind="pos")
+    + unary("x**-1.5", lambda m, x: x ** -1.5, kind="pos")
+    + unary("x**0", lambda m, x: x ** 0)
+    + unary("x**1", lambda m, x: x ** 1)
+    + unary("x**0.5", lambda m, x: x ** 0.5, kind="pos")
+)
+
+MATMUL = [
+    C("matmul-1d-1d", lambda m, a, b: a @ b, S((3,)), S((3,))),
+    C("matmul-1d-2d", lambda m, a, b: a @ b, S((3,)), S((3, 4))),
+    C("matmul-2d-1d", lambda m, a, b: a @ b, S((3, 4)), S((4,))),
+    C("matmul-2d-2d", lambda m, a, b: a @ b, S((3, 4)), S((4, 5))),
+    C("matmul-batched-bcast", lambda m, a, b: a @ b, S((2, 1, 3, 4)), S((5, 4, 2))),
+    C("matmul-3d-1d", lambda m, a, b: a @ b, S((2, 3, 4)), S((4,))),
+    C("matmul-1d-3d", lambda m, a, b: a @ b, S((4,)), S((2, 4, 3))),
+    C("matmul-3d-2d", lambda m, a, b: m.matmul(a, b), S((2, 3, 4)), S((4, 2))),
+    C("matmul-T-T", lambda m, a, b: a @ b, S((3, 4), view="T"), S((4, 5), view="T")),
+    C("matmul-step", lambda m, a, b: a.matmul(b), S((3, 4), view="step"), S((4, 2), view="step")),
+    C("matmul-empty-rows", lambda m, a, b: a @ b, S((0, 3)), S((3, 2))),
+    C("matmul-empty-inner", lambda m, a, b: a @ b, S((3, 0)), S((0, 2))),
+]
+
+WHERE = [
+    C("where-tt", lambda m, a, b: m.where(a > 0, a, b), S((3, 4)), S((3, 4))),
+    C("where-bcast", lambda m, a, b: m.where(b > 0, a, b), S((3, 1, 4)), S((2, 4))),
+    C("where-cond-bcast", lambda m, a, b: m.where(b > 0, a, 2 * a), S((3, 4)), S((3, 1))),
+    C("where-scalar-other", lambda m, a: m.where(a > 0, a, 0.0), S((3, 4))),
+    C("where-scalar-input", lambda m, a: m.where(a > 0, -1.5, a), S((3, 4))),
+    C("where-0d", lambda m, a, b: m.where(a > 0, a, b), S(()), S((3,))),
+    C("where-empty", lambda m, a, b: m.where(a > 0, a, b), S((0, 3)), S((3,))),
+    C("where-T", lambda m, a, b: m.where(a > b, a, b), S((3, 4), view="T"), S((3, 4), view="step")),
+    C("masked_fill", lambda m, a: a.masked_fill(a > 0, 0.5), S((3, 4))),
+    C("masked_fill-bcast", lambda m, a, b: a.masked_fill(b > 0, -1.0), S((3, 4)), S((4,))),
+    C("masked_fill-0d-value", lambda m, a: a.masked_fill(a < 0, m.tensor(2.0)), S((2, 3))),
+    C("masked_fill-T", lambda m, a: a.masked_fill(a > 0.5, 0.0), S((3, 4), view="T")),
+    C("masked_fill-empty", lambda m, a: a.masked_fill(a > 0, 1.0), S((0, 3))),
+]
+
+UNARY = (
+    unary("neg", lambda m, x: -x)
+    + unary("neg_method", lambda m, x: x.neg())
+    + unary("abs", lambda m, x: x.abs(), kind="away")
+    + unary("exp", lambda m, x: x.exp())
+    + unary("log", lambda m, x: x.log(), kind="pos")
+    + unary("sqrt", lambda m, x: x.sqrt(), kind="pos")
+    + unary("rsqrt", lambda m, x: x.rsqrt(), kind="pos")
+    + unary("sin", lambda m, x: x.sin())
+    + unary("cos", lambda m, x: x.cos())
+    + unary("tanh", lambda m, x: x.tanh())
+    + unary("sigmoid", lambda m, x: x.sigmoid())
+    + unary("relu", lambda m, x: x.relu(), kind="away")
+    + unary("leaky_relu", lambda m, x: m.leaky_relu(x, 0.2), kind="away")
+    + unary("gelu", lambda m, x: m.gelu(x))
+    + unary("gelu_tanh", lambda m, x: m.gelu(x, approximate="tanh"))
+    + unary("silu", lambda m, x: m.silu(x))
+    + unary("softplus", lambda m, x: m.softplus(x))
+    + unary("softplus_b2_t1", lambda m, x: m.softplus(x * 2, beta=2.0, threshold=1.0))
+    + unary("elu", lambda m, x: m.elu(x), kind="away")
+    + unary("elu_a0.5", lambda m, x: m.elu(x, alpha=0.5), kind="away")
+    + unary("clamp_min", lambda m, x: x.clamp(min=-0.5))
+    + unary("clamp_max", lambda m, x: x.clamp(max=0.5))
+    + unary("clamp_both", lambda m, x: x.clamp(-0.5, 0.5))
+    + unary("clip", lambda m, x: x.clip(-0.3, 0.7))
+    + unary("softmax_-1", lambda m, x: x.softmax(-1))
+    + unary("softmax_0", lambda m, x: m.softmax(x, 0))
+    + unary("log_softmax_-1", lambda m, x: x.log_softmax(-1))
+    + unary("log_softmax_0", lambda m, x: m.log_softmax(x, 0))
+    + unary("softmax_1", lambda m, x: x.softmax(1), shapes=U_SHAPES[:1] + U_SHAPES[3:])
+    + unary("log_softmax_1", lambda m, x: x.log_softmax(dim=1), shapes=U_SHAPES[:1] + U_SHAPES[3:])
+    + unary("chain", lambda m, x: (x.sin() * x.exp() + x.tanh()).sigmoid())
+)
+
+# ---- reductions --------------------------------------------------------------------------------------
+R_SHAPES = ((S((3, 4)), (None, 0, -1, (0, 1), (1, 0))),
+            (S((2, 3, 4)), (None, 1, (0, 2), (-1,), (0, 1, 2))),
+            (S(()), (None, 0)),
+            (S((0, 3)), (None, 0, 1)),
+            (S((3, 4), view="T"), (None, 0, 1)),
+            (S((3, 4), view="step"), (None, -1)))
+
+
+def reductions(name: str, fn: Callable, kind="n", skip=lambda s, d, kd: False, grad=True) -> list[Case]:
+    out = []
+    for s, dims in R_SHAPES:
+        for d in dims:
+            for kd in (False, True):
+                if skip(s, d, kd):
+                    continue
+                label = "all" if d is None else str(d).replace(" ", "")
+                out.append(C(f"{name}-{s.label}-{label}{'-keep' if kd else ''}", _bind(fn, d, kd), k(s, kind),
+                             grad=grad))
+    return out
+
+
+def _bind(fn: Callable, d, kd: bool) -> Callable:
+    return lambda m, x: fn(m, x, d, kd)
+
+
+def _empty_reduced(s: S, d) -> bool:
+    """True when the reduction covers a size-0 dim (max/min/argmax have no identity there)."""
+    if 0 not in s.shape:
+        return False
+    dims = range(len(s.shape)) if d is None else (d,) if isinstance(d, int) else d
+    return any(s.shape[i] == 0 for i in dims)
+
+
+def _none_keepdim(s, d, kd):
+    return d is None and kd
+
+
+REDUCE = (
+    reductions("sum", lambda m, x, d, kd: x.sum() if d is None and not kd else x.sum(d, keepdim=kd),
+               skip=lambda s, d, kd: d is None and kd)
+    + reductions("mean", lambda m, x, d, kd: x.mean() if d is None else x.mean(d, keepdim=kd),
+                 skip=_none_keepdim)
+    + reductions("var_c1", lambda m, x, d, kd: x.var(d, keepdim=kd),
+                 skip=lambda s, d, kd: 0 in s.shape or not s.shape or (d is None and kd))
+    + reductions("var_c0", lambda m, x, d, kd: x.var(d, keepdim=kd, correction=0),
+                 skip=lambda s, d, kd: 0 in s.shape or (d is None and kd))
+    + reductions("std_c1", lambda m, x, d, kd: x.std(d, keepdim=kd, correction=1),
+                 skip=lambda s, d, kd: 0 in s.shape or not s.shape or (d is None and kd))
+    + reductions("std_c0", lambda m, x, d, kd: x.std(d, keepdim=kd, unbiased=False),
+                 skip=lambda s, d, kd: 0 in s.shape or not s.shape or (d is None and kd))
+    + reductions("amax", lambda m, x, d, kd: x.amax(() if d is None else d, keepdim=kd),
+                 skip=lambda s, d, kd: _empty_reduced(s, d))
+    + reductions("amin", lambda m, x, d, kd: x.amin(() if d is None else d, keepdim=kd),
+                 skip=lambda s, d, kd: _empty_reduced(s, d))
+    + reductions("amax_ties", lambda m, x, d, kd: x.amax(() if d is None else d, keepdim=kd), kind="tie",
+                 skip=lambda s, d, kd: _empty_reduced(s, d))
+    + reductions("max", lambda m, x, d, kd: x.max() if d is None else x.max(d, keepdim=kd),
+                 skip=lambda s, d, kd: _empty_reduced(s, d) or not isinstance(d, (int, type(None)))
+                 or (d is None and kd))
+    + reductions("min", lambda m, x, d, kd: x.min() if d is None else x.min(dim=d, keepdim=kd),
+                 skip=lambda s, d, kd: _empty_reduced(s, d) or not isinstance(d, (int, type(None)))
+                 or (d is None and kd))
+    + reductions("max_ties_all", lambda m, x, d, kd: x.max(), kind="tie",
+                 skip=lambda s, d, kd: d is not None or kd or 0 in s.shape)
+    + reductions("max_ties_dim", lambda m, x, d, kd: x.max(d, keepdim=kd), kind="tie",
+                 skip=lambda s, d, kd: _empty_reduced(s, d) or not isinstance(d, int))
+    + reductions("min_ties_dim", lambda m, x, d, kd: x.min(d, keepdim=kd), kind="tie",
+                 skip=lambda s, d, kd: _empty_reduced(s, d) or not isinstance(d, int))
+    + reductions("argmax_ties", lambda m, x, d, kd: x.argmax(d, keepdim=kd), kind="tie", grad=False,
+                 skip=lambda s, d, kd: _empty_reduced(s, d) or not isinstance(d, (int, type(None))))
+    + reductions("argmax", lambda m, x, d, kd: x.argmax(d, keepdim=kd), grad=False,
+                 skip=lambda s, d, kd: _empty_reduced(s, d) or not isinstance(d, (int, type(None))))
+    + reductions("argmin", lambda m, x, d, kd: x.argmin(dim=d, keepdim=kd), grad=False,
+                 skip=lambda s, d, kd: _empty_reduced(s, d) or not isinstance(d, (int, type(None))))
+    + reductions("logsumexp", lambda m, x, d, kd: x.logsumexp(tuple(range(x.ndim)) if d is None else d,
+                                                               keepdim=kd),
+                 skip=lambda s, d, kd: 0 in s.shape)
+    + reductions("cumsum", lambda m, x, d, kd: x.cumsum(d),
+                 skip=lambda s, d, kd: kd or not isinstance(d, int))
+)
+
+# ---- views (the op sees a leaf, a transposed leaf or a strided slice; grads must reach the leaf) ----
+VIEWS = [
+    C("reshape", lambda m, x: x.reshape(4, 3), S((3, 4))),
+    C("reshape-tuple-infer", lambda m, x: x.reshape((2, -1)), S((2, 3, 4))),
+    C("reshape-noncontig", lambda m, x: x.reshape(-1), S((3, 4), view="T")),
+    C("reshape-0d", lambda m, x: x.reshape(1, 1), S(())),
+    C("reshape-to-0d", lambda m, x: x.reshape(()), S((1,))),
+    C("reshape-empty", lambda m, x: x.reshape(3, 0), S((0, 3))),
+    C("view", lambda m, x: x.view(2, 6), S((3, 4))),
+    C("view-flat", lambda m, x: x.view(-1), S((2, 3, 4))),
+    C("permute", lambda m, x: x.permute(1, 0, 2), S((2, 3, 4))),
+    C("permute-tuple", lambda m, x: x.permute((2, 0, 1)), S((2, 3, 4))),
+    C("permute-step", lambda m, x: x.permute(1, 0), S((3, 4), view="step")),
+    C("transpose", lambda m, x: x.transpose(0, 2), S((2, 3, 4))),
+    C("transpose-neg", lambda m, x: x.transpose(-1, -2), S((3, 4), view="T")),
+    C("T-2d", lambda m, x: x.T, S((3, 4))),
+    C("T-1d", lambda m, x: x.T, S((3,))),
+    C("mT", lambda m, x: x.mT, S((2, 3, 4))),
+    C("mT-2d", lambda m, x: x.mT, S((3, 4), view="step")),
+    C("expand", lambda m, x: x.expand(3, 4), S((3, 1))),
+    C("expand-new-dims", lambda m, x: x.expand(2, 3, 4), S((3, 1))),
+    C("expand-minus1", lambda m, x: x.expand(2, -1, 4), S((3, 1))),
+    C("expand-0d", lambda m, x: x.expand(2, 3), S(())),
+    C("broadcast_to", lambda m, x: x.broadcast_to((2, 3, 4)), S((4,))),
+    C("broadcast_to-T", lambda m, x: x.broadcast_to((2, 4, 3)), S((4, 3), view="T")),
+    C("squeeze", lambda m, x: x.squeeze(), S((3, 1, 4, 1))),
+    C("squeeze-dim", lambda m, x: x.squeeze(1), S((3, 1, 4, 1))),
+    C("squeeze-dim-noop", lambda m, x: x.squeeze(0), S((3, 1, 4))),
+    C("squeeze-tuple", lambda m, x: x.squeeze((1, 3)), S((3, 1, 4, 1))),
+    C("squeeze-0d", lambda m, x: x.squeeze(), S(())),
+    C("unsqueeze-0", lambda m, x: x.unsqueeze(0), S((3, 4))),
+    C("unsqueeze--1", lambda m, x: x.unsqueeze(-1), S((3, 4), view="T")),
+    C("unsqueeze-0d", lambda m, x: x.unsqueeze(0), S(())),
+    C("flatten", lambda m, x: x.flatten(), S((2, 3, 4))),
+    C("flatten-1", lambda m, x: x.flatten(1), S((2, 3, 4))),
+    C("flatten-0-1", lambda m, x: x.flatten(0, 1), S((2, 3, 4))),
+    C("flatten-noncontig", lambda m, x: x.flatten(), S((3, 4), view="T")),
+    C("flatten-0d", lambda m, x: x.flatten(), S(())),
+    C("unflatten", lambda m, x: x.unflatten(1, (2, 2)), S((3, 4))),
+    C("unflatten-infer", lambda m, x: x.unflatten(-1, (2, -1)), S((2, 3, 4))),
+    C("index-int", lambda m, x: x[1], S((3, 4))),
+    C("index-neg-int", lambda m, x: x[-1, 2], S((3, 4))),
+    C("index-slice-step", lambda m, x: x[:, ::2], S((3, 4))),
+    C("index-slice-step3", lambda m, x: x[1:, ::3], S((3, 7))),
+    C("index-None", lambda m, x: x[None, 1:3], S((3, 4))),
+    C("index-ellipsis", lambda m, x: x[..., 1], S((2, 3, 4))),
+    C("index-mixed", lambda m, x: x[-1, ..., None, 1:], S((2, 3, 4))),
+    C("index-3d", lambda m, x: x[1:, ::2, 0], S((2, 3, 4))),
+    C("index-empty-slice", lambda m, x: x[2:2], S((3, 4))),
+    C("index-on-T", lambda m, x: x[1:, 0], S((3, 4), view="T")),
+    C("index-on-step", lambda m, x: x[::2, 1:], S((3, 4), view="step")),
+    C("index-0d-ellipsis", lambda m, x: x[...], S(())),
+    C("index-0d-None", lambda m, x: x[None], S(())),
+    C("index-overlap", lambda m, x: x[0] + x[:, 1].sum() + x[1:, 1:].sum(), S((3, 4))),
+    C("contiguous", lambda m, x: x.contiguous(), S((3, 4), view="T")),
+    C("contiguous-noop", lambda m, x: x.contiguous(), S((3, 4))),
+    C("view-chain", lambda m, x: x.T.reshape(-1)[::3].unsqueeze(0).expand(2, -1), S((3, 4))),
+]
+
+# ---- copies: advanced indexing, joining, splitting, gather/scatter, pad, repeat, flip, tri ----------
+COPIES = [
+    C("adv-index-dups", lambda m, x: x[m.tensor([0, 2, 0, 0])], S((3, 4))),
+    C("adv-index-list", lambda m, x: x[[0, 2, 0]], S((3, 4))),
+    C("adv-index-dim1", lambda m, x: x[:, m.tensor([1, 1, 3])], S((3, 4))),
+    C("adv-index-pair", lambda m, x: x[m.tensor([0, 1, 0]), m.tensor([2, 2, 2])], S((3, 4))),
+    C("adv-index-2d", lambda m, x: x[m.tensor([[0, 0], [1, 0]])], S((3, 4))),
+    C("adv-index-neg", lambda m, x: x[m.tensor([-1, 0])], S((3, 4))),
+    C("adv-index-T", lambda m, x: x[m.tensor([1, 1, 0])], S((3, 4), view="T")),
+    C("adv-index-empty", lambda m, x: x[m.tensor([], dtype=m.int64)], S((3, 4))),
+    C("adv-index-slice-mix", lambda m, x: x[1:, m.tensor([0, 0, 2])], S((3, 4))),
+    C("bool-mask", lambda m, x: x[x > 0], S((3, 4))),
+    C("bool-mask-rows", lambda m, x: x[m.tensor([True, False, True])], S((3, 4))),
+    C("bool-mask-T", lambda m, x: x[x > 0], S((3, 4), view="T")),
+    C("cat-0", lambda m, a, b: m.cat([a, b], 0), S((2, 3)), S((4, 3))),
+    C("cat-1", lambda m, a, b: m.cat([a, b], dim=1), S((2, 3)), S((2, 1))),
+    C("cat-neg-3", lambda m, a, b, c: m.cat([a, b, c], -1), S((2, 3)), S((2, 3), view="T"), S((2, 2))),
+    C("cat-empty-piece", lambda m, a, b: m.cat([a, b]), S((0, 3)), S((2, 3))),
+    C("cat-repeat-input", lambda m, a: m.cat([a, a * 2, a], 0), S((2, 3))),
+    C("stack-0", lambda m, a, b: m.stack([a, b]), S((2, 3)), S((2, 3))),
+    C("stack--1", lambda m, a, b: m.stack([a, b], dim=-1), S((2, 3)), S((2, 3), view="T")),
+    C("stack-1", lambda m, a, b, c: m.stack([a, b, c], 1), S((2, 3)), S((2, 3)), S((2, 3))),
+    C("stack-0d", lambda m, a, b: m.stack([a, b]), S(()), S(())),
+    C("split-int", lambda m, x: x.split(2), S((5, 3))),
+    C("split-sections", lambda m, x: x.split([1, 3], dim=1), S((2, 4))),
+    C("split-T", lambda m, x: x.split(1, dim=0), S((3, 4), view="T")),
+    C("chunk", lambda m, x: x.chunk(2, 1), S((3, 4))),
+    C("chunk-uneven", lambda m, x: x.chunk(3), S((4, 3))),
+    C("gather", lambda m, x: x.gather(1, m.tensor([[0, 1, 1], [2, 0, 0], [3, 3, 3]])), S((3, 4))),
+    C("gather-0", lambda m, x: x.gather(0, m.tensor([[0, 1, 2, 0], [2, 2, 2, 2]])), S((3, 4))),
+    C("gather-T", lambda m, x: x.gather(1, m.tensor([[0, 0], [2, 1], [3, 3]])), S((3, 4), view="T")),
+    C("scatter_add", lambda m, x, s: x.scatter_add(1, m.tensor([[0, 1, 1], [2, 0, 0], [3, 3, 3]]), s),
+      S((3, 4)), S((3, 3))),
+    C("scatter_add-0", lambda m, x, s: x.scatter_add(0, m.tensor([[0, 1, 2, 0], [0, 0, 0, 1]]), s),
+      S((3, 4)), S((2, 4))),
+    C("index_select", lambda m, x: x.index_select(0, m.tensor([2, 0, 2])), S((3, 4))),
+    C("index_select-1", lambda m, x: x.index_select(1, m.tensor([3, 3, 1, 0])), S((3, 4), view="T")),
+    C("pad-last", lambda m, x: m.pad(x, (1, 2)), S((3, 4))),
+    C("pad-two-dims", lambda m, x: m.pad(x, (1, 1, 2, 0), value=0.5), S((3, 4))),
+    C("pad-3d", lambda m, x: m.pad(x, (0, 1, 1, 0, 1, 1)), S((2, 3, 4), view="step")),
+    C("repeat", lambda m, x: x.repeat(2, 1), S((3, 4))),
+    C("repeat-more-dims", lambda m, x: x.repeat(2, 1, 3), S((3, 4))),
+    C("repeat-T", lambda m, x: x.repeat(1, 2), S((3, 4), view="T")),
+    C("flip-0", lambda m, x: x.flip(0), S((3, 4))),
+    C("flip-01", lambda m, x: x.flip((0, 1)), S((3, 4))),
+    C("flip-neg", lambda m, x: x.flip(-1), S((2, 3, 4), view="step")),
+    C("tril", lambda m, x: x.tril(), S((3, 4))),
+    C("tril--1", lambda m, x: x.tril(-1), S((4, 3), view="T")),
+    C("triu", lambda m, x: x.triu(), S((3, 4))),
+    C("triu-1", lambda m, x: x.triu(1), S((2, 3, 4))),
+]
+
+ALL_CASES = BINARY + SCALAR + MATMUL + WHERE + UNARY + REDUCE + VIEWS + COPIES
+
+
+# ---- the runner -------------------------------------------------------------------------------------
+def _flat(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _leaves(case: Case, dtype: str):
+    rng = np.random.default_rng(zlib.crc32(f"{case.id}/{dtype}".encode()))
+    arrays = [make_array(s.leaf_shape(), s.kind, rng, dtype) for s in case.specs]
+    tl_leaves = [tl.tensor(a, requires_grad=True) for a in arrays]
+    th_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
+    return rng, tl_leaves, th_leaves
+
+
+def run_case(case: Case, dtype: str) -> None:
+    rng, tl_leaves, th_leaves = _leaves(case, dtype)
+    tl_in = [s.apply_view(t) for s, t in zip(case.specs, tl_leaves)]
+    th_in = [s.apply_view(t) for s, t in zip(case.specs, th_leaves)]
+    atol, rtol = (t * case.tol for t in TOL[dtype])
+    outs_tl, outs_th = _flat(case.fn(tl, *tl_in)), _flat(case.fn(TH, *th_in))
+    assert len(outs_tl) == len(outs_th), f"{len(outs_tl)} outputs, torch has {len(outs_th)}"
+    for i, (a, b) in enumerate(zip(outs_tl, outs_th)):
+        assert_close(a, b, atol, rtol, msg=f"output {i}: ")
+        assert a.requires_grad == b.requires_grad, f"output {i}: requires_grad {a.requires_grad}"
+    if not case.grad:
+        return
+    diff = [(a, b) for a, b in zip(outs_tl, outs_th) if b.requires_grad]
+    assert diff, "no differentiable output"
+    gs = [make_array(b.shape, "n", rng, dtype) for _, b in diff]
+    if len(diff) == 1:
+        (a, b), g = diff[0], gs[0]
+        a.backward(tl.tensor(g))
+        b.backward(torch.tensor(g))
+    else:  # several outputs (split, chunk): one scalar that weights each with its own upstream grad
+        sum(((a * tl.tensor(g)).sum() for (a, _), g in zip(diff, gs)), tl.tensor(0.0, dtype=dtype)).backward()
+        sum(((b * torch.tensor(g)).sum() for (_, b), g in zip(diff, gs))).backward()
+    for i, (a, b) in enumerate(zip(tl_leaves, th_leaves)):
+        if b.grad is None:
+            assert a.grad is None or not np.any(a.grad.numpy()), f"input {i}: torch has no grad, we have one"
+            continue
+        assert a.grad is not None, f"input {i}: no .grad (torch has one of shape {tuple(b.grad.shape)})"
+        assert_close(a.grad, b.grad, atol, rtol, msg=f"grad of input {i}: ")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
+def test_op(case: Case, dtype: str) -> None:
+    run_case(case, dtype)
+
+
+def test_case_ids_unique() -> None:
+    ids = [c.id for c in ALL_CASES]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+
+
+# ---- ops without gradients: one_hot, comparisons, logic -----------------------------------------------
+@pytest.mark.parametrize("data,num_classes", [([0, 2, 1, 2], -1), ([[0, 1], [3, 0]], 5), ([], 3), (2, 4)],
+                         ids=["1d-infer", "2d-5", "empty", "0d"])
+def test_one_hot(data, num_classes) -> None:
+    a, b = pair(np.asarray(data, dtype=np.int64))
+    assert_close(tl.one_hot(a, num_classes), F.one_hot(b, num_classes))
+
+
+# ---- dtype promotion -------------------------------------------------------------------------------
+PROMO_DTYPES = ("float32", "float64", "float16", "int64", "int32", "bool")
+
+
+def _operand(desc, rng):
+    """('float32', 2) -> a 2-d pair; ('float32', 0) -> a 0-d pair; a Python scalar stays itself."""
+    if not isinstance(desc, tuple):
+        return desc, desc
+    dtype, nd = desc
+    kind = "bool" if dtype == "bool" else "int" if dtype.startswith("int") else "pos"
+    return pair(make_array((2, 3)[:nd] if nd else (), kind, rng, "float64" if kind == "pos" else "int64"),
+                dtype=dtype) if kind != "bool" else pair(make_array((2, 3)[:nd], "bool", rng, "bool"))
+
+
+def _promo_cases():
+    cases = []
+    tensors = [(d, nd) for d in PROMO_DTYPES for nd in (2, 0)]
+    for a in tensors:
+        for b in tensors:
+            both_0d = a[1] == 0 and b[1] == 0
+            if both_0d and PROMO_DTYPES.index(a[0]) > PROMO_DTYPES.index(b[0]):
+                continue  # 0-d with 0-d: one order is enough
+            cases.append((a, b))
+        for s in (2, 2.5, True):
+            cases.append((a, s))
+            cases.append((s, a))
+    return cases
+
+
+def _pid(v) -> str:
+    if isinstance(v, tuple):
+        return f"{v[0]}{'' if v[1] else '_0d'}"
+    return f"py{type(v).__name__}"
+
+
+PROMO = _promo_cases()
+ARITH = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
+         "sub": lambda a, b: a - b}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # x / False: inf (torch is silent, NumPy warns)
+@pytest.mark.parametrize("a,b", PROMO, ids=[f"{_pid(a)}-{_pid(b)}" for a, b in PROMO])
+def test_promotion(a, b) -> None:
+    rng = np.random.default_rng(0)
+    (ta, ha), (tb, hb) = _operand(a, rng), _operand(b, rng)
+    has_bool = any(_pid(v).endswith("bool") or _pid(v).startswith("bool") for v in (a, b))
+    for name, op in ARITH.items():
+        if name == "sub" and has_bool:
+            continue  # torch: "Subtraction, the `-` operator, with a bool tensor is not supported"
+        expected = op(ha, hb)
+        got = op(ta, tb)
+        tol = 2e-3 if "float16" in (torch_dtype_name(expected),) else None
+        assert_close(got, expected, atol=tol, rtol=tol, msg=f"{name}: ")
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        if not isinstance(a, tuple):
+            continue
+        expected = getattr(ha, name)(hb)
+        got = getattr(ta, name)(tb)
+        assert got.dtype.name == "bool"
+        assert_close(got, expected, msg=f"{name}: ")
+
+
+INT_INPUT_OPS: dict[str, Callable] = {
+    "neg": lambda m, x: -x, "abs": lambda m, x: x.abs(), "exp": lambda m, x: x.exp(),
+    "log": lambda m, x: x.log(), "sqrt": lambda m, x: x.sqrt(), "sin": lambda m, x: x.sin(),
+    "tanh": lambda m, x: x.tanh(), "sigmoid": lambda m, x: x.sigmoid(), "relu": lambda m, x: x.relu(),
+    "clamp-float": lambda m, x: x.clamp(0.5),
+    "clamp-int": lambda m, x: x.clamp(1, 2), "sum": lambda m, x: x.sum(), "sum-dim": lambda m, x: x.sum(0),
+    "cumsum": lambda m, x: x.cumsum(0), "amax": lambda m, x: x.amax(0), "max": lambda m, x: x.max(),
+    "max-dim": lambda m, x: x.max(0)[0], "argmax": lambda m, x: x.argmax(), "x**2": lambda m, x: x ** 2,
+    "x**0.5": lambda m, x: x ** 0.5, "2**x": lambda m, x: 2 ** x, "2.5**x": lambda m, x: 2.5 ** x,
+    "x*1.5": lambda m, x: x * 1.5, "x/2": lambda m, x: x / 2, "3-x": lambda m, x: 3 - x,
+    "3/x": lambda m, x: 3 / x,
+    "where-float": lambda m, x: m.where(x > 1, x, 0.5), "where-int": lambda m, x: m.where(x > 1, x, 0),
+    "masked_fill": lambda m, x: x.masked_fill(x > 1, 0.5), "logsumexp": lambda m, x: x.logsumexp(0),
+    "flip": lambda m, x: x.flip(0), "cat": lambda m, x: m.cat([x, x]), "pad": lambda m, x: m.pad(x, (1, 1)),
+    "maximum": lambda m, x: m.maximum(x, x.flip(0)), "tril": lambda m, x: x.reshape(2, 2).tril(),
+}
+TORCH_REFUSES_BOOL = {"neg", "abs", "relu", "argmax", "3-x"}  # torch raises for bool inputs
+INT_INPUT_CASES = [(d, n) for d in ("int64", "int32", "bool", "float16") for n in INT_INPUT_OPS
+                   if not (d == "bool" and n in TORCH_REFUSES_BOOL)]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 3 / 0 -> inf, log(0) -> -inf
+@pytest.mark.parametrize("dtype,name", INT_INPUT_CASES, ids=[f"{d}-{n}" for d, n in INT_INPUT_CASES])
+def test_non_float32_inputs(dtype, name) -> None:
+    """Result dtypes (and values) of ops on int/bool/half inputs, e.g. exp(int) -> float32."""
+    a, b = pair(np.array([1, 2, 0, 3]), dtype=dtype)
+    got, expected = INT_INPUT_OPS[name](tl, a), INT_INPUT_OPS[name](TH, b)
+    tol = 2e-3 if dtype == "float16" else 1e-6
+    assert_close(got, expected, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("da,db", [("int64", "int64"), ("int32", "int64"), ("int32", "int32"),
+                                   ("bool", "bool"), ("bool", "int32"), ("int64", "py_int")])
+def test_int_true_division_is_float32(da, db) -> None:
+    ta, ha = pair(np.array([3, 4, 7]), dtype=da)
+    tb, hb = (2, 2) if db == "py_int" else pair(np.array([2, 1, 3]), dtype=db)
+    got, expected = ta / tb, ha / hb
+    assert got.dtype.name == "float32" == torch_dtype_name(expected)
+    assert_close(got, expected)
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("da,db", [("bool", "bool"), ("float32", "int64"), ("int32", "bool")])
+def test_logical_ops(op, da, db) -> None:
+    ta, ha = pair(np.array([[0, 1, 2], [1, 0, 0]]), dtype=da)
+    tb, hb = pair(np.array([1, 0, 1]), dtype=db)
+    assert_close(getattr(ta, op)(tb), getattr(ha, op)(hb))
+    assert_close(getattr(tl, op)(ta, tb), getattr(torch, op)(ha, hb))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "float32", "int64"])
+def test_logical_not(dtype) -> None:
+    ta, ha = pair(np.array([[0, 1, 2], [1, 0, 0]]), dtype=dtype)
+    assert_close(ta.logical_not(), ha.logical_not())
+
+
+@pytest.mark.parametrize("op", ["and", "or", "xor"])
+@pytest.mark.parametrize("dtype", ["bool", "int64", "int32"])
+def test_bitwise_ops(op, dtype) -> None:
+    import operator
+    fn = {"and": operator.and_, "or": operator.or_, "xor": operator.xor}[op]
+    ta, ha = pair(np.array([[0, 1, 2], [3, 0, 1]]), dtype=dtype)
+    tb, hb = pair(np.array([1, 3, 1]), dtype=dtype)
+    assert_close(fn(ta, tb), fn(ha, hb))
+    if dtype == "bool":
+        assert_close(~ta, ~ha)
+
+
+@pytest.mark.parametrize("other", ["tensor", "0d", "int", "float"])
+def test_comparisons_return_bool(other) -> None:
+    ta, ha = pair(np.array([[1.0, 2.0, 3.0], [2.0, 2.0, 0.5]]), dtype="float32")
+    if other == "tensor":
+        tb, hb = pair(np.array([2, 2, 1]), dtype="int64")
+    elif other == "0d":
+        tb, hb = pair(np.array(2.0), dtype="float64")
+    else:
+        tb = hb = 2 if other == "int" else 2.0
+    for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+        assert_close(getattr(ta, op)(tb), getattr(ha, op)(hb), msg=op)
+
+
+# ---- creation --------------------------------------------------------------------------------------
+TENSOR_DATA = [
+    ("ints", [1, 2, 3]), ("floats", [1.0, 2.5]), ("mixed", [[1, 2.5], [3, 4]]), ("bools", [True, False]),
+    ("bool-int", [True, 2]), ("int-scalar", 3), ("float-scalar", 2.5), ("bool-scalar", False),
+    ("nested3", [[[1], [2]], [[3], [4]]]), ("empty", []), ("empty-2d", [[], []]),
+]
+
+
+@pytest.mark.parametrize("data", [d for _, d in TENSOR_DATA], ids=[i for i, _ in TENSOR_DATA])
+def test_tensor_dtype_inference(data) -> None:
+    assert_close(tl.tensor(data), torch.tensor(data))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool", "float16"])
+def test_tensor_explicit_dtype(dtype) -> None:
+    data = [[0, 1.5], [2, 0]]
+    assert_close(tl.tensor(data, dtype=getattr(tl, dtype)), torch.tensor(data, dtype=getattr(torch, dtype)))
+
+
+@pytest.mark.parametrize("np_dtype", ["float32", "float64", "int32", "int64", "bool", "float16"])
+def test_tensor_from_numpy_keeps_dtype(np_dtype) -> None:
+    arr = np.arange(6).reshape(2, 3).astype(np_dtype)
+    assert_close(tl.tensor(arr), torch.tensor(arr))
+
+
+FACTORIES: list[tuple[str, Callable[[Any], Any]]] = [
+    ("zeros", lambda m: m.zeros(2, 3)),
+    ("zeros-tuple", lambda m: m.zeros((2, 3))),
+    ("zeros-int", lambda m: m.zeros(2, dtype=m.int64)),
+    ("zeros-0d", lambda m: m.zeros(())),
+    ("zeros-empty", lambda m: m.zeros(0, 3)),
+    ("ones", lambda m: m.ones(3)),
+    ("ones-f64", lambda m: m.ones([2, 2], dtype=m.float64)),
+    ("ones-bool", lambda m: m.ones(2, dtype=m.bool)),
+    ("full-float", lambda m: m.full((2, 3), 1.5)),
+    ("full-int", lambda m: m.full((2,), 7)),
+    ("full-bool", lambda m: m.full((2,), True)),
+    ("full-dtype", lambda m: m.full((2, 2), 3, dtype=m.float32)),
+    ("arange-int", lambda m: m.arange(5)),
+    ("arange-start-stop", lambda m: m.arange(2, 9, 3)),
+    ("arange-neg-step", lambda m: m.arange(5, 0, -2)),
+    ("arange-float", lambda m: m.arange(0, 1, 0.1)),
+    ("arange-float-end", lambda m: m.arange(1.5)),
+    ("arange-float-step", lambda m: m.arange(1, 2.5, 0.5)),
+    ("arange-dtype", lambda m: m.arange(4, dtype=m.float64)),
+    ("arange-empty", lambda m: m.arange(3, 3)),
+    ("linspace", lambda m: m.linspace(0, 1, 5)),
+    ("linspace-neg", lambda m: m.linspace(-2.5, 3, 7)),
+    ("linspace-1", lambda m: m.linspace(-1, 1, 1)),
+    ("linspace-0", lambda m: m.linspace(0, 1, 0)),
+    ("linspace-f64", lambda m: m.linspace(0, 1, 4, dtype=m.float64)),
+    ("eye", lambda m: m.eye(3)),
+    ("eye-rect", lambda m: m.eye(2, 4)),
+    ("eye-int", lambda m: m.eye(2, dtype=m.int64)),
+]
+
+
+@pytest.mark.parametrize("fn", [f for _, f in FACTORIES], ids=[i for i, _ in FACTORIES])
+def test_factories(fn) -> None:
+    assert_close(fn(tl), fn(torch), atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [None, "float64", "int64"])
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "full_like", "empty_like"])
+def test_like_factories(name, dtype) -> None:
+    a, b = pair(np.arange(6.0).reshape(2, 3), dtype="float32")
+    args = (2,) if name == "full_like" else ()
+    kw_tl = {} if dtype is None else {"dtype": getattr(tl, dtype)}
+    kw_th = {} if dtype is None else {"dtype": getattr(torch, dtype)}
+    got, expected = getattr(tl, name)(a, *args, **kw_tl), getattr(torch, name)(b, *args, **kw_th)
+    if name == "empty_like":  # uninitialised in torch: compare the metadata only
+        assert got.shape == tuple(expected.shape) and got.dtype.name == torch_dtype_name(expected)
+    else:
+        assert_close(got, expected)
+
+
+@pytest.mark.parametrize("name", ["rand", "randn", "randint"])
+def test_seeded_random_reproducible(name) -> None:
+    def draw(seed):
+        tl.manual_seed(seed)
+        if name == "randint":
+            return tl.randint(0, 10, (1000,)).numpy().copy(), tl.randint(3, (2, 5)).numpy().copy()
+        fn = getattr(tl, name)
+        return fn(1000).numpy().copy(), fn(2, 5).numpy().copy()
+
+    a, b, c = draw(1234), draw(1234), draw(4321)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert not np.array_equal(a[0], c[0])
+    assert not np.array_equal(a[0], a[0][::-1])  # not constant
+    x = a[0]
+    if name == "rand":
+        assert x.dtype == np.float32 and x.min() >= 0 and x.max() < 1 and abs(x.mean() - 0.5) < 0.05
+    elif name == "randn":
+        assert x.dtype == np.float32 and abs(x.mean()) < 0.15 and abs(x.std() - 1) < 0.1
+    else:
+        assert x.dtype == np.int64 and x.min() == 0 and x.max() == 9 and abs(x.mean() - 4.5) < 0.5
+        assert a[1].shape == (2, 5) and a[1].min() >= 0 and a[1].max() < 3
+
+
+def test_seeded_random_like_and_dtype() -> None:
+    tl.manual_seed(7)
+    x = tl.randn(3, 4, dtype=tl.float64)
+    r = tl.rand_like(x)
+    tl.manual_seed(7)
+    np.testing.assert_array_equal(tl.randn(3, 4, dtype=tl.float64).numpy(), x.numpy())
+    assert x.dtype is tl.float64 and r.dtype is tl.float64 and r.shape == (3, 4)
+    assert tl.randint(5, 6, (3,)).tolist() == [5, 5, 5]
+
+
+# ---- in-place ops: values, and the version counter moves by exactly one per write -------------------
+INPLACE: list[tuple[str, Callable]] = [
+    ("add_", lambda m, t: t.add_(m.tensor([1.0, 2.0, 3.0]))),
+    ("add_-scalar", lambda m, t: t.add_(2)),
+    ("add_-alpha", lambda m, t: t.add_(m.ones(3), alpha=0.5)),
+    ("sub_", lambda m, t: t.sub_(m.tensor([[1.0], [2.0], [-1.0]]))),
+    ("sub_-scalar", lambda m, t: t.sub_(0.25)),
+    ("mul_", lambda m, t: t.mul_(m.tensor([2.0, -1.0, 0.5]))),
+    ("mul_-scalar", lambda m, t: t.mul_(3)),
+    ("div_", lambda m, t: t.div_(m.tensor(4.0))),
+    ("div_-scalar", lambda m, t: t.div_(2)),
+    ("iadd", lambda m, t: t.__iadd__(1.5)),
+    ("imul", lambda m, t: t.__imul__(m.tensor([1.0, 0.0, 2.0]))),
+    ("zero_", lambda m, t: t.zero_()),
+    ("fill_", lambda m, t: t.fill_(2.5)),
+    ("fill_-0d-tensor", lambda m, t: t.fill_(m.tensor(-1.0))),
+    ("copy_", lambda m, t: t.copy_(m.tensor([[9.0, 8.0, 7.0], [6.0, 5.0, 4.0], [3.0, 2.0, 1.0]]))),
+    ("copy_-inf", lambda m, t: t.copy_(m.tensor([float("inf"), -1.0, float("nan")]))),
+    ("copy_-bcast-cast", lambda m, t: t.copy_(m.tensor([1, 2, 3]))),
+    ("clamp_", lambda m, t: t.clamp_(-0.5, 0.5)),
+    ("clamp_-min", lambda m, t: t.clamp_(min=0.0)),
+    ("setitem-int", lambda m, t: t.__setitem__(0, 7.0)),
+    ("setitem-slice", lambda m, t: t.__setitem__((slice(None), slice(None, None, 2)), m.tensor([1.0, 2.0]))),
+    ("setitem-ellipsis", lambda m, t: t.__setitem__((Ellipsis, 1), -3.0)),
+    ("setitem-adv", lambda m, t: t.__setitem__((m.tensor([0, 1]), m.tensor([2, 0])), m.tensor([5.0, 6.0]))),
+    ("setitem-adv-list", lambda m, t: t.__setitem__([1], 4.0)),
+    ("setitem-mask", lambda m, t: t.__setitem__(t > 0, 0.0)),
+    ("setitem-mask-tensor", lambda m, t: t.__setitem__(t < 0, m.tensor(1.0))),
+]
+
+
+@pytest.mark.parametrize("fn", [f for _, f in INPLACE], ids=[i for i, _ in INPLACE])
+@pytest.mark.parametrize("target", ["base", "view"])
+def test_inplace(fn, target) -> None:
+    base_tl, base_th = pair(np.array([[0.3, -1.2, 2.0], [-0.7, 0.0, 1.1], [0.9, 0.4, -2.2]]), dtype="float32")
+    # a view (transposed: non-contiguous) shares the storage and the version counter with its base
+    t, h = (base_tl.T, base_th.T) if target == "view" else (base_tl, base_th)
+    v0_tl, v0_th = t._version, h._version
+    r_tl, r_th = fn(tl, t), fn(torch, h)
+    if r_th is not None:
+        assert r_tl is t, "an in-place method returns self"
+    assert t._version - v0_tl == h._version - v0_th == 1
+    assert base_tl._version == base_th._version
+    assert_close(t, h)
+    assert_close(base_tl, base_th)
+
+
+@pytest.mark.parametrize("op", ["add_", "mul_", "div_", "clamp_", "setitem", "fill_", "copy_"])
+def test_inplace_on_nonleaf_backward(op) -> None:
+    """x -> y = x * 2 -> in-place op on y -> loss: gradients match torch's."""
+    a, b = pair(np.array([[0.3, -1.2, 2.0], [-0.7, 0.2, 1.1]]), requires_grad=True)
+    w_tl, w_th = pair(np.array([1.5, -0.5, 2.0]), requires_grad=True)
+    outs = []
+    for x, w in ((a, w_tl), (b, w_th)):
+        y = x * 2
+        v = y._version
+        if op == "setitem":
+            y[0, 1:] = w[:2] * 3
+        elif op == "clamp_":
+            y.clamp_(-1.0, 1.0)
+        elif op == "fill_":
+            y.fill_(0.5)
+        elif op == "copy_":
+            y.copy_(w * w[0])
+        else:
+            getattr(y, op)(w)
+        assert y._version == v + 1
+        (y * y).sum().backward()
+        outs.append((y, x.grad, w.grad))
+    (y_tl, gx_tl, gw_tl), (y_th, gx_th, gw_th) = outs
+    assert_close(y_tl, y_th)
+    assert_close(gx_tl, gx_th)
+    if gw_th is None:
+        assert gw_tl is None
+    else:
+        assert_close(gw_tl, gw_th)
+
+
+def test_inplace_int_div_raises_like_torch() -> None:
+    a, b = pair(np.array([1, 2, 3]))
+    with pytest.raises(RuntimeError):
+        b.div_(2)
+    with pytest.raises(RuntimeError):
+        a.div_(2)
+    assert a._version == b._version == 0
+
+
+def test_inplace_leaf_requiring_grad_raises() -> None:
+    a, b = pair(np.array([1.0, 2.0]), requires_grad=True)
+    with pytest.raises(RuntimeError):
+        b.add_(1)
+    with pytest.raises(RuntimeError):
+        a.add_(1)
+    with tl.no_grad():
+        a.add_(1)
+    with torch.no_grad():
+        b.add_(1)
+    assert_close(a.detach(), b.detach())
+    assert a._version == b._version == 1
+
+
+@pytest.mark.parametrize("op", ["add_", "fill_", "copy_", "setitem"])
+def test_inplace_on_view_of_grad_tensor_is_refused(op) -> None:
+    """Deliberate difference: PyTorch rebases the base's history (CopySlices) when a view of a tensor that
+    requires grad is written in place; tinygrad_like refuses with a clear error instead (values untouched)."""
+    x = tl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 2
+    v = y[0]
+    fn = {"add_": lambda: v.add_(1.0), "fill_": lambda: v.fill_(0.0), "copy_": lambda: v.copy_(tl.ones(2)),
+          "setitem": lambda: v.__setitem__(0, 5.0)}[op]
+    with pytest.raises(RuntimeError, match="view"):
+        fn()
+    assert y.tolist() == [[2.0, 4.0], [6.0, 8.0]] and y._version == 0
+    with tl.no_grad():  # outside autograd the write is fine
+        fn()
+    assert y._version == 1
+
+
+# ---- views share storage exactly where torch's do, with torch's strides -------------------------------
+def _shares(out, base) -> bool:
+    if isinstance(out, tl.Tensor):
+        return out.storage is base.storage
+    return out.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("case", VIEWS, ids=[c.id for c in VIEWS])
+def test_view_aliasing_and_strides(case: Case) -> None:
+    _, tl_leaves, th_leaves = _leaves(case, "float32")
+    (s,) = case.specs
+    with tl.no_grad():
+        out_tl = case.fn(tl, s.apply_view(tl_leaves[0]))
+    with torch.no_grad():
+        out_th = case.fn(TH, s.apply_view(th_leaves[0]))
+    if case.id == "index-overlap":
+        return  # arithmetic on views, not a view
+    shares = _shares(out_th, th_leaves[0]) and out_th.numel() > 0
+    if out_th.numel() == 0:
+        return  # torch may allocate a fresh empty storage
+    assert _shares(out_tl, tl_leaves[0]) == shares, f"view: {_shares(out_tl, tl_leaves[0])}, torch: {shares}"
+    if shares:
+        assert out_tl.stride() == out_th.stride(), f"strides {out_tl.stride()} != torch's {out_th.stride()}"
+        assert out_tl.storage_offset() == out_th.storage_offset()
+        assert out_tl.is_contiguous() == out_th.is_contiguous()
+
+
+# ---- gradients keep each input's dtype when dtypes mix --------------------------------------------------
+@pytest.mark.parametrize("da,na,db,nb", [("float32", 2, "float64", 0), ("float32", 2, "float64", 2),
+                                         ("float64", 0, "float32", 2), ("float16", 2, "float32", 0),
+                                         ("float16", 2, "float64", 2)])
+@pytest.mark.parametrize("op", ["add", "mul", "div", "where", "maximum"])
+def test_mixed_dtype_grads(op, da, na, db, nb) -> None:
+    rng = np.random.default_rng(1)
+    shape = (2, 2)
+    (a_tl, a_th), (b_tl, b_th) = (pair(make_array(shape[:n], "away", rng), requires_grad=True, dtype=d)
+                                  for d, n in ((da, na), (db, nb)))
+    fns = {"add": lambda m, a, b: a + b, "mul": lambda m, a, b: a * b, "div": lambda m, a, b: a / b,
+           "where": lambda m, a, b: m.where(a > 0, a, b), "maximum": lambda m, a, b: m.maximum(a, b)}
+    y_tl, y_th = fns[op](tl, a_tl, b_tl), fns[op](TH, a_th, b_th)
+    assert_close(y_tl, y_th, atol=2e-3, rtol=2e-3)
+    g = make_array(y_th.shape, "n", rng)
+    y_tl.backward(tl.tensor(g, dtype=y_tl.dtype))
+    y_th.backward(torch.tensor(g, dtype=y_th.dtype))
+    for a, b in ((a_tl, a_th), (b_tl, b_th)):
+        assert_close(a.grad, b.grad, atol=2e-3, rtol=2e-3)
+
+
+@pytest.mark.parametrize("da,db", [("float32", "float64"), ("float16", "float32"), ("int64", "float32"),
+                                   ("bool", "int32")])
+def test_cat_promotes(da, db) -> None:
+    (a_tl, a_th), (b_tl, b_th) = pair(np.ones((2, 2)), dtype=da), pair(np.arange(2.0).reshape(1, 2), dtype=db)
+    assert_close(tl.cat([a_tl, b_tl]), torch.cat([a_th, b_th]))
+
+
+@pytest.mark.parametrize("op", ["exp", "mul", "matmul", "sum-dim", "softmax", "index"])
+def test_backward_with_noncontiguous_upstream_grad(op) -> None:
+    fns = {"exp": lambda m, x: x.exp(), "mul": lambda m, x: x * x, "matmul": lambda m, x: x @ x.T,
+           "sum-dim": lambda m, x: x.sum(0, keepdim=True).expand(3, 3), "softmax": lambda m, x: x.softmax(0),
+           "index": lambda m, x: x[m.tensor([2, 0, 0])]}
+    a, b = pair(np.random.default_rng(3).standard_normal((3, 3)), requires_grad=True)
+    gt, gh = pair(np.random.default_rng(4).standard_normal((3, 3)))
+    y_tl, y_th = fns[op](tl, a), fns[op](TH, b)
+    y_tl.backward(gt.T)
+    y_th.backward(gh.T)
+    assert_close(a.grad, b.grad)
+
+
+def test_grads_accumulate_over_two_backwards() -> None:
+    a, b = pair(np.array([[1.0, -2.0], [0.5, 3.0]]), requires_grad=True)
+    for m, x in ((tl, a), (TH, b)):
+        (x * x).sum().backward()
+        x[m.tensor([0, 0])].sum().backward()
+    assert_close(a.grad, b.grad)
