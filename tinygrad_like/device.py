@@ -42,10 +42,26 @@ class TimedBackend:
         return timed
 
 
+class _UploadFirst:
+    """``Device.backend`` while host writes wait in ``Device.pending``: the first primitive looked up
+    (any op, view or write on that device) uploads them, puts the real backend back and is served by it.
+    So "uploaded at the device's next use" holds for every op, not only those that check ``pending``."""
+
+    __slots__ = ("_dev",)
+
+    def __init__(self, dev: Device):
+        self._dev = dev
+
+    def __getattr__(self, name):
+        dev = self._dev
+        dev.flush()
+        return getattr(dev.backend, name)
+
+
 class Device:
     """``cpu`` or an accelerator such as ``cuda:0``; compares equal to its string form."""
 
-    __slots__ = ("type", "index", "raw_backend", "backend", "pending", "is_host")
+    __slots__ = ("type", "index", "raw_backend", "backend", "pending", "is_host", "_timed")
 
     def __init__(self, type_: str, index: int | None, backend):
         self.type = type_
@@ -54,10 +70,13 @@ class Device:
         self.backend = backend
         self.pending: set = set()  # storages whose host copy is newer: uploaded at the next op
         self.is_host = bool(getattr(backend, "is_host", False))
+        self._timed = None
         events.on_activation(self._set_timed)
 
     def _set_timed(self, active: bool) -> None:
-        self.backend = TimedBackend(self.raw_backend, str(self)) if active else self.raw_backend
+        self._timed = TimedBackend(self.raw_backend, str(self)) if active else None
+        if not self.pending:  # else flush() puts the right one back
+            self.backend = self._timed or self.raw_backend
 
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
@@ -76,10 +95,18 @@ class Device:
     def __hash__(self) -> int:
         return hash(str(self))
 
+    def mark_pending(self, storage) -> None:
+        """``storage``'s host copy was written: upload it before this device's next primitive."""
+        self.pending.add(storage)
+        if type(self.backend) is not _UploadFirst:
+            self.backend = _UploadFirst(self)
+
     def flush(self) -> None:
         """Upload every storage whose host copy was written since the last device op."""
+        self.backend = self._timed or self.raw_backend
         for s in list(self.pending):
             s.device_buffer()
+        self.pending.clear()
 
 
 CPU = Device("cpu", None, NumpyBackend())
@@ -99,7 +126,9 @@ def register_device(type_: str, backend, index: int = 0) -> Device:
 
 def unregister_device(type_: str) -> None:
     for k in [k for k in _devices if k == type_ or k.startswith(type_ + ":")]:
-        del _devices[k]
+        dev = _devices.pop(k)
+        if dev._set_timed in events._activation_hooks:  # forget the device: no hook keeps it alive
+            events._activation_hooks.remove(dev._set_timed)
 
 
 def get_device(spec) -> Device:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 #: True while at least one subscriber listens. Emit sites test this before building a record.
 ACTIVE = False

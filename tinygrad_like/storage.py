@@ -125,7 +125,7 @@ class Storage:
             return self.host
         if self.host is None or self.dirty == "gpu":
             t0 = events.now()
-            backend = self.device.backend
+            backend = self.device.raw_backend  # memory ops: never timed, never wait for pending uploads
             self.sync()
             if self.host is None:
                 self.host = backend.download(self.dev, self.numel, self.dtype)
@@ -139,7 +139,7 @@ class Storage:
         """The device copy, uploading the host copy first if it is newer."""
         if self.dirty == "cpu":
             t0 = events.now()
-            self.device.backend.upload_into(self.host, self.dev)
+            self.device.raw_backend.upload_into(self.host, self.dev)
             self.dirty = None
             self.device.pending.discard(self)
             self._changed("h2d", self.nbytes, events.now() - t0)
@@ -149,12 +149,14 @@ class Storage:
         """The host copy was written: a device-home storage's device copy is now stale."""
         if self.dev is not None and self.dirty != "cpu":
             self.dirty = "cpu"
-            self.device.pending.add(self)
+            self.device.mark_pending(self)
             self._changed(None, 0, 0.0)
 
     def mark_device_write(self) -> None:
         """The device copy was written: a host mirror, if any, is now stale."""
         if self.host is not None and self.dev is not None and self.dirty != "gpu":
+            if self.dirty == "cpu":  # a write that bypassed the device's backend: never leave it pending
+                self.device.pending.discard(self)
             self.dirty = "gpu"
             self._changed(None, 0, 0.0)
 
@@ -169,5 +171,5 @@ class Storage:
     def sync(self) -> None:
         """Wait for pending device work on this storage (its fence)."""
         if self.fence is not None:
-            self.device.backend.wait(self.fence)
+            self.device.raw_backend.wait(self.fence)
             self.fence = None

@@ -196,7 +196,8 @@ class Tensor:
     @property
     def mT(self) -> Tensor:
         if self.ndim < 2:
-            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
     __hash__ = object.__hash__  # identity, in C: tensors are dict keys in the backward engine

@@ -38,13 +38,24 @@ class _GradMode:
         return wrapper
 
 
-class no_grad(_GradMode):
+class _NoParam(_GradMode):
+    """Also usable as a bare decorator, ``@tl.no_grad`` without parentheses (as in PyTorch 2)."""
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        if fn is None:
+            return self
+        self.__init__()
+        return self(fn)
+
+
+class no_grad(_NoParam):
     """Ops inside do not record the graph (``with tl.no_grad(): ...``)."""
 
     mode = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_NoParam):
     """Turn recording back on inside a ``no_grad`` block."""
 
     mode = True
@@ -67,3 +78,15 @@ class set_grad_enabled(_GradMode):
         global enabled
         enabled = self._prev.pop()
         return False
+
+    def __call__(self, fn):
+        """As a decorator: undo the switch the call itself made; switch only while ``fn`` runs."""
+        global enabled
+        enabled = self._prev.pop()
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+        return wrapper

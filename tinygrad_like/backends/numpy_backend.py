@@ -120,8 +120,14 @@ class NumpyBackend:
     def view(buf, layout, dtype):
         """The native array for ``layout`` over ``buf`` (a flat host array)."""
         isz = dtype.itemsize
-        return np.ndarray(layout.shape, dtype.np, buf, layout.offset * isz,
-                          tuple(s * isz for s in layout.strides))
+        strides = tuple(s * isz for s in layout.strides)
+        try:
+            return np.ndarray(layout.shape, dtype.np, buf, layout.offset * isz, strides)
+        except ValueError:
+            if 0 not in layout.shape:
+                raise
+            # an empty view may start past the end of its storage (zeros(2, 0)[1], as in PyTorch)
+            return np.ndarray(layout.shape, dtype.np, buf, 0, strides)
 
     @staticmethod
     def adopt(r):
