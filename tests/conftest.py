@@ -94,3 +94,15 @@ def make_array(shape, kind: str, rng: np.random.Generator, dtype: str = "float64
     else:
         raise ValueError(f"unknown data kind {kind!r}")
     return np.asarray(a).astype(TL_DTYPES[dtype].np)
+
+
+@pytest.fixture(params=["fast_backward", "graph_backward"])
+def backward_path(request):
+    """Run a test with each op's ``backward_fast`` (backend primitives) and with its Tensor-op
+    ``backward`` (the one ``create_graph=True`` uses), so both spellings are held to the oracle."""
+    from tinygrad_like.autograd import engine
+
+    old = engine.FAST_BACKWARD
+    engine.FAST_BACKWARD = request.param == "fast_backward"
+    yield request.param
+    engine.FAST_BACKWARD = old

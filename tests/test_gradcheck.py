@@ -20,6 +20,9 @@ from conftest import assert_close, make_array
 import tinygrad_like as tl
 from tinygrad_like.autograd import GradcheckError, gradcheck
 
+# every test here runs with both backward paths (see conftest.backward_path)
+pytestmark = pytest.mark.usefixtures("backward_path")
+
 
 def _idx(*rows):
     return tl.tensor(list(rows))

@@ -22,8 +22,10 @@ from conftest import TOL, assert_close, make_array, pair, torch_dtype_name
 
 import tinygrad_like as tl
 
+# every test here runs with both backward paths (see conftest.backward_path);
 # torch deprecates x.T on non-2-D tensors; we still compare it (both reverse all dims)
-pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
+pytestmark = [pytest.mark.usefixtures("backward_path"),
+              pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")]
 
 
 class _TorchNS:

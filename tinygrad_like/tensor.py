@@ -904,8 +904,11 @@ class Tensor:
         self._dev.backend.assign(self._x, result._x)
         self._wrote(op)
         if result.grad_fn is not None:
+            kept = self.grad_fn is not None and self.retains_grad
             self.grad_fn = result.grad_fn
             self.requires_grad = True
+            if kept:  # retain_grad() follows the tensor to its new history, as in PyTorch
+                self.retain_grad()
 
     def _inplace(self, op: str, fn, other) -> Tensor:
         self._check_inplace(op)
@@ -1113,6 +1116,9 @@ class ToDevice(Function):
             node.out_shape, node.out_dtype = out.shape, out.dtype
             node.hooks = node.retained = None
             out.requires_grad, out.grad_fn = True, node
+            if events.ACTIVE:
+                events.emit(events.OpRecorded(node.name, node, (x.shape,), out.shape, out.dtype.name, str(dev),
+                                              events.now()))
         return out
 
     def backward(self, g):
@@ -1133,5 +1139,7 @@ class _RemovableHandle:
 # Bind the late references (modules that need Tensor but cannot import it at load time).
 function.Tensor = Tensor
 function.wrap = wrap_native
+engine._wrap = wrap_native
 _util.Tensor = Tensor
+_util.wrap = wrap_native
 _ = (result_type, scalar_category, events, Storage)

@@ -15,6 +15,8 @@ from .. import events
 from . import grad_mode
 from .function import Function
 
+_wrap = None  # tinygrad_like.tensor.wrap_native, bound at import
+
 _perf = time.perf_counter
 
 
@@ -34,8 +36,20 @@ class Step:
         return f"Step({self.index}, {self.node.name}, {self.seconds * 1e6:.1f} us)"
 
 
+#: Use each op's ``backward_fast`` when no graph of the backward is wanted. Tests flip this to
+#: check that both spellings of every backward agree.
+FAST_BACKWARD = True
+
+
 def _add(a, b):
     return a + b
+
+
+def _add_raw(a, b):
+    """Sum two gradients without recording (same device and shape: they flow into one tensor)."""
+    if a.dtype is not b.dtype or a.shape != b.shape:
+        return a + b
+    return _wrap(a._dev.backend.add(a._x, b._x), a._dev)
 
 
 def _count_dependencies(roots) -> dict:
@@ -69,7 +83,7 @@ def _accumulate_leaf(leaf, g, owned: set) -> None:
         owned.add(id(g._storage))
         leaf.grad = g if grad_mode.enabled else g.detach()
     else:
-        leaf.grad = leaf.grad + g
+        leaf.grad = leaf.grad + g if grad_mode.enabled else _add_raw(leaf.grad, g)
 
 
 def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool = False,
@@ -85,12 +99,14 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
     for t, g in zip(roots, grads):
         if t.grad_fn is not None:
             n = t.grad_fn
-            pending[n] = _add(pending[n], g) if n in pending else g
+            pending[n] = pending[n] + g if n in pending else g
             if n not in root_nodes:
                 root_nodes.append(n)
         elif t.requires_grad:  # backward() on a leaf itself
             leaf_pending[t] = g
     deps = _count_dependencies(root_nodes)
+    fast = FAST_BACKWARD and not create_graph
+    add = _add_raw if fast else _add
     owned = {id(g._storage) for g in grads}
     heap = [(-n.seq, n) for n in root_nodes if deps.get(n, 0) == 0]
     heapq.heapify(heap)
@@ -120,7 +136,7 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
                             t.grad = g.detach() if t.grad is None else t.grad + g.detach()
                 if capture is not None and node in capture:
                     capture[node] = g
-                grads_out = node.backward(g)
+                grads_out = node.backward_fast(g) if fast else node.backward(g)
                 if type(grads_out) is not tuple:
                     grads_out = (grads_out,)
                 if len(grads_out) != len(node.next):
@@ -136,12 +152,12 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
                 deps[p] = left
                 if isinstance(p, Function):
                     if gi is not None:
-                        pending[p] = _add(pending[p], gi) if p in pending else gi
+                        pending[p] = add(pending[p], gi) if p in pending else gi
                     if left == 0:
                         heapq.heappush(heap, (-p.seq, p))
                 else:
                     if gi is not None:
-                        leaf_pending[p] = _add(leaf_pending[p], gi) if p in leaf_pending else gi
+                        leaf_pending[p] = add(leaf_pending[p], gi) if p in leaf_pending else gi
                     if left == 0 and p in leaf_pending:
                         _deliver_leaf(p, leaf_pending.pop(p), capture, owned)
                         filled.append(p)

@@ -63,6 +63,14 @@ class Function:
     def backward(self, grad):
         raise NotImplementedError(f"{type(self).__name__}.backward")
 
+    def backward_fast(self, grad):
+        """The same gradients computed straight from backend primitives, without recording.
+
+        The engine calls this when no graph of the backward is wanted (``create_graph=False``);
+        ops without one fall back to :meth:`backward`. Both paths are tested against PyTorch.
+        """
+        return self.backward(grad)
+
     @classmethod
     def apply(cls, x, *args):
         """Run forward and, when recording, make this op's node the output's ``grad_fn``."""
@@ -173,7 +181,9 @@ class Function:
         if self.saved is FREED:
             return [{"freed": True}]
         rows = []
-        for t, v in zip(self.saved or (), self.saved_versions or ()):
+        if not self.saved:
+            return []
+        for t, v in zip(self.saved, self.saved_versions):
             st = t._storage
             rows.append({"shape": t.shape, "dtype": t.dtype.name, "saved_version": v,
                          "current_version": st.version, "stale": st.version != v,

@@ -191,6 +191,32 @@ class NumpyBackend:
     def relu(x):
         return np.maximum(x, _zero(x.dtype))
 
+    # ---- fused backward helpers (one pass instead of two or three elementwise ops) --------
+    @staticmethod
+    def relu_backward(g, y):
+        return np.where(y > 0, g, _zero(g.dtype))
+
+    @staticmethod
+    def tanh_backward(g, y):
+        return g * (1 - y * y)
+
+    @staticmethod
+    def sigmoid_backward(g, y):
+        return g * y * (1 - y)
+
+    # ---- shape helpers on temporaries (results that no storage owns yet) ----------------
+    @staticmethod
+    def reshape(x, shape):
+        return x.reshape(shape)
+
+    @staticmethod
+    def swap_last(x):
+        return np.swapaxes(x, -1, -2)
+
+    @staticmethod
+    def broadcast_to(x, shape):
+        return np.broadcast_to(x, shape)
+
     # ---- casts, copies, fills -----------------------------------------------------------
     @staticmethod
     def cast(x, dtype):

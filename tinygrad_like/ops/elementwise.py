@@ -12,13 +12,15 @@ import numpy as np
 
 from ..autograd.function import Function
 from . import _util
-from ._util import float_operands, operands, sum_to
+from ._util import float_operands, operands, raw_to, sum_to
 
 
 def _num(x) -> bool:
     """A Python or NumPy scalar (not a Tensor)."""
     c = x.__class__
-    return c is float or c is int or c is bool or isinstance(x, (np.generic, int, float))
+    if c is float or c is int or c is bool:
+        return True
+    return c is not _util.Tensor and isinstance(x, (np.generic, int, float))
 
 
 def _to(g, shape, dtype):  # noqa: D401
@@ -68,6 +70,10 @@ class Add(_Binary):
         return (_to(g, self.a_shape, self.a_dtype),
                 None if self.b_shape is None else _to(g, self.b_shape, self.b_dtype))
 
+    def backward_fast(self, g):
+        return (raw_to(g, self.a_shape, self.a_dtype),
+                None if self.b_shape is None else raw_to(g, self.b_shape, self.b_dtype))
+
 
 class Sub(_Binary):
     __slots__ = ()
@@ -83,6 +89,12 @@ class Sub(_Binary):
     def backward(self, g):
         return (_to(g, self.a_shape, self.a_dtype),
                 None if self.b_shape is None else _to(-g, self.b_shape, self.b_dtype))
+
+    def backward_fast(self, g):
+        if self.b_shape is None:
+            return raw_to(g, self.a_shape, self.a_dtype), None
+        neg = _util.wrap(g._dev.backend.neg(g._x), g._dev)
+        return raw_to(g, self.a_shape, self.a_dtype), raw_to(neg, self.b_shape, self.b_dtype)
 
 
 class RSub(Function):
@@ -120,6 +132,16 @@ class Mul(_Binary):
         a, b = self.saved_tensors
         return _to(g * b, self.a_shape, self.a_dtype), _to(g * a, self.b_shape, self.b_dtype)
 
+    def backward_fast(self, g):
+        be, dev = g._dev.backend, g._dev
+        if self.b_shape is None:
+            return raw_to(_util.wrap(be.mul(g._x, self.value), dev), self.a_shape, self.a_dtype), None
+        a, b = self.saved_tensors
+        if a.dtype is not g.dtype or b.dtype is not g.dtype:
+            return self.backward(g)
+        return (raw_to(_util.wrap(be.mul(g._x, b._x), dev), self.a_shape, self.a_dtype),
+                raw_to(_util.wrap(be.mul(g._x, a._x), dev), self.b_shape, self.b_dtype))
+
 
 class Div(_Binary):
     __slots__ = ("value",)
@@ -141,6 +163,18 @@ class Div(_Binary):
             return _to(g / self.value, self.a_shape, self.a_dtype), None
         a, b = self.saved_tensors
         return _to(g / b, self.a_shape, self.a_dtype), _to(-g * a / (b * b), self.b_shape, self.b_dtype)
+
+    def backward_fast(self, g):
+        be, dev = g._dev.backend, g._dev
+        if self.b_shape is None:
+            return raw_to(_util.wrap(be.div(g._x, self.value), dev), self.a_shape, self.a_dtype), None
+        a, b = self.saved_tensors
+        if a.dtype is not g.dtype or b.dtype is not g.dtype:
+            return self.backward(g)
+        ga = be.div(g._x, b._x)
+        gb = be.neg(be.div(be.mul(ga, a._x), b._x))
+        return raw_to(_util.wrap(ga, dev), self.a_shape, self.a_dtype), raw_to(_util.wrap(gb, dev), self.b_shape,
+                                                                              self.b_dtype)
 
 
 class RDiv(Function):
@@ -299,6 +333,9 @@ class Neg(Function):
     def backward(self, g):
         return (-g,)
 
+    def backward_fast(self, g):
+        return (_util.wrap(g._dev.backend.neg(g._x), g._dev),)
+
 
 class Abs(Function):
     __slots__ = ()
@@ -322,6 +359,10 @@ class Exp(Function):
     def backward(self, g):
         (y,) = self.saved_tensors
         return (g * y,)
+
+    def backward_fast(self, g):
+        (y,) = self.saved_tensors
+        return (_util.wrap(g._dev.backend.mul(g._x, y._x), g._dev),)
 
 
 class Log(Function):
@@ -395,6 +436,10 @@ class Tanh(Function):
         (y,) = self.saved_tensors
         return (g * (1 - y * y),)
 
+    def backward_fast(self, g):
+        (y,) = self.saved_tensors
+        return (_util.wrap(g._dev.backend.tanh_backward(g._x, y._x), g._dev),)
+
 
 class Sigmoid(Function):
     __slots__ = ()
@@ -406,6 +451,10 @@ class Sigmoid(Function):
     def backward(self, g):
         (y,) = self.saved_tensors
         return (g * y * (1 - y),)
+
+    def backward_fast(self, g):
+        (y,) = self.saved_tensors
+        return (_util.wrap(g._dev.backend.sigmoid_backward(g._x, y._x), g._dev),)
 
 
 class Erf(Function):
@@ -430,6 +479,10 @@ class Relu(Function):
     def backward(self, g):
         (y,) = self.saved_tensors
         return (g * (y > 0),)
+
+    def backward_fast(self, g):
+        (y,) = self.saved_tensors
+        return (_util.wrap(g._dev.backend.relu_backward(g._x, y._x), g._dev),)
 
 
 class LeakyRelu(Function):

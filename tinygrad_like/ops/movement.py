@@ -58,6 +58,10 @@ class Reshape(ViewFunction):
     def backward(self, g):
         return g.reshape(self.in_shape), None
 
+    def backward_fast(self, g):
+        lay = g._layout.view(self.in_shape)
+        return (g._view(lay) if lay is not None else g.reshape(self.in_shape)), None
+
 
 class Permute(ViewFunction):
     __slots__ = ("dims",)
@@ -73,6 +77,12 @@ class Permute(ViewFunction):
             inv[d] = i
         return g.permute(tuple(inv)), None
 
+    def backward_fast(self, g):
+        inv = [0] * len(self.dims)
+        for i, d in enumerate(self.dims):
+            inv[d] = i
+        return g._view(g._layout.permute(tuple(inv))), None
+
 
 class Expand(ViewFunction):
     __slots__ = ()
@@ -82,6 +92,9 @@ class Expand(ViewFunction):
 
     def backward(self, g):
         return sum_to(g, self.in_shape), None
+
+    def backward_fast(self, g):
+        return _util.raw_to(g, self.in_shape, g.dtype), None
 
 
 class Squeeze(ViewFunction):
@@ -93,6 +106,9 @@ class Squeeze(ViewFunction):
     def backward(self, g):
         return g.reshape(self.in_shape), None
 
+    def backward_fast(self, g):
+        return Reshape.backward_fast(self, g)
+
 
 class Unsqueeze(ViewFunction):
     __slots__ = ()
@@ -102,6 +118,9 @@ class Unsqueeze(ViewFunction):
 
     def backward(self, g):
         return g.reshape(self.in_shape), None
+
+    def backward_fast(self, g):
+        return Reshape.backward_fast(self, g)
 
 
 class Slice(ViewFunction):

@@ -6,6 +6,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import normalize_dim, normalize_dims
+from . import _util
 from ._util import operands, sum_to
 
 
@@ -18,6 +19,17 @@ def _expand_back(g, in_shape, dims, keepdim):
 
 
 _ALL = {n: tuple(range(n)) for n in range(8)}
+
+
+def _raw_expand(g, in_shape, dims, keepdim):
+    """:func:`_expand_back` without recording (a fresh contiguous gradient)."""
+    be, x = g._dev.backend, g._x
+    if not keepdim:
+        ks = list(in_shape)
+        for d in dims:
+            ks[d] = 1
+        x = be.reshape(x, tuple(ks))
+    return _util.wrap(be.copy(be.broadcast_to(x, in_shape)), g._dev)
 
 
 def _axis(dims, ndim):
@@ -42,6 +54,9 @@ class Sum(Function):
     def backward(self, g):
         return _expand_back(g, self.in_shape, self.dims, self.keepdim), None, None, None
 
+    def backward_fast(self, g):
+        return _raw_expand(g, self.in_shape, self.dims, self.keepdim), None, None, None
+
 
 class Mean(Function):
     __slots__ = ("dims", "keepdim", "in_shape", "count")
@@ -62,6 +77,10 @@ class Mean(Function):
 
     def backward(self, g):
         return _expand_back(g / max(self.count, 1), self.in_shape, self.dims, self.keepdim), None, None
+
+    def backward_fast(self, g):
+        g = _util.wrap(g._dev.backend.div(g._x, max(self.count, 1)), g._dev)
+        return _raw_expand(g, self.in_shape, self.dims, self.keepdim), None, None
 
 
 class Var(Function):
@@ -220,6 +239,15 @@ class Matmul(Function):
         ga = sum_to(g2 @ b2.mT.to(g.dtype), a2.shape).reshape(a.shape)
         gb = sum_to(a2.mT.to(g.dtype) @ g2, b2.shape).reshape(b.shape)
         return ga.to(a.dtype), gb.to(b.dtype)
+
+    def backward_fast(self, g):
+        a, b = self.saved_tensors
+        if a.ndim < 2 or b.ndim < 2 or not (a.dtype is b.dtype is g.dtype):
+            return self.backward(g)
+        be, dev = g._dev.backend, g._dev
+        ga = _util.wrap(be.matmul(g._x, be.swap_last(b._x)), dev)
+        gb = _util.wrap(be.matmul(be.swap_last(a._x), g._x), dev)
+        return _util.raw_to(ga, a.shape, a.dtype), _util.raw_to(gb, b.shape, b.dtype)
 
 
 class Softmax(Function):
