@@ -10,8 +10,10 @@ from __future__ import annotations
 from . import events
 from .backends.numpy_backend import NumpyBackend
 
+# Not kernels: memory management and metadata-only views of temporaries. Never timed.
 _MEMORY_OPS = frozenset({"alloc", "view", "adopt", "from_numpy", "to_numpy", "wait", "download",
-                         "download_into", "upload", "upload_into", "name", "is_host"})
+                         "download_into", "upload", "upload_into", "name", "is_host", "reshape", "swap_last",
+                         "broadcast_to"})
 
 
 class TimedBackend:
