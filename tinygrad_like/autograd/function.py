@@ -76,9 +76,7 @@ class Function:
         """Run forward and, when recording, make this op's node the output's ``grad_fn``."""
         node = cls()
         node.saved = None
-        dev = x._dev
-        if dev.pending:  # host writes into device storages are uploaded before the device's next op
-            dev.flush()
+        dev = x._dev  # (pending host writes upload when forward looks up dev.backend: see Device.mark_pending)
         out = wrap(node.forward(x, *args), dev)
         if not grad_mode.enabled:
             return out
