@@ -6,11 +6,12 @@ and the host sees its values only through explicit ``download``/``upload`` calls
 That is enough to drive the ``Storage`` residency state machine (cpu / gpu / both, dirty side)
 without a GPU.
 
->>> import tinygrad_like.device as D
->>> be = DevBackend()
->>> dev = D.register_device("testdev", be)
->>> ...                                   # tl.ones(3, device="testdev") ...
->>> D.unregister_device("testdev")
+>>> import tinygrad_like as tl
+>>> from tinygrad_like.device import register_device, unregister_device
+>>> dev = register_device("testdev", DevBackend())
+>>> tl.ones(3, device="testdev").storage.residency
+'gpu'
+>>> unregister_device("testdev")
 """
 
 from __future__ import annotations
