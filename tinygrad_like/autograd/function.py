@@ -159,6 +159,11 @@ class Function:
         return type(self).__name__
 
     @property
+    def inputs(self) -> tuple:
+        """One entry per forward input: its node, the leaf tensor itself, or None (no gradient)."""
+        return self.next
+
+    @property
     def next_functions(self) -> tuple:
         """Edges to the inputs: parent nodes, leaf tensors (which accumulate ``.grad``) or None."""
         return self.next
