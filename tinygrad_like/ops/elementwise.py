@@ -54,6 +54,19 @@ class _Binary(Function):
         else:
             self.b_shape, self.b_dtype = b.shape, b.dtype
 
+    def _scaling_forward(self, a, b, promoted, primitive: str):
+        """Mul and Div: keep the number, or save both tensors (their backward needs the other one)."""
+        xa, xb, _ = promoted
+        self._meta(a, b)
+        if self.b_shape is None:
+            self.value = b
+        else:
+            self.save_for_backward(a, b)
+        try:
+            return getattr(a._dev.backend, primitive)(xa, xb)
+        except ValueError:
+            raise _broadcast_error(a, b, primitive) from None
+
 
 class Add(_Binary):
     __slots__ = ()
@@ -115,16 +128,7 @@ class Mul(_Binary):
     __slots__ = ("value",)
 
     def forward(self, a, b):
-        xa, xb, _ = operands(a, b, "mul")
-        self._meta(a, b)
-        if self.b_shape is None:
-            self.value = b
-        else:
-            self.save_for_backward(a, b)
-        try:
-            return a._dev.backend.mul(xa, xb)
-        except ValueError:
-            raise _broadcast_error(a, b, "mul") from None
+        return self._scaling_forward(a, b, operands(a, b, "mul"), "mul")
 
     def backward(self, g):
         if self.b_shape is None:
@@ -147,16 +151,7 @@ class Div(_Binary):
     __slots__ = ("value",)
 
     def forward(self, a, b):
-        xa, xb, _ = float_operands(a, b, "div")
-        self._meta(a, b)
-        if self.b_shape is None:
-            self.value = b
-        else:
-            self.save_for_backward(a, b)
-        try:
-            return a._dev.backend.div(xa, xb)
-        except ValueError:
-            raise _broadcast_error(a, b, "div") from None
+        return self._scaling_forward(a, b, float_operands(a, b, "div"), "div")
 
     def backward(self, g):
         if self.b_shape is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .. import dtypes
-from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import normalize_dim, normalize_dims
 from . import _util
@@ -250,39 +249,38 @@ class Matmul(Function):
         return _util.raw_to(ga, a.shape, a.dtype), _util.raw_to(gb, b.shape, b.dtype)
 
 
-class Softmax(Function):
+class _SoftmaxFamily(Function):
+    """Softmax and log-softmax: a fused forward primitive and a fused backward primitive."""
+
     __slots__ = ("dim",)
     save_output = True
+    forward_primitive = backward_primitive = ""
 
     def forward(self, x, dim):
         self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
         be = x._dev.backend
         xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
-        return be.softmax(xx, dim if x.ndim else None)
+        return getattr(be, self.forward_primitive)(xx, dim if x.ndim else None)
+
+    def backward_fast(self, g):
+        (y,) = self.saved_tensors
+        fused = getattr(g._dev.backend, self.backward_primitive)
+        return _util.wrap(fused(g._x, y._x, self.dim if y.ndim else None), g._dev), None
+
+
+class Softmax(_SoftmaxFamily):
+    __slots__ = ()
+    forward_primitive, backward_primitive = "softmax", "softmax_backward"
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        if grad_mode.enabled:  # create_graph: stay differentiable
-            return y * (g - (g * y).sum(self.dim, keepdim=True)), None
-        from ..tensor import wrap_native
-        return wrap_native(g._dev.backend.softmax_backward(g._x, y._x, self.dim if y.ndim else None),
-                           g._dev), None
+        return y * (g - (g * y).sum(self.dim, keepdim=True)), None
 
 
-class LogSoftmax(Function):
-    __slots__ = ("dim",)
-    save_output = True
-
-    def forward(self, x, dim):
-        self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
-        be = x._dev.backend
-        xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
-        return be.log_softmax(xx, dim if x.ndim else None)
+class LogSoftmax(_SoftmaxFamily):
+    __slots__ = ()
+    forward_primitive, backward_primitive = "log_softmax", "log_softmax_backward"
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        if grad_mode.enabled:
-            return g - y.exp() * g.sum(self.dim, keepdim=True), None
-        from ..tensor import wrap_native
-        return wrap_native(g._dev.backend.log_softmax_backward(g._x, y._x, self.dim if y.ndim else None),
-                           g._dev), None
+        return g - y.exp() * g.sum(self.dim, keepdim=True), None
