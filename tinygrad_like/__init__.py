@@ -26,10 +26,12 @@ from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from .storage import Storage, live_storages
 from .tensor import Tensor
 
+from . import nn  # noqa: E402 - needs Tensor and the ops above
+
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001 - PyTorch's aliases
 
 __all__ = [
-    "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "profile",
+    "Tensor", "Storage", "nn", "Layout", "Device", "DType", "Generator", "autograd", "events", "profile",
     "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand", "randn",
     "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
     "randint_like", "cat", "concat", "concatenate", "stack", "where", "pad", "one_hot", "maximum", "minimum",

@@ -394,6 +394,23 @@ class Tensor:
 
     swapaxes = transpose
 
+    def movedim(self, source, destination) -> Tensor:
+        """Move dims ``source`` to positions ``destination`` (ints or sequences), keeping the others' order."""
+        src = (source,) if isinstance(source, int) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        if len(src) != len(dst):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+                               f"contain the same number of dims as destination ({list(dst)} dims)")
+        nd = self.ndim
+        src, dst = tuple(normalize_dim(d, nd) for d in src), tuple(normalize_dim(d, nd) for d in dst)
+        if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+            raise RuntimeError(f"movedim: repeated dim in source {list(src)} or destination {list(dst)}")
+        order = [None] * nd
+        for s_, d_ in zip(src, dst):
+            order[d_] = s_
+        rest = iter(d for d in range(nd) if d not in src)
+        return self.permute(tuple(o if o is not None else next(rest) for o in order))
+
     def t(self) -> Tensor:
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
@@ -950,6 +967,21 @@ class Tensor:
 
     def clamp_(self, min=None, max=None):
         return self._inplace("clamp_", lambda x, _: x.clamp(min, max), None)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+        """Fill in place from U(a, b) drawn from the seedable generator (used by ``tl.nn.init``)."""
+        return self._fill_random("uniform_", "uniform", generator, a, b)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        """Fill in place from N(mean, std**2) drawn from the seedable generator."""
+        return self._fill_random("normal_", "normal", generator, mean, std)
+
+    def _fill_random(self, op: str, kind: str, generator, *args) -> Tensor:
+        if not self.dtype.is_floating_point:
+            raise RuntimeError(f"{op}: expected a floating point tensor, got {self.dtype.name}")
+        from .random import default_generator
+        host = getattr(CPU.backend, kind)(generator or default_generator, self.shape, *args, self.dtype)
+        return self.copy_(wrap_native(host, CPU))
 
     def zero_(self):
         return self.fill_(0)

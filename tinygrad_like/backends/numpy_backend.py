@@ -2,7 +2,8 @@
 
 A backend is an object whose attributes are the primitives the Tensor API is composed from:
 memory (alloc, upload/download, views), elementwise unary/binary/ternary ops with broadcasting,
-reductions, matmul, the fused primitives (softmax/log-softmax forward and backward), indexing
+reductions, matmul, the fused primitives (softmax/log-softmax forward and backward, and the
+neural-network ones in ``numpy_nn``), indexing
 (gather, scatter-add, index-select, advanced indexing), casts, fills and random numbers. Every
 primitive returns a *fresh* array (never a view of an input): storages must not alias.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .numpy_nn import NumpyNNPrimitives
 
 try:  # SciPy's erf is exact and fast; NumPy has none. Fall back to math.erf per element.
     from scipy.special import erf as _erf
@@ -105,7 +108,7 @@ def _cumsum(x, axis):
     return np.cumsum(x, axis=axis, dtype=x.dtype)
 
 
-class NumpyBackend:
+class NumpyBackend(NumpyNNPrimitives):
     """Host memory and NumPy primitives. Subclassed by tests for a second memory space."""
 
     name = "numpy"

@@ -1,0 +1,389 @@
+"""tl.nn against torch.nn: identical weights in, identical outputs and gradients out.
+
+Every module is built in both libraries, torch's initial weights are copied into ours through
+``load_state_dict`` (which is itself under test), and the outputs and the gradients of the input
+and of every parameter must agree to 1e-5 in float32, on both backward paths.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_close
+
+import tinygrad_like as tl
+
+torch = pytest.importorskip("torch")
+tnn, tF = torch.nn, torch.nn.functional
+nn, F = tl.nn, tl.nn.functional
+
+
+def copy_weights(ours, theirs) -> None:
+    ours.load_state_dict({k: tl.tensor(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()})
+
+
+def run_both(ours, theirs, x: np.ndarray, *, grad_input: bool = True, atol=1e-5, rtol=1e-5, seed=0):
+    """Forward both on ``x``, backward a random weighting of the output, compare everything."""
+    a = tl.tensor(x.copy(), requires_grad=grad_input)
+    b = torch.tensor(x.copy(), requires_grad=grad_input)
+    ya, yb = ours(a), theirs(b)
+    assert_close(ya, yb, atol=atol, rtol=rtol, msg="forward: ")
+    w = np.random.default_rng(seed).standard_normal(tuple(yb.shape)).astype(x.dtype)
+    (ya * tl.tensor(w)).sum().backward()
+    (yb * torch.tensor(w)).sum().backward()
+    if grad_input:
+        assert_close(a.grad, b.grad, atol=atol, rtol=rtol, msg="input grad: ")
+    theirs_p = dict(theirs.named_parameters())
+    ours_p = dict(ours.named_parameters())
+    assert ours_p.keys() == theirs_p.keys()
+    for name, p in ours_p.items():
+        tp = theirs_p[name]
+        if tp.grad is None:
+            assert p.grad is None, name
+        else:
+            assert_close(p.grad, tp.grad, atol=atol, rtol=rtol, msg=f"grad of {name}: ")
+    return ya, yb
+
+
+def rand(*shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+# ---- layers -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(5, 7), (2, 3, 7), (7,)])
+def test_linear(backward_path, bias, shape):
+    theirs = tnn.Linear(7, 4, bias=bias)
+    ours = nn.Linear(7, 4, bias=bias)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, rand(*shape))
+
+
+CONV_CASES = [
+    dict(in_channels=1, out_channels=8, kernel_size=3, padding=1),
+    dict(in_channels=3, out_channels=4, kernel_size=3),
+    dict(in_channels=3, out_channels=5, kernel_size=(3, 2), stride=(2, 1), padding=(1, 0)),
+    dict(in_channels=2, out_channels=3, kernel_size=3, dilation=2, padding=2),
+    dict(in_channels=4, out_channels=6, kernel_size=3, groups=2, padding=1),
+    dict(in_channels=4, out_channels=4, kernel_size=3, groups=4, bias=False),
+    dict(in_channels=2, out_channels=3, kernel_size=4, padding="same"),
+    dict(in_channels=2, out_channels=3, kernel_size=3, padding="valid", stride=3),
+    dict(in_channels=3, out_channels=2, kernel_size=1),
+]
+
+
+@pytest.mark.parametrize("kw", CONV_CASES, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_conv2d(backward_path, kw):
+    theirs, ours = tnn.Conv2d(**kw), nn.Conv2d(**kw)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, rand(2, kw["in_channels"], 9, 8), atol=2e-5)
+
+
+def test_conv2d_unbatched_and_noncontiguous_input():
+    theirs, ours = tnn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(3, 4, 3, padding=1)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, rand(3, 6, 5))
+    x = rand(2, 6, 5, 3)
+    ya = ours(tl.tensor(x).permute(0, 3, 1, 2))
+    yb = theirs(torch.tensor(x).permute(0, 3, 1, 2))
+    assert_close(ya, yb)
+
+
+def test_conv2d_float64_gradcheck_and_double_backward():
+    rng = np.random.default_rng(1)
+    x = tl.tensor(rng.standard_normal((2, 2, 5, 5)), requires_grad=True)
+    w = tl.tensor(rng.standard_normal((3, 2, 3, 3)), requires_grad=True)
+    b = tl.tensor(rng.standard_normal(3), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, dilation=1), (x, w, b))
+    # second derivative: d/dw of ||d loss/d x||^2 against torch
+    xt, wt = (torch.tensor(t.detach().numpy(), requires_grad=True) for t in (x, w))
+    gx, = tl.autograd.grad(F.conv2d(x, w).pow(2).sum(), [x], create_graph=True)
+    gxt, = torch.autograd.grad(tF.conv2d(xt, wt).pow(2).sum(), [xt], create_graph=True)
+    gw, = tl.autograd.grad((gx * gx).sum(), [w])
+    gwt, = torch.autograd.grad((gxt * gxt).sum(), [wt])
+    assert_close(gw, gwt, atol=1e-8, rtol=1e-8)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=(2, 3), stride=1), dict(kernel_size=3, stride=1, dilation=2),
+                                dict(kernel_size=3, stride=2)])
+def test_max_pool2d(backward_path, kw):
+    run_both(nn.MaxPool2d(**kw), tnn.MaxPool2d(**kw), rand(2, 3, 9, 8))
+    x = rand(2, 3, 9, 8, seed=3)
+    oa, ia = F.max_pool2d(tl.tensor(x), return_indices=True, **kw)
+    ob, ib = tF.max_pool2d(torch.tensor(x), return_indices=True, **kw)
+    assert_close(oa, ob)
+    assert_close(ia, ib)
+
+
+def test_max_pool2d_ties_send_the_gradient_to_one_input_like_torch(backward_path):
+    x = np.zeros((1, 1, 4, 4), np.float32)  # every window is a tie
+    run_both(nn.MaxPool2d(2), tnn.MaxPool2d(2), x)
+    run_both(nn.MaxPool2d(3, stride=1), tnn.MaxPool2d(3, stride=1), x)  # overlapping windows
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+                                dict(kernel_size=(2, 3), stride=(1, 2)), dict(kernel_size=2, divisor_override=3)])
+def test_avg_pool2d(backward_path, kw):
+    run_both(nn.AvgPool2d(**kw), tnn.AvgPool2d(**kw), rand(2, 3, 9, 8))
+
+
+@pytest.mark.parametrize("size", [(1, 1), 3, (2, None), (4, 3), (7, 8)])
+def test_adaptive_avg_pool2d(backward_path, size):
+    run_both(nn.AdaptiveAvgPool2d(size), tnn.AdaptiveAvgPool2d(size), rand(2, 3, 7, 8))
+
+
+def test_pool_gradchecks():
+    x = tl.tensor(np.random.default_rng(2).permutation(2 * 2 * 6 * 6).reshape(2, 2, 6, 6) / 10.0,
+                  requires_grad=True)  # distinct values: no ties at the kinks
+    assert tl.autograd.gradcheck(lambda x: F.max_pool2d(x, 3, 2, padding=1), (x,))
+    assert tl.autograd.gradcheck(lambda x: F.avg_pool2d(x, 3, 2, padding=1, count_include_pad=False), (x,))
+    assert tl.autograd.gradcheck(lambda x: F.adaptive_avg_pool2d(x, (4, 3)), (x,))
+
+
+@pytest.mark.parametrize("cls,shape", [(nn.BatchNorm1d, (6, 4)), (nn.BatchNorm1d, (5, 4, 3)),
+                                       (nn.BatchNorm2d, (3, 4, 5, 5))])
+@pytest.mark.parametrize("kw", [{}, dict(momentum=None), dict(affine=False), dict(track_running_stats=False),
+                                dict(momentum=0.3, eps=1e-3)])
+def test_batch_norm_train_and_eval(backward_path, cls, shape, kw):
+    tcls = getattr(tnn, cls.__name__)
+    ours, theirs = cls(4, **kw), tcls(4, **kw)
+    copy_weights(ours, theirs)
+    if kw.get("affine", True):  # non-trivial affine parameters
+        with torch.no_grad():
+            theirs.weight.uniform_(0.5, 1.5, generator=torch.Generator().manual_seed(0))
+            theirs.bias.uniform_(-1, 1, generator=torch.Generator().manual_seed(1))
+        copy_weights(ours, theirs)
+    for step in range(3):
+        run_both(ours, theirs, rand(*shape, seed=step) * 2 + 1, atol=5e-5, rtol=5e-5, seed=step)
+        for (name, a), (_, b) in zip(ours.named_buffers(), theirs.named_buffers()):
+            assert_close(a, b, msg=f"{name} after step {step}: ")
+    ours.eval()
+    theirs.eval()
+    run_both(ours, theirs, rand(*shape, seed=9), atol=5e-5, rtol=5e-5)
+
+
+def test_batch_norm_gradcheck():
+    rng = np.random.default_rng(3)
+    x = tl.tensor(rng.standard_normal((4, 3, 2, 2)), requires_grad=True)
+    w = tl.tensor(rng.uniform(0.5, 1.5, 3), requires_grad=True)
+    b = tl.tensor(rng.standard_normal(3), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), (x, w, b))
+
+
+@pytest.mark.parametrize("shape,normalized", [((4, 6), 6), ((2, 3, 5), (5,)), ((2, 3, 4), (3, 4))])
+@pytest.mark.parametrize("kw", [{}, dict(elementwise_affine=False), dict(bias=False), dict(eps=1e-2)])
+def test_layer_norm(backward_path, shape, normalized, kw):
+    ours, theirs = nn.LayerNorm(normalized, **kw), tnn.LayerNorm(normalized, **kw)
+    if theirs.weight is not None:
+        with torch.no_grad():
+            theirs.weight.uniform_(0.5, 1.5, generator=torch.Generator().manual_seed(0))
+            if theirs.bias is not None:
+                theirs.bias.uniform_(-1, 1, generator=torch.Generator().manual_seed(1))
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, rand(*shape) * 3 + 1)
+
+
+def test_layer_norm_gradcheck_and_double_backward():
+    rng = np.random.default_rng(4)
+    x = tl.tensor(rng.standard_normal((3, 5)), requires_grad=True)
+    w = tl.tensor(rng.uniform(0.5, 1.5, 5), requires_grad=True)
+    b = tl.tensor(rng.standard_normal(5), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda x, w, b: F.layer_norm(x, (5,), w, b), (x, w, b))
+    xt, wt, bt = (torch.tensor(t.detach().numpy(), requires_grad=True) for t in (x, w, b))
+    g, = tl.autograd.grad(F.layer_norm(x, (5,), w, b).pow(3).sum(), [x], create_graph=True)
+    gt, = torch.autograd.grad(tF.layer_norm(xt, (5,), wt, bt).pow(3).sum(), [xt], create_graph=True)
+    assert_close(g, gt, atol=1e-10, rtol=1e-8)
+    gg = tl.autograd.grad(g.pow(2).sum(), [x, w])
+    ggt = torch.autograd.grad(gt.pow(2).sum(), [xt, wt])
+    for a, b_ in zip(gg, ggt):
+        assert_close(a, b_, atol=1e-8, rtol=1e-7)
+
+
+def test_embedding(backward_path):
+    ours, theirs = nn.Embedding(10, 4, padding_idx=2), tnn.Embedding(10, 4, padding_idx=2)
+    copy_weights(ours, theirs)
+    idx = np.array([[1, 2, 3], [2, 9, 1]])
+    ya, yb = ours(tl.tensor(idx)), theirs(torch.tensor(idx))
+    assert_close(ya, yb)
+    w = rand(2, 3, 4)
+    (ya * tl.tensor(w)).sum().backward()
+    (yb * torch.tensor(w)).sum().backward()
+    assert_close(ours.weight.grad, theirs.weight.grad)
+    assert np.all(ours.weight.grad.numpy()[2] == 0)
+    with pytest.raises(IndexError, match=r"indices span \[1, 10\] but there are only 10"):
+        ours(tl.tensor([1, 10]))
+    assert np.all(nn.Embedding(5, 3, padding_idx=-1).weight.detach().numpy()[4] == 0)
+
+
+@pytest.mark.parametrize("name,args", [("ReLU", ()), ("LeakyReLU", (0.2,)), ("GELU", ()), ("GELU", ("tanh",)),
+                                       ("SiLU", ()), ("Sigmoid", ()), ("Tanh", ()), ("Softplus", (2.0, 5.0)),
+                                       ("ELU", (0.7,)), ("Softmax", (1,)), ("LogSoftmax", (-1,)),
+                                       ("Identity", ()), ("Flatten", ()), ("Flatten", (0, 1))])
+def test_activation_and_shape_modules(backward_path, name, args):
+    run_both(getattr(nn, name)(*args), getattr(tnn, name)(*args), rand(3, 4, 5) * 2)
+
+
+def test_unflatten():
+    run_both(nn.Unflatten(1, (2, 3)), tnn.Unflatten(1, (2, 3)), rand(4, 6))
+
+
+# ---- dropout -----------------------------------------------------------------------------------
+def test_dropout_statistics_mask_and_gradient(backward_path):
+    tl.manual_seed(0)
+    x = tl.ones(200, 500, requires_grad=True)
+    y = F.dropout(x, 0.3)
+    kept = y.detach().numpy() != 0
+    assert abs(kept.mean() - 0.7) < 0.01
+    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / 0.7, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.where(kept, 1 / 0.7, 0), rtol=1e-6)
+
+
+def test_dropout_is_reproducible_and_identity_in_eval():
+    tl.manual_seed(5)
+    a = F.dropout(tl.ones(50), 0.5).numpy()
+    tl.manual_seed(5)
+    b = F.dropout(tl.ones(50), 0.5).numpy()
+    np.testing.assert_array_equal(a, b)
+    m = nn.Dropout(0.5).eval()
+    x = tl.randn(4, 4)
+    assert m(x) is x
+    assert np.all(F.dropout(x, 1.0).numpy() == 0)
+    with pytest.raises(ValueError, match="between 0 and 1, but got 1.5"):
+        nn.Dropout(1.5)
+
+
+# ---- losses ------------------------------------------------------------------------------------
+def logits_and_target(n=6, c=5, extra=(), seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((n, c) + extra).astype(np.float32) * 2,
+            rng.integers(0, c, (n,) + extra).astype(np.int64))
+
+
+def compare_loss(ours_fn, theirs_fn, x, *targets, atol=1e-5):
+    a, b = tl.tensor(x.copy(), requires_grad=True), torch.tensor(x.copy(), requires_grad=True)
+    la = ours_fn(a, *[tl.tensor(t) if t is not None else None for t in targets])
+    lb = theirs_fn(b, *[torch.tensor(t) if t is not None else None for t in targets])
+    assert_close(la, lb, atol=atol, msg="loss: ")
+    w = np.random.default_rng(7).standard_normal(tuple(lb.shape)).astype(np.float32)
+    (la * tl.tensor(w)).sum().backward()
+    (lb * torch.tensor(w)).sum().backward()
+    assert_close(a.grad, b.grad, atol=atol, msg="grad: ")
+
+
+CE_CASES = [dict(), dict(reduction="sum"), dict(reduction="none"), dict(ignore_index=1),
+            dict(label_smoothing=0.1), dict(weight=True), dict(weight=True, label_smoothing=0.2, ignore_index=3),
+            dict(weight=True, reduction="none", ignore_index=0)]
+
+
+@pytest.mark.parametrize("kw", CE_CASES, ids=str)
+@pytest.mark.parametrize("extra", [(), (3,), (2, 3)])
+def test_cross_entropy_class_indices(backward_path, kw, extra):
+    x, t = logits_and_target(extra=extra)
+    kw = dict(kw)
+    w = np.linspace(0.5, 2.0, 5).astype(np.float32) if kw.pop("weight", False) else None
+    compare_loss(lambda a, t, w: F.cross_entropy(a, t, w, **kw), lambda b, t, w: tF.cross_entropy(b, t, w, **kw),
+                 x, t, w)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(label_smoothing=0.3), dict(reduction="sum"), dict(weight=True)],
+                         ids=str)
+def test_cross_entropy_probabilities(backward_path, kw):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    p = rng.random((4, 5, 3)).astype(np.float32)
+    p /= p.sum(1, keepdims=True)
+    kw = dict(kw)
+    w = np.linspace(0.5, 2.0, 5).astype(np.float32) if kw.pop("weight", False) else None
+    compare_loss(lambda a, t, w: F.cross_entropy(a, t, w, **kw), lambda b, t, w: tF.cross_entropy(b, t, w, **kw),
+                 x, p, w)
+
+
+def test_cross_entropy_unbatched_all_ignored_and_gradcheck():
+    compare_loss(F.cross_entropy, tF.cross_entropy, np.array([1.0, -2.0, 0.5], np.float32), np.array(2))
+    x, t = logits_and_target()
+    la = F.cross_entropy(tl.tensor(x), tl.tensor(np.full(6, -100)))
+    lb = tF.cross_entropy(torch.tensor(x), torch.tensor(np.full(6, -100)))
+    assert np.isnan(la.item()) and np.isnan(lb.item())
+    rng = np.random.default_rng(2)
+    xx = tl.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    tt = tl.tensor([0, 2, 1, 1])
+    w = tl.tensor([0.5, 1.0, 2.0], dtype=tl.float64)
+    assert tl.autograd.gradcheck(lambda x: F.cross_entropy(x, tt, w, label_smoothing=0.1, ignore_index=1), (xx,))
+
+
+def test_cross_entropy_errors():
+    x = tl.randn(4, 3)
+    with pytest.raises(IndexError, match="target 3 is out of bounds for 3 classes"):
+        F.cross_entropy(x, tl.tensor([0, 1, 2, 3]))
+    with pytest.raises(ValueError, match=r"expected target of shape \(4,\).*got \(4, 1\)"):
+        F.cross_entropy(x, tl.tensor([[0], [1], [2], [0]]))
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        F.cross_entropy(x, tl.tensor([0, 1, 2, 0]), reduction="avg")
+    with pytest.raises(RuntimeError, match=r"weight of shape \(2,\) should be \(3,\)"):
+        F.cross_entropy(x, tl.tensor([0, 1, 2, 0]), weight=tl.ones(2))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(reduction="sum"), dict(ignore_index=2), dict(weight=True)], ids=str)
+def test_nll_loss(backward_path, kw):
+    x, t = logits_and_target(extra=(3,))
+    kw = dict(kw)
+    w = np.linspace(0.5, 2.0, 5).astype(np.float32) if kw.pop("weight", False) else None
+    compare_loss(lambda a, t, w: F.nll_loss(a.log_softmax(1), t, w, **kw),
+                 lambda b, t, w: tF.nll_loss(b.log_softmax(1), t, w, **kw), x, t, w)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_regression_and_binary_losses(backward_path, reduction):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    y = rng.standard_normal((4, 3)).astype(np.float32)
+    prob = rng.uniform(0.05, 0.95, (4, 3)).astype(np.float32)
+    t01 = (rng.random((4, 3)) > 0.5).astype(np.float32)
+    w = rng.uniform(0.5, 2, (4, 3)).astype(np.float32)
+    pw = rng.uniform(0.5, 3, (3,)).astype(np.float32)
+    r = dict(reduction=reduction)
+    compare_loss(lambda a, t: F.mse_loss(a, t, **r), lambda b, t: tF.mse_loss(b, t, **r), x, y)
+    compare_loss(lambda a, t: F.l1_loss(a, t, **r), lambda b, t: tF.l1_loss(b, t, **r), x, y)
+    compare_loss(lambda a, t, w: F.binary_cross_entropy(a, t, w, **r),
+                 lambda b, t, w: tF.binary_cross_entropy(b, t, w, **r), prob, t01, w)
+    compare_loss(lambda a, t, w, pw: F.binary_cross_entropy_with_logits(a, t, w, pos_weight=pw, **r),
+                 lambda b, t, w, pw: tF.binary_cross_entropy_with_logits(b, t, w, pos_weight=pw, **r),
+                 x * 10, t01, w, pw, atol=2e-5)
+
+
+def test_loss_modules_match_functional():
+    x, t = logits_and_target()
+    for ours, theirs, args in [(nn.CrossEntropyLoss(label_smoothing=0.1), tnn.CrossEntropyLoss(label_smoothing=0.1),
+                                (x, t)), (nn.MSELoss(), tnn.MSELoss(), (x, x[::-1].copy())),
+                               (nn.L1Loss(reduction="sum"), tnn.L1Loss(reduction="sum"), (x, x * 2))]:
+        assert_close(ours(*map(tl.tensor, args)), theirs(*map(torch.tensor, args)))
+
+
+def test_loss_shape_mismatch_is_an_error_not_a_broadcast():
+    with pytest.raises(ValueError, match=r"target shape \(4, 1\) must match input shape \(4,\)"):
+        F.mse_loss(tl.zeros(4), tl.zeros(4, 1))
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        F.binary_cross_entropy(tl.tensor([1.5]), tl.tensor([1.0]))
+
+
+# ---- errors from layers ------------------------------------------------------------------------------
+def test_layer_errors_name_shapes():
+    with pytest.raises(RuntimeError, match=r"input of shape \(2, 5\) has 5 features but weight of shape \(3, 4\)"):
+        nn.Linear(4, 3)(tl.zeros(2, 5))
+    with pytest.raises(RuntimeError, match=r"has 2 channels, but weight of shape \(4, 3, 3, 3\)"):
+        nn.Conv2d(3, 4, 3)(tl.zeros(1, 2, 8, 8))
+    with pytest.raises(RuntimeError, match=r"expected a 3-D \(C, H, W\) or 4-D"):
+        nn.Conv2d(3, 4, 3)(tl.zeros(3, 8))
+    with pytest.raises(RuntimeError, match="larger than the padded input"):
+        nn.Conv2d(1, 1, 5)(tl.zeros(1, 1, 3, 3))
+    with pytest.raises(RuntimeError, match="at most half of the kernel size"):
+        nn.MaxPool2d(2, padding=2)(tl.zeros(1, 1, 8, 8))
+    with pytest.raises(ValueError, match=r"BatchNorm2d\(4\): input of shape \(2, 3, 5, 5\) has 3 channels"):
+        nn.BatchNorm2d(4)(tl.zeros(2, 3, 5, 5))
+    with pytest.raises(RuntimeError, match=r"normalized_shape \[4\] must match the trailing dims"):
+        nn.LayerNorm(4)(tl.zeros(2, 5))
+    with pytest.raises(RuntimeError, match="input dtype float64 and weight dtype float32 must match"):
+        nn.Conv2d(1, 1, 1)(tl.zeros(1, 1, 2, 2, dtype=tl.float64))

@@ -1,0 +1,165 @@
+"""The CPU backend's fused primitives for neural networks (mixed into ``NumpyBackend``).
+
+Each one replaces a chain of small ops with one pass over the data, and each has a CUDA twin in
+``kernel_src/``: im2col/col2im (convolution as one matrix multiply), max-pool with indices,
+layer norm, softmax cross-entropy, dropout masks from the counter-based generator, and the Adam
+update. Like every primitive they return fresh arrays, except the optimizer steps, which write
+into the parameter and state arrays they are given (the caller bumps the versions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+def _windows(xp, kh: int, kw: int, stride: tuple, dilation: tuple, oh: int, ow: int):
+    """A (N, C, OH, OW, KH, KW) strided view of the padded input ``xp``: every kernel window."""
+    n, c = xp.shape[:2]
+    s0, s1, s2, s3 = xp.strides
+    return as_strided(xp, (n, c, oh, ow, kh, kw),
+                      (s0, s1, s2 * stride[0], s3 * stride[1], s2 * dilation[0], s3 * dilation[1]), writeable=False)
+
+
+def out_size(size: int, k: int, stride: int, padding: int, dilation: int) -> int:
+    """Output length of a sliding window (PyTorch's formula, floor mode)."""
+    return (size + 2 * padding - dilation * (k - 1) - 1) // stride + 1
+
+
+def _pad(x, padding: tuple, value):
+    ph, pw = padding
+    if not ph and not pw:
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+
+
+class NumpyNNPrimitives:
+    """Fused primitives; all static so the backend object stays stateless."""
+
+    # ---- convolution as matrix multiply -------------------------------------------------------
+    @staticmethod
+    def im2col(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+        """(N, C, H, W) -> (N*OH*OW, C*KH*KW): one row per output position, one column per tap."""
+        n, c, h, w = x.shape
+        kh, kw = kernel
+        oh = out_size(h, kh, stride[0], padding[0], dilation[0])
+        ow = out_size(w, kw, stride[1], padding[1], dilation[1])
+        win = _windows(_pad(x, padding, 0), kh, kw, stride, dilation, oh, ow)
+        return np.ascontiguousarray(win.transpose(0, 2, 3, 1, 4, 5)).reshape(n * oh * ow, c * kh * kw)
+
+    @staticmethod
+    def col2im(cols, shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+        """The adjoint of im2col: add every column entry back into the pixel it was read from."""
+        n, c, h, w = shape
+        kh, kw = kernel
+        (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+        oh, ow = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
+        out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), cols.dtype)
+        c6 = cols.reshape(n, oh, ow, c, kh, kw).transpose(0, 3, 4, 5, 1, 2)  # (N, C, KH, KW, OH, OW)
+        for i in range(kh):
+            rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+            for j in range(kw):
+                out[:, :, rows, j * dw: j * dw + sw * (ow - 1) + 1: sw] += c6[:, :, i, j]
+        return np.ascontiguousarray(out[:, :, ph: ph + h, pw: pw + w])
+
+    # ---- pooling ------------------------------------------------------------------------------
+    @staticmethod
+    def max_pool2d(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+        """Max over each window, and the flat index (h * W + w) in the input where it was found."""
+        n, c, h, w = x.shape
+        kh, kw = kernel
+        oh = out_size(h, kh, stride[0], padding[0], dilation[0])
+        ow = out_size(w, kw, stride[1], padding[1], dilation[1])
+        win = _windows(_pad(x, padding, -np.inf), kh, kw, stride, dilation, oh, ow).reshape(n, c, oh, ow, kh * kw)
+        arg = win.argmax(axis=-1)
+        out = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+        ki, kj = np.divmod(arg, kw)
+        row = np.arange(oh).reshape(oh, 1) * stride[0] - padding[0] + ki * dilation[0]
+        col = np.arange(ow) * stride[1] - padding[1] + kj * dilation[1]
+        return np.ascontiguousarray(out), (row * w + col).astype(np.int64)
+
+    @staticmethod
+    def max_pool2d_backward(g, indices, shape: tuple):
+        """Send each output gradient to the input position its max came from (summing repeats)."""
+        n, c, h, w = shape
+        planes = n * c
+        flat = (indices.reshape(planes, -1) + (np.arange(planes) * (h * w))[:, None]).ravel()
+        out = np.bincount(flat, weights=g.reshape(-1), minlength=planes * h * w)
+        return out.astype(g.dtype, copy=False).reshape(shape)
+
+    # ---- normalization ------------------------------------------------------------------------
+    @staticmethod
+    def layer_norm(x, axes: tuple, eps: float):
+        """Normalize over the trailing ``axes``: (y, mean, rstd), the last two kept for backward."""
+        mean = x.mean(axis=axes, keepdims=True)
+        xc = x - mean
+        var = np.mean(xc * xc, axis=axes, keepdims=True)
+        rstd = 1.0 / np.sqrt(var + eps)
+        return xc * rstd, mean, rstd.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def layer_norm_backward(g, xhat, rstd, axes: tuple):
+        """Gradient of the normalization itself (before any affine weight), from x-hat and 1/std."""
+        m = np.mean(g, axis=axes, keepdims=True)
+        mx = np.mean(g * xhat, axis=axes, keepdims=True)
+        return (g - m - xhat * mx) * rstd
+
+    # ---- softmax cross-entropy ----------------------------------------------------------------
+    @staticmethod
+    def cross_entropy(logits, target, weight, ignore_index: int, smoothing: float):
+        """Per-row loss for class indices, and the coefficients its backward needs.
+
+        loss_i = sum_k a_ik * (-log p_ik) with a_ik = (1 - s) w[y_i] [k = y_i] + s/C w[k]
+        (zero for rows whose target is ``ignore_index``). Returns (loss, log p, a, sum_k a_ik).
+        """
+        n, c = logits.shape
+        m = logits.max(axis=1, keepdims=True)
+        z = logits - m
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        keep = target != ignore_index
+        safe = np.where(keep, target, 0)
+        a = np.zeros((n, c), logits.dtype)
+        wy = np.ones(n, logits.dtype) if weight is None else weight[safe]
+        a[np.arange(n), safe] = (1.0 - smoothing) * wy
+        if smoothing:
+            a += (smoothing / c) * (np.ones(c, logits.dtype) if weight is None else weight)
+        a *= keep[:, None]
+        loss = -(a * logp).sum(axis=1)
+        return loss.astype(logits.dtype, copy=False), logp, a, a.sum(axis=1)
+
+    @staticmethod
+    def cross_entropy_backward(g, logp, a, a_sum):
+        """d loss_i / d logits_ic = p_ic * sum_k a_ik - a_ic, scaled by the incoming g_i."""
+        return (np.exp(logp) * a_sum[:, None] - a) * g[:, None]
+
+    # ---- dropout ------------------------------------------------------------------------------
+    @staticmethod
+    def dropout_mask(gen, shape: tuple, p: float, dtype):
+        """Keep each element with probability 1 - p, scaled by 1/(1 - p); drawn from ``gen``."""
+        keep = gen.np_generator().random(shape, dtype=np.float32) >= p
+        return keep.astype(dtype.np) * np.asarray(1.0 / (1.0 - p), dtype.np)
+
+    # ---- optimizer updates (in place) ---------------------------------------------------------
+    @staticmethod
+    def adam_step(param, grad, exp_avg, exp_avg_sq, step: int, lr: float, beta1: float, beta2: float,
+                  eps: float, weight_decay: float, decoupled: bool, max_exp_avg_sq=None) -> None:
+        """One Adam/AdamW update, written into ``param``, ``exp_avg`` and ``exp_avg_sq``.
+
+        The arithmetic follows PyTorch's single-tensor Adam so results agree to float rounding.
+        """
+        if weight_decay:
+            if decoupled:
+                param *= 1 - lr * weight_decay
+            else:
+                grad = grad + weight_decay * param
+        exp_avg += (grad - exp_avg) * (1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * grad * grad
+        bias1 = 1 - beta1 ** step
+        bias2_sqrt = (1 - beta2 ** step) ** 0.5
+        second = exp_avg_sq
+        if max_exp_avg_sq is not None:  # AMSGrad keeps the running maximum of the second moment
+            np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+            second = max_exp_avg_sq
+        denom = np.sqrt(second) / bias2_sqrt + eps
+        param -= (lr / bias1) * exp_avg / denom

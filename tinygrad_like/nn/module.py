@@ -1,0 +1,417 @@
+"""``Module`` and ``Parameter``: the containers a network is built from, as in PyTorch.
+
+A module keeps its parameters, buffers and child modules in three ordered dicts filled by
+attribute assignment, so ``self.fc = Linear(2, 3)`` registers a child and ``named_parameters()``
+walks the tree with dotted names. ``state_dict`` / ``load_state_dict`` move values by those names
+and check every name, shape and dtype before writing anything.
+
+>>> import tinygrad_like as tl
+>>> net = tl.nn.Sequential(tl.nn.Linear(4, 8), tl.nn.ReLU(), tl.nn.Linear(8, 2))
+>>> [name for name, _ in net.named_parameters()]
+['0.weight', '0.bias', '2.weight', '2.bias']
+>>> net(tl.zeros(5, 4)).shape
+(5, 2)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator
+
+from ..autograd import grad_mode
+from ..tensor import Tensor, _new
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class Parameter(Tensor):
+    """A tensor that a ``Module`` registers as a learnable parameter (``requires_grad=True``).
+
+    It shares storage with the tensor it wraps, as ``torch.nn.Parameter`` does.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            from ..creation import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter(data): expected a Tensor, got {type(data).__name__}")
+        src = data.detach()
+        p = _new(cls)
+        for s in Tensor.__slots__[:-1]:
+            setattr(p, s, getattr(src, s))
+        p.requires_grad = bool(requires_grad)
+        return p
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
+        pass  # all set in __new__ (Tensor.__init__ would build a new tensor)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class RemovableHandle:
+    """Returned by ``register_*_hook``: ``handle.remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_key")
+    _next = 0
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        RemovableHandle._next += 1
+        self._key = RemovableHandle._next
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+
+class Module:
+    """Base class of every layer and network: subclass it, assign children in ``__init__``, write ``forward``."""
+
+    training: bool
+
+    def __init__(self) -> None:
+        d = self.__dict__
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["training"] = True
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
+
+    def __call__(self, *args, **kwargs):
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                r = hook(self, args, out)
+                if r is not None:
+                    out = r
+        return out
+
+    # ---- registration by attribute -----------------------------------------------------------
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+        if "_parameters" not in d:
+            raise AttributeError(f"cannot assign {name!r} before Module.__init__() call (call super().__init__() "
+                                 f"first in {type(self).__name__}.__init__)")
+        params, bufs, mods = d["_parameters"], d["_buffers"], d["_modules"]
+        if isinstance(value, Parameter):
+            self._forget(name)
+            params[name] = value
+        elif isinstance(value, Module):
+            self._forget(name)
+            mods[name] = value
+        elif name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} as parameter {name!r} (a Parameter or None "
+                                f"is expected)")
+            params[name] = None
+        elif name in mods:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} as child module {name!r} (a Module or None "
+                                f"is expected)")
+            mods[name] = None
+        elif name in bufs:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} (a Tensor or None is "
+                                f"expected)")
+            bufs[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        d = self.__dict__
+        d.pop(name, None)
+        for key in ("_parameters", "_buffers", "_modules"):
+            d[key].pop(name, None)
+        d["_non_persistent"].discard(name)
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        for key in ("_parameters", "_buffers", "_modules"):
+            store = d.get(key)
+            if store is not None and name in store:
+                return store[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        d = self.__dict__
+        for key in ("_parameters", "_buffers", "_modules"):
+            if name in d[key]:
+                del d[key][name]
+                d["_non_persistent"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        self._check_name(name, "parameter")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign {type(param).__name__} as parameter {name!r} (wrap it in "
+                            f"tl.nn.Parameter)")
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """A tensor that is state but not learnable (running statistics); in ``state_dict`` if persistent."""
+        self._check_name(name, "buffer")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign {type(tensor).__name__} as buffer {name!r} (a Tensor or None is "
+                            f"expected)")
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        self._check_name(name, "module")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._forget(name)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def _check_name(self, name, kind: str) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot register a {kind} before Module.__init__() call")
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"{kind} name must be a non-empty string without '.', got {name!r}")
+
+    # ---- walking the tree -------------------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, attr: str, prefix: str, recurse: bool, remove_duplicate: bool = True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for mod_prefix, m in mods:
+            for name, v in getattr(m, attr).items():
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                seen.add(id(v))
+                yield (f"{mod_prefix}.{name}" if mod_prefix else name), v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) pairs; a parameter shared by two layers is listed once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> Module:
+        mod = self
+        for part in target.split(".") if target else ():
+            if part not in mod._modules:
+                raise AttributeError(f"{type(mod).__name__} has no submodule {part!r} (looking up {target!r})")
+            mod = mod._modules[part]
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{type(mod).__name__} has no parameter {name!r}")
+        return mod._parameters[name]
+
+    # ---- modes and bulk changes -------------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError(f"training mode is expected to be boolean, got {type(mode).__name__}")
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad = p.grad.detach().zero_()
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call ``fn`` on every submodule (children first) and on self, e.g. for custom initialisation."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _convert(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        """Replace every parameter and buffer by ``fn(tensor)`` (dtype or device moves), keeping grads."""
+        for m in self.modules():
+            for name, p in m._parameters.items():
+                if p is None:
+                    continue
+                new = fn(p.detach())
+                if new is not p.detach():
+                    q = Parameter(new, p.requires_grad)
+                    if p.grad is not None:
+                        q.grad = fn(p.grad)
+                    m._parameters[name] = q
+            for name, b in m._buffers.items():
+                if b is not None:
+                    m._buffers[name] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs) -> Module:
+        """Move/cast parameters and buffers (``.to(tl.float64)``, ``.to("cuda")``); integer buffers keep
+        their dtype when casting, as in PyTorch."""
+        def conv(t: Tensor) -> Tensor:
+            out = t.to(*args, **kwargs) if t.dtype.is_floating_point else t.to(
+                device=kwargs.get("device", _device_arg(args)))
+            return out
+        return self._convert(conv)
+
+    def float(self) -> Module:
+        return self._convert(lambda t: t.float() if t.dtype.is_floating_point else t)
+
+    def double(self) -> Module:
+        return self._convert(lambda t: t.double() if t.dtype.is_floating_point else t)
+
+    def half(self) -> Module:
+        return self._convert(lambda t: t.half() if t.dtype.is_floating_point else t)
+
+    def cpu(self) -> Module:
+        return self._convert(lambda t: t.cpu())
+
+    def cuda(self, device=None) -> Module:
+        return self._convert(lambda t: t.cuda(device))
+
+    # ---- hooks --------------------------------------------------------------------------------
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, args, output)`` runs after ``forward``; a non-None return replaces the output."""
+        h = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[h._key] = hook
+        return h
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; a non-None return replaces the args."""
+        h = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[h._key] = hook
+        return h
+
+    # ---- state -------------------------------------------------------------------------------
+    def state_dict(self, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
+        """Parameters and persistent buffers by dotted name (detached, sharing storage, as PyTorch's)."""
+        out = OrderedDict() if destination is None else destination
+        for mod_prefix, m in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
+            for store in (m._parameters, m._buffers):
+                for name, t in store.items():
+                    if t is None or (store is m._buffers and name in m._non_persistent):
+                        continue
+                    key = f"{mod_prefix}.{name}" if mod_prefix else name
+                    out[key] = t if keep_vars else t.detach()
+        return out
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
+        """Copy values in by name. With ``strict`` every name must match; shapes and dtypes always must.
+
+        Nothing is written unless every check passes, so a failed load leaves the module as it was.
+        """
+        from ..io import check_state_dict
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"expected a dict of name -> Tensor, got {type(state_dict).__name__}")
+        own = self.state_dict(keep_vars=True)
+        for k, v in state_dict.items():
+            if not isinstance(v, Tensor):
+                raise TypeError(f"load_state_dict: entry {k!r} is a {type(v).__name__}, expected a Tensor")
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        what = f"state_dict for {type(self).__name__}"
+        if strict:
+            check_state_dict(own, state_dict, what=what)
+        else:  # names may differ; the entries both sides have must still agree in shape and dtype
+            common = [k for k in own if k in state_dict]
+            check_state_dict({k: own[k] for k in common}, {k: state_dict[k] for k in common}, what=what)
+        with grad_mode.no_grad():
+            for k, t in own.items():
+                if k in state_dict:
+                    t.copy_(state_dict[k])
+        return IncompatibleKeys(missing, unexpected)
+
+    # ---- printing -----------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of this module's repr line (layer sizes and options)."""
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, m in self._modules.items():
+            body = repr(m).replace("\n", "\n  ")
+            lines.append(f"({name}): {body}")
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                return main + lines[0] + ")"
+            return main + "\n  " + "\n  ".join(lines) + "\n)"
+        return main + ")"
+
+
+def _device_arg(args):
+    from ..device import Device
+    for a in args:
+        if isinstance(a, (str, Device)):
+            return a
+    return None

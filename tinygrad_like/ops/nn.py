@@ -1,0 +1,162 @@
+"""Graph nodes for the neural-network primitives: im2col/col2im, max-pool, layer norm, softmax
+cross-entropy and dropout.
+
+Each forward is one fused backend primitive. ``backward_fast`` is the fused backward primitive;
+``backward`` says the same thing with Tensor ops so that ``create_graph=True`` can differentiate
+it again (and so gradcheck tests both).
+"""
+
+from __future__ import annotations
+
+from ..autograd.function import Function
+from . import _util
+
+
+class Im2Col(Function):
+    """(N, C, H, W) -> (N*OH*OW, C*KH*KW): convolution becomes one matrix multiply."""
+
+    __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation")
+
+    def forward(self, x, kernel, stride, padding, dilation):
+        self.in_shape, self.kernel, self.stride, self.padding, self.dilation = (x.shape, kernel, stride, padding,
+                                                                                dilation)
+        return x._dev.backend.im2col(x._x, kernel, stride, padding, dilation)
+
+    def backward(self, g):
+        return Col2Im.apply(g, self.in_shape, self.kernel, self.stride, self.padding, self.dilation), None, None, \
+            None, None
+
+    def backward_fast(self, g):
+        be = g._dev.backend
+        return _util.wrap(be.col2im(g._x, self.in_shape, self.kernel, self.stride, self.padding, self.dilation),
+                          g._dev), None, None, None, None
+
+
+class Col2Im(Function):
+    """The adjoint of :class:`Im2Col`: columns summed back into an image of ``shape``."""
+
+    __slots__ = ("shape", "kernel", "stride", "padding", "dilation")
+
+    def forward(self, cols, shape, kernel, stride, padding, dilation):
+        self.shape, self.kernel, self.stride, self.padding, self.dilation = shape, kernel, stride, padding, dilation
+        return cols._dev.backend.col2im(cols._x, shape, kernel, stride, padding, dilation)
+
+    def backward(self, g):
+        return Im2Col.apply(g, self.kernel, self.stride, self.padding, self.dilation), None, None, None, None, None
+
+
+class MaxPool2d(Function):
+    """Max over windows; the flat input position of each max is kept (``indices``) for backward."""
+
+    __slots__ = ("in_shape", "indices", "kernel", "stride", "padding", "dilation")
+
+    def forward(self, x, kernel, stride, padding, dilation):
+        self.in_shape, self.kernel, self.stride, self.padding, self.dilation = (x.shape, kernel, stride, padding,
+                                                                                dilation)
+        out, self.indices = x._dev.backend.max_pool2d(x._x, kernel, stride, padding, dilation)
+        return out
+
+    def backward(self, g):
+        n, c, h, w = self.in_shape
+        idx = _util.wrap(self.indices, g._dev).flatten(2)
+        flat = g.new_zeros(n, c, h * w).scatter_add(2, idx, g.flatten(2))
+        return flat.reshape(self.in_shape), None, None, None, None
+
+    def backward_fast(self, g):
+        gx = g._dev.backend.max_pool2d_backward(g._x, self.indices, self.in_shape)
+        return _util.wrap(gx, g._dev), None, None, None, None
+
+
+class LayerNorm(Function):
+    """Normalization over the trailing dims, then ``* weight + bias`` (either may be absent)."""
+
+    __slots__ = ("axes", "eps", "xhat", "rstd", "has_weight", "has_bias")
+
+    def forward(self, x, weight, bias, ndim, eps):
+        be = x._dev.backend
+        self.axes = tuple(range(x.ndim - ndim, x.ndim))
+        self.eps = eps
+        xhat, _, self.rstd = be.layer_norm(x._x, self.axes, eps)
+        self.xhat = xhat
+        self.has_weight, self.has_bias = weight is not None, bias is not None
+        self.save_for_backward(x, weight) if weight is not None else self.save_for_backward(x)
+        y = xhat
+        if weight is not None:
+            y = be.mul(y, weight._x)
+        if bias is not None:
+            y = be.add(y, bias._x)
+        return y
+
+    def _batch_axes(self, g):
+        return tuple(range(g.ndim - len(self.axes)))
+
+    def backward(self, g):
+        saved = self.saved_tensors
+        x = saved[0]
+        mean = x.mean(self.axes, keepdim=True)
+        xc = x - mean
+        rstd = ((xc * xc).mean(self.axes, keepdim=True) + self.eps).rsqrt()
+        xhat = xc * rstd
+        gxh = g * saved[1] if self.has_weight else g
+        gx = rstd * (gxh - gxh.mean(self.axes, keepdim=True) - xhat * (gxh * xhat).mean(self.axes, keepdim=True))
+        batch = self._batch_axes(g)
+        gw = (g * xhat).sum(batch) if self.has_weight else None
+        gb = g.sum(batch) if self.has_bias else None
+        return gx, gw, gb, None, None
+
+    def backward_fast(self, g):
+        saved = self.saved_tensors
+        be, dev, gx_ = g._dev.backend, g._dev, g._x
+        gxh = be.mul(gx_, saved[1]._x) if self.has_weight else gx_
+        gx = be.layer_norm_backward(gxh, self.xhat, self.rstd, self.axes)
+        batch = self._batch_axes(g)
+        gw = _util.wrap(be.sum(be.mul(gx_, self.xhat), batch, False), dev) if self.has_weight else None
+        gb = _util.wrap(be.sum(gx_, batch, False), dev) if self.has_bias else None
+        return _util.wrap(gx, dev), gw, gb, None, None
+
+
+class CrossEntropy(Function):
+    """Per-row softmax cross-entropy of (N, C) logits against class indices, in one pass.
+
+    Label smoothing, class weights and ``ignore_index`` are folded into per-row coefficients
+    ``a`` so that the gradient is ``g * (softmax * sum(a) - a)``.
+    """
+
+    __slots__ = ("logp", "coef", "coef_sum", "ignore_index", "smoothing")
+
+    def forward(self, logits, target, weight, ignore_index, smoothing):
+        be = logits._dev.backend
+        self.ignore_index, self.smoothing = ignore_index, smoothing
+        loss, self.logp, self.coef, self.coef_sum = be.cross_entropy(
+            logits._x, target._x, None if weight is None else weight._x, ignore_index, smoothing)
+        self.save_for_backward(logits)
+        return loss
+
+    def backward(self, g):
+        (logits,) = self.saved_tensors
+        dev = g._dev
+        coef, coef_sum = _util.wrap(self.coef, dev), _util.wrap(self.coef_sum, dev)
+        p = logits.softmax(1)
+        return (p * coef_sum.unsqueeze(1) - coef) * g.unsqueeze(1), None, None, None, None
+
+    def backward_fast(self, g):
+        gx = g._dev.backend.cross_entropy_backward(g._x, self.logp, self.coef, self.coef_sum)
+        return _util.wrap(gx, g._dev), None, None, None, None
+
+
+class Dropout(Function):
+    """``x * mask`` with a mask drawn from the generator, scaled by 1/(1-p); the mask is kept."""
+
+    __slots__ = ("mask", "p")
+
+    def forward(self, x, p, generator):
+        be = x._dev.backend
+        self.p = p
+        self.mask = be.dropout_mask(generator, x.shape, p, x.dtype)
+        return be.mul(x._x, self.mask)
+
+    def backward(self, g):
+        return g * _util.wrap(self.mask, g._dev), None, None
+
+    def backward_fast(self, g):
+        return _util.wrap(g._dev.backend.mul(g._x, self.mask), g._dev), None, None
