@@ -193,13 +193,16 @@ class _BatchNorm(Module):
     _expected_ndims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype=None) -> None:
+                 track_running_stats: bool = True, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
+        self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, affine and bias
         if affine:
             self.weight = Parameter(ones(num_features, dtype=dtype))
-            self.bias = Parameter(zeros(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -238,7 +241,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.use_bias}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -258,7 +261,7 @@ class LayerNorm(Module):
                  dtype=None) -> None:
         super().__init__()
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self.eps, self.elementwise_affine, self.use_bias = eps, elementwise_affine, elementwise_affine and bias
         if elementwise_affine:
             self.weight = Parameter(ones(*self.normalized_shape, dtype=dtype))
             if bias:
@@ -273,7 +276,8 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.use_bias}")
 
 
 class Embedding(Module):
@@ -369,7 +373,7 @@ class Softplus(Module):
 class ELU(Module):
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
-        self.alpha = alpha
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return input.elu(self.alpha)
