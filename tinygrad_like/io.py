@@ -1,0 +1,398 @@
+"""Checkpoints without pickle: ``save`` / ``load`` dicts of name -> Tensor as ``.safetensors`` or ``.npz``.
+
+Why these two formats: both hold plain typed arrays, so loading a file can never run code (a pickle
+can). ``.safetensors`` is the format the wider ecosystem reads; ``.npz`` needs nothing but NumPy.
+Writes are atomic (a crash mid-save leaves the previous checkpoint intact) and a damaged file is
+reported as a :class:`CheckpointError` naming the file, not as a parser traceback.
+
+>>> import os, tempfile
+>>> import tinygrad_like as tl
+>>> from tinygrad_like import io
+>>> with tempfile.TemporaryDirectory() as d:
+...     path = os.path.join(d, "model.safetensors")
+...     io.save({"w": tl.ones(2, 3), "step": tl.tensor(7)}, path)
+...     sd = io.load(path)
+>>> sorted(sd), sd["w"].shape, sd["step"].item()
+(['step', 'w'], (2, 3), 7)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+import zipfile
+from collections.abc import Callable, Mapping
+from typing import IO, Any, NamedTuple
+
+import numpy as np
+
+from . import dtypes
+from .creation import from_numpy
+from .tensor import Tensor
+
+__all__ = ["save", "load", "load_metadata", "check_state_dict", "CheckpointError", "StateDictMismatchError",
+           "Mismatch"]
+
+PathLike = str | os.PathLike
+_METADATA_KEY = "__metadata__"  # reserved: the safetensors header uses it, and so does our .npz layout
+_FORMATS = {".safetensors": "safetensors", ".npz": "npz"}
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint file could not be read: truncated, corrupted, not a checkpoint, or holding pickles."""
+
+
+class Mismatch(NamedTuple):
+    """One entry whose shape or dtype differs: ``key``, what was ``expected``, what was ``got``."""
+
+    key: str
+    expected: Any
+    got: Any
+
+
+class StateDictMismatchError(RuntimeError):
+    """Two state dicts disagree. The message lists every difference; the attributes hold them as data.
+
+    ``missing`` (keys expected but absent), ``unexpected`` (keys present but not expected),
+    ``shape_mismatches`` and ``dtype_mismatches`` (lists of :class:`Mismatch`).
+    """
+
+    def __init__(self, message: str, *, missing: list[str] | None = None, unexpected: list[str] | None = None,
+                 shape_mismatches: list[Mismatch] | None = None, dtype_mismatches: list[Mismatch] | None = None):
+        super().__init__(message)
+        self.missing = list(missing or [])
+        self.unexpected = list(unexpected or [])
+        self.shape_mismatches = list(shape_mismatches or [])
+        self.dtype_mismatches = list(dtype_mismatches or [])
+
+
+# ---- comparing state dicts ------------------------------------------------------------------------
+def _dtype_name(dt: Any) -> str:
+    """``tl.float32``, ``np.float32`` and ``np.dtype('float32')`` all read as ``'float32'``."""
+    if isinstance(dt, dtypes.DType):
+        return dt.name
+    try:
+        return np.dtype(dt).name
+    except TypeError:
+        return str(dt)
+
+
+def _as_entries(d: Any, role: str) -> Mapping:
+    if isinstance(d, Mapping):
+        return d
+    raise TypeError(f"check_state_dict: {role} must be a mapping of name -> tensor, got {type(d).__name__}")
+
+
+def check_state_dict(expected: Mapping[str, Any], loaded: Mapping[str, Any], *, what: str = "state_dict") -> None:
+    """Raise :class:`StateDictMismatchError` listing every key, shape and dtype difference, or return None.
+
+    Values may be Tensors or anything with ``.shape`` and ``.dtype`` (NumPy arrays too). Checking all
+    entries before complaining means one run shows everything wrong with a checkpoint, not the first thing.
+
+    >>> import tinygrad_like as tl
+    >>> check_state_dict({"w": tl.zeros(2)}, {"w": tl.ones(2)})  # same names, shapes and dtypes: fine
+    >>> try:
+    ...     check_state_dict({"w": tl.zeros(2, 3), "b": tl.zeros(3)}, {"w": tl.zeros(3, 2), "extra": tl.zeros(1)})
+    ... except StateDictMismatchError as e:
+    ...     print(e)
+    Error(s) in loading state_dict:
+      missing keys (1): 'b'
+      unexpected keys (1): 'extra'
+      shape mismatches (1):
+        'w': expected shape (2, 3), got (3, 2)
+    """
+    expected, loaded = _as_entries(expected, "expected"), _as_entries(loaded, "loaded")
+    missing = [k for k in expected if k not in loaded]
+    unexpected = [k for k in loaded if k not in expected]
+    shapes: list[Mismatch] = []
+    kinds: list[Mismatch] = []
+    for k, want in expected.items():
+        if k not in loaded:
+            continue
+        got = loaded[k]
+        ws, gs = tuple(want.shape), tuple(got.shape)
+        if ws != gs:
+            shapes.append(Mismatch(k, ws, gs))
+        wd, gd = _dtype_name(want.dtype), _dtype_name(got.dtype)
+        if wd != gd:
+            kinds.append(Mismatch(k, wd, gd))
+    if not (missing or unexpected or shapes or kinds):
+        return
+    lines = [f"Error(s) in loading {what}:"]
+    if missing:
+        lines.append(f"  missing keys ({len(missing)}): {', '.join(map(repr, missing))}")
+    if unexpected:
+        lines.append(f"  unexpected keys ({len(unexpected)}): {', '.join(map(repr, unexpected))}")
+    if shapes:
+        lines.append(f"  shape mismatches ({len(shapes)}):")
+        lines += [f"    {m.key!r}: expected shape {m.expected}, got {m.got}" for m in shapes]
+    if kinds:
+        lines.append(f"  dtype mismatches ({len(kinds)}):")
+        lines += [f"    {m.key!r}: expected dtype {m.expected}, got {m.got}" for m in kinds]
+    raise StateDictMismatchError("\n".join(lines), missing=missing, unexpected=unexpected,
+                                 shape_mismatches=shapes, dtype_mismatches=kinds)
+
+
+# ---- formats ------------------------------------------------------------------------------------
+def _format_of(path: PathLike) -> str:
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    fmt = _FORMATS.get(suffix)
+    if fmt is None:
+        raise ValueError(f"unsupported checkpoint file type {suffix or '(no suffix)'!r} for {os.fspath(path)!r}; "
+                         f"use a path ending in '.safetensors' or '.npz' (pickle-based formats are not supported)")
+    return fmt
+
+
+def _to_arrays(state_dict: Mapping[str, Tensor]) -> dict[str, np.ndarray]:
+    """Contiguous host copies, so views and non-contiguous tensors are written as what they show."""
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"save expects a dict of name -> Tensor, got {type(state_dict).__name__}")
+    out: dict[str, np.ndarray] = {}
+    for k, t in state_dict.items():
+        if not isinstance(k, str) or not k:
+            raise TypeError(f"state_dict keys must be non-empty strings, got {k!r}")
+        if k == _METADATA_KEY:
+            raise ValueError(f"the key {_METADATA_KEY!r} is reserved for checkpoint metadata; rename the entry")
+        if not isinstance(t, Tensor):
+            raise TypeError(f"state_dict[{k!r}] is a {type(t).__name__}, expected a Tensor")
+        out[k] = np.array(t.detach().numpy(), copy=True, order="C")
+    return out
+
+
+def _check_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a dict of str -> str, got {type(metadata).__name__}")
+    for k, v in metadata.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"metadata must map str -> str (as safetensors requires); got {k!r}: {v!r}. "
+                            f"Encode other values yourself, e.g. with json.dumps")
+    return dict(metadata)
+
+
+def _write_safetensors(f: IO[bytes], arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
+    from safetensors.numpy import save as st_save
+    f.write(st_save(arrays, metadata=metadata or None))
+
+
+def _write_npz(f: IO[bytes], arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
+    """The layout ``np.savez`` writes (one ``name.npy`` per entry in an uncompressed zip), written member by
+    member so that no entry name can collide with ``np.savez``'s own keywords (``file``, ``allow_pickle``)."""
+    entries = dict(arrays)
+    if metadata:
+        entries[_METADATA_KEY] = np.frombuffer(json.dumps(metadata).encode(), dtype=np.uint8)
+    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+        for k, a in entries.items():
+            with z.open(k + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, a, allow_pickle=False)
+
+
+def _fsync_dir(directory: str) -> None:
+    """Make the rename itself durable; not every platform can open a directory, and that is fine."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
+    """Write to a temporary file beside ``path``, fsync it, then rename it over ``path`` in one step.
+
+    A reader sees the old file or the new one, never half of one; on any error the temporary file is
+    removed and the old file is untouched. ``os.open(..., 0o666)`` lets the umask set the permissions,
+    as for any ordinary new file.
+    """
+    target = os.path.abspath(os.fspath(path))
+    directory, name = os.path.split(target)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"cannot save checkpoint to {os.fspath(path)!r}: the directory {directory!r} does "
+                                f"not exist")
+    tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(directory)
+
+
+def save(state_dict: Mapping[str, Tensor], path: PathLike, *, metadata: Mapping[str, str] | None = None) -> None:
+    """Write ``state_dict`` (name -> Tensor) to ``path`` atomically; the suffix picks the format.
+
+    ``.safetensors`` or ``.npz``; anything else is a ValueError (there is no pickle fallback, so a
+    checkpoint can never run code when loaded). Values are copied as their logical (contiguous) contents,
+    so views and transposes are saved as they read. ``metadata`` is a small dict of str -> str stored
+    beside the tensors (read it back with :func:`load_metadata`). Entries that share storage (tied
+    weights) are each written in full; the tie itself is not recorded.
+
+    >>> import os, tempfile
+    >>> import tinygrad_like as tl
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "ckpt.npz")
+    ...     save({"w": tl.arange(6).reshape(2, 3).T}, p, metadata={"epoch": "3"})
+    ...     load(p)["w"].tolist(), load_metadata(p)
+    ([[0, 3], [1, 4], [2, 5]], {'epoch': '3'})
+    """
+    fmt = _format_of(path)
+    arrays = _to_arrays(state_dict)
+    meta = _check_metadata(metadata)
+    writer = _write_safetensors if fmt == "safetensors" else _write_npz  # looked up per call (tests patch)
+    _atomic_write(path, lambda f: writer(f, arrays, meta))
+
+
+_MAX_HEADER = 100_000_000  # the limit the safetensors reader itself enforces
+
+
+def _header_length(path: str, head: bytes, size: int) -> int:
+    """The JSON header's length from the first 8 bytes, checked against the file before anything is read."""
+    if len(head) < 8:
+        raise CheckpointError(f"cannot read checkpoint {path!r}: {size} bytes is too short for a .safetensors "
+                              f"file (truncated?)")
+    n = int.from_bytes(head[:8], "little")
+    if n > min(_MAX_HEADER, size - 8):
+        raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .safetensors file (its header claims "
+                              f"{n} bytes but the file has {size}; truncated or corrupted?)")
+    return n
+
+
+def _safetensors_header(path: str, data: bytes) -> dict:
+    try:
+        header = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .safetensors file (its header is not "
+                              f"JSON; truncated or corrupted?): {e}") from e
+    if not isinstance(header, dict):
+        raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .safetensors file (bad header)")
+    return header
+
+
+def _read_safetensors(path: str, metadata_only: bool) -> tuple[dict[str, np.ndarray], Any]:
+    from safetensors.numpy import load as st_load
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(8)
+        n = _header_length(path, head, size)
+        # metadata alone needs only the header: 8 bytes of length, then that much JSON
+        data = head + (f.read(n) if metadata_only else f.read())
+    header = _safetensors_header(path, data[8:8 + n])
+    if metadata_only:
+        return {}, header.get(_METADATA_KEY) or {}
+    try:
+        arrays = st_load(data)
+    except Exception as e:  # SafetensorError, and NumPy errors for dtypes it cannot hold (e.g. bf16)
+        raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .safetensors file "
+                              f"(truncated or corrupted?): {e}") from e
+    return arrays, header.get(_METADATA_KEY) or {}
+
+
+def _read_npz(path: str, metadata_only: bool) -> tuple[dict[str, np.ndarray], Any]:
+    arrays: dict[str, np.ndarray] = {}
+    meta: Any = {}
+    try:
+        npz = np.load(path, allow_pickle=False)
+        if not isinstance(npz, np.lib.npyio.NpzFile):
+            raise CheckpointError(f"cannot read checkpoint {path!r}: it holds a single .npy array, not an .npz "
+                                  f"archive of named arrays")
+        with npz:
+            for k in npz.files:
+                if metadata_only and k != _METADATA_KEY:
+                    continue
+                try:
+                    a = npz[k]
+                except ValueError as e:
+                    if "pickle" in str(e).lower():
+                        raise CheckpointError(f"refusing to load checkpoint {path!r}: entry {k!r} is a pickled "
+                                              f"object array, and loading it could run arbitrary code; "
+                                              f"tinygrad_like never unpickles") from e
+                    raise
+                if not isinstance(a, np.ndarray):
+                    raise CheckpointError(f"cannot read checkpoint {path!r}: member {k!r} is not a NumPy array")
+                if k == _METADATA_KEY:
+                    meta = json.loads(a.tobytes().decode())
+                else:
+                    arrays[k] = a
+    except CheckpointError:
+        raise
+    except ValueError as e:
+        if "pickle" in str(e).lower():  # np.load's answer to a file that is neither zip nor .npy
+            raise CheckpointError(f"cannot read checkpoint {path!r}: not an .npz archive (its bytes look like a "
+                                  f"pickle or are unrecognised; tinygrad_like never unpickles)") from e
+        raise CheckpointError(f"cannot read checkpoint {path!r}: corrupted .npz file: {e}") from e
+    except Exception as e:  # BadZipFile, CRC errors, zlib errors, EOFError, bad JSON metadata, ...
+        raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .npz file (truncated or "
+                              f"corrupted?): {type(e).__name__}: {e}") from e
+    return arrays, meta
+
+
+def _read(path: PathLike, metadata_only: bool = False) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    fmt = _format_of(path)
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"no checkpoint at {p!r}")
+    reader = _read_safetensors if fmt == "safetensors" else _read_npz
+    arrays, meta = reader(p, metadata_only)
+    if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
+        raise CheckpointError(f"cannot read checkpoint {p!r}: its metadata is not a dict of str -> str")
+    return arrays, meta
+
+
+def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> dict[str, Tensor]:
+    """Read a checkpoint written by :func:`save` into a dict of name -> fresh CPU Tensor.
+
+    The tensors own their memory (nothing aliases the file or another tensor). With ``expected`` (a
+    dict of name -> Tensor, or anything with ``.state_dict()`` such as a module) the result is checked
+    by :func:`check_state_dict` first, so a wrong checkpoint fails with every difference listed.
+    A truncated, corrupted or pickle-bearing file raises :class:`CheckpointError`.
+
+    >>> import os, tempfile
+    >>> import tinygrad_like as tl
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "m.safetensors")
+    ...     save({"w": tl.zeros(2, 2)}, p)
+    ...     load(p, expected={"w": tl.ones(2, 2)})["w"].shape
+    (2, 2)
+    """
+    arrays, _ = _read(path)
+    out: dict[str, Tensor] = {}
+    for k, a in arrays.items():
+        try:
+            dtypes.from_numpy(a.dtype)
+        except TypeError as e:
+            raise CheckpointError(f"cannot read checkpoint {os.fspath(path)!r}: entry {k!r} has dtype {a.dtype}, "
+                                  f"which tinygrad_like does not support ({e})") from e
+        out[k] = from_numpy(np.array(a, copy=True, order="C"))
+    if expected is not None:
+        if not isinstance(expected, Mapping) and callable(getattr(expected, "state_dict", None)):
+            expected = expected.state_dict()
+        check_state_dict(expected, out, what=f"checkpoint {os.fspath(path)!r}")
+    return out
+
+
+def load_metadata(path: PathLike) -> dict[str, str]:
+    """The ``metadata`` dict given to :func:`save` (empty if none), without reading the tensors.
+
+    >>> import os, tempfile
+    >>> import tinygrad_like as tl
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "m.safetensors")
+    ...     save({"w": tl.zeros(1)}, p, metadata={"note": "best so far"})
+    ...     load_metadata(p)
+    {'note': 'best so far'}
+    """
+    return _read(path, metadata_only=True)[1]
