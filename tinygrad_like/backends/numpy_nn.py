@@ -39,13 +39,17 @@ class NumpyNNPrimitives:
     # ---- convolution as matrix multiply -------------------------------------------------------
     @staticmethod
     def im2col(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
-        """(N, C, H, W) -> (N*OH*OW, C*KH*KW): one row per output position, one column per tap."""
+        """(N, C, H, W) -> (N, C*KH*KW, OH*OW): one column per output position, one row per tap.
+
+        With this layout ``weight (OC, C*KH*KW) @ cols`` is already (N, OC, OH*OW): channels-first,
+        so the convolution's output needs no transposing copy.
+        """
         n, c, h, w = x.shape
         kh, kw = kernel
         oh = out_size(h, kh, stride[0], padding[0], dilation[0])
         ow = out_size(w, kw, stride[1], padding[1], dilation[1])
         win = _windows(_pad(x, padding, 0), kh, kw, stride, dilation, oh, ow)
-        return np.ascontiguousarray(win.transpose(0, 2, 3, 1, 4, 5)).reshape(n * oh * ow, c * kh * kw)
+        return np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * kh * kw, oh * ow)
 
     @staticmethod
     def col2im(cols, shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
@@ -55,37 +59,80 @@ class NumpyNNPrimitives:
         (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
         oh, ow = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
         out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), cols.dtype)
-        c6 = cols.reshape(n, oh, ow, c, kh, kw).transpose(0, 3, 4, 5, 1, 2)  # (N, C, KH, KW, OH, OW)
+        c6 = cols.reshape(n, c, kh, kw, oh, ow)
         for i in range(kh):
             rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
             for j in range(kw):
                 out[:, :, rows, j * dw: j * dw + sw * (ow - 1) + 1: sw] += c6[:, :, i, j]
-        return np.ascontiguousarray(out[:, :, ph: ph + h, pw: pw + w])
+        return np.ascontiguousarray(out[:, :, ph: ph + h, pw: pw + w]) if ph or pw else out
 
     # ---- pooling ------------------------------------------------------------------------------
     @staticmethod
     def max_pool2d(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
-        """Max over each window, and the flat index (h * W + w) in the input where it was found."""
+        """Max over each window: a running ``maximum`` over the KH*KW taps (strided views, no copies)."""
         n, c, h, w = x.shape
         kh, kw = kernel
         oh = out_size(h, kh, stride[0], padding[0], dilation[0])
         ow = out_size(w, kw, stride[1], padding[1], dilation[1])
-        win = _windows(_pad(x, padding, -np.inf), kh, kw, stride, dilation, oh, ow).reshape(n, c, oh, ow, kh * kw)
-        arg = win.argmax(axis=-1)
-        out = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
-        ki, kj = np.divmod(arg, kw)
-        row = np.arange(oh).reshape(oh, 1) * stride[0] - padding[0] + ki * dilation[0]
-        col = np.arange(ow) * stride[1] - padding[1] + kj * dilation[1]
-        return np.ascontiguousarray(out), (row * w + col).astype(np.int64)
+        win = _windows(_pad(x, padding, -np.inf), kh, kw, stride, dilation, oh, ow)
+        out = np.array(win[..., 0, 0])
+        for i in range(kh):
+            for j in range(kw):
+                if i or j:
+                    np.maximum(out, win[..., i, j], out=out)
+        return out
 
     @staticmethod
-    def max_pool2d_backward(g, indices, shape: tuple):
-        """Send each output gradient to the input position its max came from (summing repeats)."""
-        n, c, h, w = shape
-        planes = n * c
-        flat = (indices.reshape(planes, -1) + (np.arange(planes) * (h * w))[:, None]).ravel()
-        out = np.bincount(flat, weights=g.reshape(-1), minlength=planes * h * w)
-        return out.astype(g.dtype, copy=False).reshape(shape)
+    def _first_max_taps(x, out, kernel, stride, padding, dilation):
+        """Yield (i, j, hit) per tap, ``hit`` marking windows whose first maximum is at that tap
+        (PyTorch's rule for ties: the first in row-major window order wins). The last tap needs no
+        comparison: it wins wherever no earlier one did."""
+        kh, kw = kernel
+        win = _windows(_pad(x, padding, -np.inf), kh, kw, stride, dilation, *out.shape[2:])
+        taken = None
+        last = (kh - 1, kw - 1)
+        for i in range(kh):
+            for j in range(kw):
+                if (i, j) == last and taken is not None:
+                    yield i, j, ~taken
+                    return
+                hit = win[..., i, j] == out
+                if taken is None:
+                    taken = hit.copy()
+                else:
+                    hit &= ~taken
+                    taken |= hit
+                yield i, j, hit
+
+    @staticmethod
+    def max_pool2d_indices(x, out, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+        """For ``return_indices``: the flat input index (h * W + w) of each window's maximum."""
+        w_in = x.shape[3]
+        oh, ow = out.shape[2:]
+        idx = np.zeros(out.shape, np.int64)
+        base_r = (np.arange(oh) * stride[0] - padding[0]).reshape(oh, 1)
+        base_c = np.arange(ow) * stride[1] - padding[1]
+        for i, j, hit in NumpyNNPrimitives._first_max_taps(x, out, kernel, stride, padding, dilation):
+            flat = (base_r + i * dilation[0]) * w_in + base_c + j * dilation[1]
+            np.copyto(idx, np.broadcast_to(flat, out.shape), where=hit)
+        return idx
+
+    @staticmethod
+    def max_pool2d_backward(g, x, out, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+        """Send each output gradient to the input position its max came from (summing overlaps)."""
+        n, c, h, w = x.shape
+        ph, pw = padding
+        dx = np.zeros((n, c, h + 2 * ph, w + 2 * pw), g.dtype)
+        dwin = as_strided(dx, (n, c, *out.shape[2:], *kernel),
+                          (dx.strides[0], dx.strides[1], dx.strides[2] * stride[0], dx.strides[3] * stride[1],
+                           dx.strides[2] * dilation[0], dx.strides[3] * dilation[1]))
+        disjoint = all(s_ >= d * (k - 1) + 1 for s_, d, k in zip(stride, dilation, kernel))
+        for i, j, hit in NumpyNNPrimitives._first_max_taps(x, out, kernel, stride, padding, dilation):
+            if disjoint:  # windows do not overlap: each tap writes its own pixels
+                np.multiply(g, hit, out=dwin[..., i, j])
+            else:
+                dwin[..., i, j] += g * hit
+        return np.ascontiguousarray(dx[:, :, ph: ph + h, pw: pw + w]) if ph or pw else dx
 
     # ---- normalization ------------------------------------------------------------------------
     @staticmethod

@@ -130,8 +130,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"linear: input of shape {input.shape} has {input.shape[-1] if input.ndim else 0} "
                            f"features but weight of shape {weight.shape} expects {weight.shape[-1]} "
                            f"(the last dim of the input must equal in_features)")
-    out = input @ weight.T
-    return out if bias is None else out + bias
+    if input.ndim == 0 or input.dtype is not weight.dtype or (bias is not None and (
+            bias.dtype is not weight.dtype or bias.shape != (weight.shape[0],))):
+        out = input @ weight.T  # the general path: promotion, broadcasting, and their errors
+        return out if bias is None else out + bias
+    if input.ndim == 1:
+        return N.Linear.apply(input.unsqueeze(0), weight, bias).squeeze(0)
+    return N.Linear.apply(input, weight, bias)
 
 
 def _conv_padding(padding, kernel: tuple, dilation: tuple, stride: tuple):
@@ -193,12 +198,12 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     for gi in range(groups):
         xg = x if groups == 1 else x[:, gi * cg:(gi + 1) * cg]
         wg = weight if groups == 1 else weight[gi * ocg:(gi + 1) * ocg]
-        cols = N.Im2Col.apply(xg, (kh, kw), stride, pad2, dilation)  # (N*OH*OW, C*KH*KW)
-        outs.append(cols @ wg.reshape(ocg, cg * kh * kw).T)  # (N*OH*OW, OC)
+        cols = N.Im2Col.apply(xg, (kh, kw), stride, pad2, dilation)  # (N, C*KH*KW, OH*OW)
+        outs.append(wg.reshape(ocg, cg * kh * kw) @ cols)  # (N, OC, OH*OW): already channels-first
     out = outs[0] if groups == 1 else cat(outs, 1)
     if bias is not None:
-        out = out + bias
-    out = out.reshape(n, oh, ow, oc).permute(0, 3, 1, 2)
+        out = out + bias.reshape(oc, 1)
+    out = out.reshape(n, oc, oh, ow)
     return out.squeeze(0) if unbatched else out
 
 
@@ -234,11 +239,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     _check_pool_output(x, k, s, p, d, "max_pool2d")
     out = N.MaxPool2d.apply(x, k, s, p, d)
     if return_indices:
-        node = out.grad_fn
-        if isinstance(node, N.MaxPool2d):
-            idx = _util.wrap(node.indices, x._dev)
-        else:
-            idx = _util.wrap(x._dev.backend.max_pool2d(x._x, k, s, p, d)[1], x._dev)
+        idx = _util.wrap(x._dev.backend.max_pool2d_indices(x._x, out._x, k, s, p, d), x._dev)
         return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
     return out.squeeze(0) if unbatched else out
 
@@ -252,10 +253,10 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     k, s, p, d = _pool_args(kernel_size, stride, padding, 1, "avg_pool2d")
     _check_pool_output(x, k, s, p, d, "avg_pool2d")
     n, c, h, w = x.shape
-    cols = N.Im2Col.apply(x.reshape(n * c, 1, h, w), k, s, p, d)  # (N*C*OH*OW, KH*KW)
+    cols = N.Im2Col.apply(x.reshape(n * c, 1, h, w), k, s, p, d)  # (N*C, KH*KW, OH*OW)
     oh = (h + 2 * p[0] - k[0]) // s[0] + 1
     ow = (w + 2 * p[1] - k[1]) // s[1] + 1
-    total = cols.sum(1)
+    total = cols.sum(1)  # (N*C, OH*OW)
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("avg_pool2d: divisor_override must not be zero")
@@ -265,8 +266,8 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     else:
         be = x._dev.backend
         ones = be.full((1, 1, h, w), 1, x.dtype)
-        counts = be.sum(be.im2col(ones, k, s, p, d), 1, False)  # real (unpadded) pixels per window
-        out = total / _util.wrap(be.reshape(counts, (1, oh * ow)), x._dev).expand(n * c, oh * ow).reshape(-1)
+        counts = be.sum(be.im2col(ones, k, s, p, d), 1, False)  # (1, OH*OW): real (unpadded) pixels per window
+        out = total / _util.wrap(counts, x._dev)
     out = out.reshape(n, c, oh, ow)
     return out.squeeze(0) if unbatched else out
 

@@ -12,8 +12,49 @@ from ..autograd.function import Function
 from . import _util
 
 
+class Linear(Function):
+    """``x @ weight.T + bias`` as one node (PyTorch's addmm): no transposed-weight view in the graph, a
+    weight gradient computed directly in (out, in) layout, and no work for inputs that need no gradient."""
+
+    __slots__ = ("in_shape", "has_bias")
+
+    def forward(self, x, weight, bias):
+        be = x._dev.backend
+        self.in_shape, self.has_bias = x.shape, bias is not None
+        self.save_for_backward(x, weight)
+        x2 = x._x if x.ndim == 2 else be.reshape(x._x, (-1, x.shape[-1]))
+        out = be.matmul(x2, be.swap_last(weight._x))
+        if bias is not None:
+            out = be.add(out, bias._x)
+        return out if x.ndim == 2 else be.reshape(out, x.shape[:-1] + (weight.shape[0],))
+
+    def backward(self, g):
+        x, weight = self.saved_tensors
+        g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
+        x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+        gx = (g @ weight).reshape(self.in_shape) if self.next[0] is not None else None
+        gw = g2.T @ x2 if self.next[1] is not None else None
+        gb = g2.sum(0) if self.has_bias and self.next[2] is not None else None
+        return gx, gw, gb
+
+    def backward_fast(self, g):
+        x, weight = self.saved_tensors
+        be, dev = g._dev.backend, g._dev
+        gx_ = g._x
+        g2 = gx_ if g.ndim == 2 else be.reshape(gx_, (-1, g.shape[-1]))
+        gx = gw = gb = None
+        if self.next[0] is not None:
+            gx = _util.wrap(be.reshape(be.matmul(g2, weight._x), self.in_shape), dev)
+        if self.next[1] is not None:
+            x2 = x._x if x.ndim == 2 else be.reshape(x._x, (-1, x.shape[-1]))
+            gw = _util.wrap(be.matmul(be.swap_last(g2), x2), dev)
+        if self.has_bias and self.next[2] is not None:
+            gb = _util.wrap(be.sum(g2, 0, False), dev)
+        return gx, gw, gb
+
+
 class Im2Col(Function):
-    """(N, C, H, W) -> (N*OH*OW, C*KH*KW): convolution becomes one matrix multiply."""
+    """(N, C, H, W) -> (N, C*KH*KW, OH*OW): convolution becomes ``weight @ cols``."""
 
     __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation")
 
@@ -46,24 +87,31 @@ class Col2Im(Function):
 
 
 class MaxPool2d(Function):
-    """Max over windows; the flat input position of each max is kept (``indices``) for backward."""
+    """Max over windows. Backward finds each window's (first) maximum again from the saved input
+    and output, which is cheaper than keeping an index per output element."""
 
-    __slots__ = ("in_shape", "indices", "kernel", "stride", "padding", "dilation")
+    __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation")
+    save_output = True
 
     def forward(self, x, kernel, stride, padding, dilation):
         self.in_shape, self.kernel, self.stride, self.padding, self.dilation = (x.shape, kernel, stride, padding,
                                                                                 dilation)
-        out, self.indices = x._dev.backend.max_pool2d(x._x, kernel, stride, padding, dilation)
-        return out
+        self.save_for_backward(x)
+        return x._dev.backend.max_pool2d(x._x, kernel, stride, padding, dilation)
 
     def backward(self, g):
+        x, out = self.saved_tensors
         n, c, h, w = self.in_shape
-        idx = _util.wrap(self.indices, g._dev).flatten(2)
+        be = g._dev.backend
+        idx = _util.wrap(be.max_pool2d_indices(x._x, out._x, self.kernel, self.stride, self.padding, self.dilation),
+                         g._dev).flatten(2)
         flat = g.new_zeros(n, c, h * w).scatter_add(2, idx, g.flatten(2))
         return flat.reshape(self.in_shape), None, None, None, None
 
     def backward_fast(self, g):
-        gx = g._dev.backend.max_pool2d_backward(g._x, self.indices, self.in_shape)
+        x, out = self.saved_tensors
+        gx = g._dev.backend.max_pool2d_backward(g._x, x._x, out._x, self.kernel, self.stride, self.padding,
+                                                self.dilation)
         return _util.wrap(gx, g._dev), None, None, None, None
 
 

@@ -244,9 +244,12 @@ class Matmul(Function):
         if a.ndim < 2 or b.ndim < 2 or not (a.dtype is b.dtype is g.dtype):
             return self.backward(g)
         be, dev = g._dev.backend, g._dev
-        ga = _util.wrap(be.matmul(g._x, be.swap_last(b._x)), dev)
-        gb = _util.wrap(be.matmul(be.swap_last(a._x), g._x), dev)
-        return _util.raw_to(ga, a.shape, a.dtype), _util.raw_to(gb, b.shape, b.dtype)
+        ga = gb = None  # an input that needs no gradient (None edge) costs no matmul
+        if self.next[0] is not None:
+            ga = _util.raw_to(_util.wrap(be.matmul(g._x, be.swap_last(b._x)), dev), a.shape, a.dtype)
+        if self.next[1] is not None:
+            gb = _util.raw_to(_util.wrap(be.matmul(be.swap_last(a._x), g._x), dev), b.shape, b.dtype)
+        return ga, gb
 
 
 class _SoftmaxFamily(Function):
