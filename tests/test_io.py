@@ -141,11 +141,13 @@ def test_reserved_and_invalid_keys(tmp_path, fmt):
     with pytest.raises(ValueError, match="reserved"):
         tio.save({"__metadata__": tl.zeros(1)}, tmp_path / f"r.{fmt}")
     with pytest.raises(TypeError, match="keys must be non-empty strings"):
-        tio.save({3: tl.zeros(1)}, tmp_path / f"r.{fmt}")
-    with pytest.raises(TypeError, match=r"state_dict\['w'\] is a ndarray, expected a Tensor"):
+        tio.save({"": tl.zeros(1)}, tmp_path / f"r.{fmt}")
+    with pytest.raises(TypeError, match=r"state_dict\['w'\]: it is a numpy.ndarray \(wrap NumPy arrays"):
         tio.save({"w": np.zeros(1)}, tmp_path / f"r.{fmt}")
     with pytest.raises(TypeError, match="dict of name -> Tensor"):
         tio.save([tl.zeros(1)], tmp_path / f"r.{fmt}")
+    with pytest.raises(ValueError, match="'__structure__' is reserved"):
+        tio.save({"w": tl.zeros(1)}, tmp_path / f"r.{fmt}", metadata={"__structure__": "{}"})
     assert not os.listdir(tmp_path)
 
 
@@ -435,3 +437,226 @@ def test_load_expected_accepts_anything_with_state_dict(tmp_path):
     tio.save({"w": tl.ones(3)}, tmp_path / "m.npz")
     with pytest.raises(StateDictMismatchError, match=r"'w': expected shape \(2,\), got \(3,\)"):
         tio.load(tmp_path / "m.npz", expected=Model())
+
+
+# ---- nested objects: optimizer state dicts and training checkpoints ------------------------------------------
+def _assert_same(a, b, where="obj"):
+    """Equal values of identical types all the way down; tensors bit for bit, floats by bits (nan, -0.0)."""
+    assert type(a) is type(b), (where, type(a), type(b))
+    if isinstance(a, tl.Tensor):
+        assert a.dtype is b.dtype, where
+        _same_bits(a.numpy(), b.numpy())
+    elif isinstance(a, dict):
+        assert list(a) == list(b), (where, list(a), list(b))  # same keys, same key types, same order
+        for (ka, va), kb in zip(a.items(), b):
+            assert type(ka) is type(kb), (where, ka, kb)
+            _assert_same(va, b[kb], f"{where}[{ka!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert np.float64(a).tobytes() == np.float64(b).tobytes() or (a != a and b != b), (where, a, b)
+    else:
+        assert a == b, (where, a, b)
+
+
+def _model():
+    return tl.nn.Sequential(tl.nn.Linear(4, 6), tl.nn.BatchNorm1d(6), tl.nn.ReLU(), tl.nn.Linear(6, 2))
+
+
+def _train(model, opt, steps, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        x = tl.tensor(rng.standard_normal((8, 4)).astype(np.float32))
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+
+
+def test_training_checkpoint_round_trips_and_resumes_bit_identically(tmp_path, fmt):
+    model = _model()
+    opt = tl.optim.Adam(model.parameters(), lr=1e-3, betas=(0.8, 0.99), amsgrad=True)
+    _train(model, opt, 3)
+    ckpt = {"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3, "lr": 1e-3,
+            "input_shape": (8, 4), "best_loss": float("inf"), "worst": -float("inf"), "nan": float("nan"),
+            "neg_zero": -0.0, "third": 1 / 3, "tiny": 5e-324, "big": 2**70, "note": "ünïcode ✓ / ~ \\", "none": None,
+            "flags": [True, False], "empty": ([], (), {}), "nested": [(1, (2.5, [None])), {"k": ("v",)}]}
+    path = tmp_path / f"ckpt.{fmt}"
+    tio.save(ckpt, path, metadata={"run": "a"})
+    out = tio.load(path)
+    _assert_same(out, ckpt)
+    assert type(out["model"]) is type(ckpt["model"])  # a module's OrderedDict stays one
+    assert type(out["optimizer"]["param_groups"][0]["betas"]) is tuple
+    assert tio.load_metadata(path) == {"run": "a"}
+    # loaded tensors are fresh: nothing shares memory with the live model or optimizer
+    assert not np.shares_memory(out["model"]["0.weight"].numpy(), model.state_dict()["0.weight"].numpy())
+
+    model2 = _model()
+    opt2 = tl.optim.Adam(model2.parameters(), lr=0.5)
+    model2.load_state_dict(out["model"])
+    opt2.load_state_dict(out["optimizer"])
+    assert opt2.param_groups[0]["lr"] == 1e-3 and opt2.param_groups[0]["betas"] == (0.8, 0.99)
+    _train(model, opt, 5, seed=1)
+    _train(model2, opt2, 5, seed=1)
+    for (ka, a), (kb, b) in zip(model.state_dict().items(), model2.state_dict().items()):
+        assert ka == kb
+        _same_bits(a.numpy(), b.numpy())
+
+
+def test_int_and_str_keys_stay_apart(tmp_path, fmt):
+    obj = {"d": {0: tl.tensor([0.0]), "0": tl.tensor([1.0]), 1: "int one", "1": "str one", -5: 7},
+           7: {"x": tl.tensor([2.0])}, "7": {"x": tl.tensor([3.0])}}
+    path = tmp_path / f"k.{fmt}"
+    tio.save(obj, path)
+    out = tio.load(path)
+    _assert_same(out, obj)
+    assert out["d"][0].item() == 0.0 and out["d"]["0"].item() == 1.0
+    assert out[7]["x"].item() == 2.0 and out["7"]["x"].item() == 3.0
+    assert out["d"][1] == "int one" and out["d"]["1"] == "str one"
+
+
+def test_separators_in_keys_are_escaped(tmp_path):
+    from safetensors.numpy import load_file
+    obj = {"a/b": {"c": tl.tensor([1.0])}, "a": {"b/c": tl.tensor([2.0]), "b~1c": tl.tensor([3.0])},
+           "s": [tl.tensor([4.0]), {"__metadata__": tl.tensor([5.0])}], "__metadata__": tl.tensor([6.0]),
+           "": tl.tensor([7.0]), "n\x00ul\\": tl.tensor([8.0]), "epoch": 1}
+    for ext in FORMATS:
+        path = tmp_path / f"s.{ext}"
+        tio.save(obj, path)
+        _assert_same(tio.load(path), obj)
+    names = load_file(str(tmp_path / "s.safetensors"))
+    assert {k: v.item() for k, v in names.items() if k in ("a~1b/c", "a/b~1c", "a/b~01c", "s/0")} == {
+        "a~1b/c": 1.0, "a/b~1c": 2.0, "a/b~01c": 3.0, "s/0": 4.0}
+    assert len(names) == 8 and "__metadata__" not in names
+
+
+def test_optimizer_state_dict_alone_round_trips(tmp_path, fmt):
+    w = tl.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    opt = tl.optim.SGD([w], lr=0.1, momentum=0.9)
+    (w * w).sum().backward()
+    opt.step()
+    sd = opt.state_dict()
+    path = tmp_path / f"opt.{fmt}"
+    tl.save(sd, path)
+    out = tl.load(path)
+    _assert_same(out, sd)
+    assert list(out["state"]) == [0] and out["param_groups"][0]["params"] == [0]
+
+
+def test_objects_without_tensors_round_trip(tmp_path, fmt):
+    obj = {"epoch": 3, "history": [0.5, 0.25]}
+    tio.save(obj, tmp_path / f"n.{fmt}")
+    _assert_same(tio.load(tmp_path / f"n.{fmt}"), obj)
+
+
+class _Color(int):
+    pass
+
+
+@pytest.mark.parametrize("value, kind", [
+    (np.zeros(2), r"numpy.ndarray \(wrap NumPy arrays in a Tensor"),
+    (np.float32(1.5), r"numpy.float32 \(convert NumPy scalars"),
+    ({1, 2}, r"set \(use a list or tuple\)"),
+    (object(), "object"),
+    (_Color(3), r"\S*_Color \(subclasses of int"),
+    (b"bytes", "bytes"),
+    (1 + 2j, "complex"),
+    (__import__("collections").defaultdict(list), r"collections.defaultdict \(only dict and OrderedDict"),
+])
+def test_unsupported_values_are_refused_with_their_path(tmp_path, fmt, value, kind):
+    obj = {"model": {"w": tl.zeros(2)}, "optimizer": {"state": {0: {"step": 1, "buf": value}}}}
+    with pytest.raises(TypeError, match=r"cannot save state_dict\['optimizer'\]\['state'\]\[0\]\['buf'\]: it is a "
+                       + kind) as ei:
+        tio.save(obj, tmp_path / f"u.{fmt}")
+    assert "Tensor, int, float, bool, str, None" in str(ei.value)
+    with pytest.raises(TypeError, match=r"state_dict\['l'\]\[1\]\[0\]: it is a "):
+        tio.save({"l": [1, (value,)]}, tmp_path / f"u.{fmt}")
+    assert not os.listdir(tmp_path)
+
+
+def test_bad_keys_and_cycles_are_refused(tmp_path, fmt):
+    with pytest.raises(TypeError, match=r"state_dict\['a'\]: it has the key \(1, 2\) of type tuple; dict keys must "
+                       r"be str or int"):
+        tio.save({"a": {(1, 2): 3}}, tmp_path / f"b.{fmt}")
+    with pytest.raises(TypeError, match="key True of type bool"):
+        tio.save({True: tl.zeros(1)}, tmp_path / f"b.{fmt}")
+    loop: list = [1]
+    loop.append({"again": loop})
+    with pytest.raises(ValueError, match=r"state_dict\['x'\]\[1\]\['again'\]: it contains itself"):
+        tio.save({"x": loop}, tmp_path / f"b.{fmt}")
+    shared = [1, 2]
+    tio.save({"a": shared, "b": shared}, tmp_path / f"b.{fmt}")  # shared, not cyclic: fine
+    assert tio.load(tmp_path / f"b.{fmt}") == {"a": [1, 2], "b": [1, 2]}
+
+
+def _header(path) -> dict:
+    import json
+    data = path.read_bytes()
+    return json.loads(data[8:8 + int.from_bytes(data[:8], "little")])
+
+
+def test_flat_dicts_are_written_exactly_as_before(tmp_path):
+    from safetensors.numpy import save as st_save
+    sd = {"w": tl.arange(6, dtype=tl.float32).reshape(2, 3), "step": tl.tensor(7)}
+    arrays = {k: v.numpy() for k, v in sd.items()}
+    for meta in (None, {"epoch": "3"}):
+        tio.save(sd, tmp_path / "f.safetensors", metadata=meta)
+        assert (tmp_path / "f.safetensors").read_bytes() == st_save(arrays, metadata=meta)
+        header = _header(tmp_path / "f.safetensors")
+        assert set(header) == {"w", "step"} | ({"__metadata__"} if meta else set())
+        assert header.get("__metadata__") == meta
+        tio.save(sd, tmp_path / "f.npz", metadata=meta)
+        with np.load(tmp_path / "f.npz", allow_pickle=False) as npz:
+            assert npz.files == ["w", "step"] + (["__metadata__"] if meta else [])
+    # the control: anything else does carry a structure
+    tio.save({"w": sd["w"], "epoch": 3}, tmp_path / "n.safetensors")
+    assert "__structure__" in _header(tmp_path / "n.safetensors")["__metadata__"]
+    tio.save({"w": sd["w"], "epoch": 3}, tmp_path / "n.safetensors", metadata={"epoch": "3"})
+    assert tio.load_metadata(tmp_path / "n.safetensors") == {"epoch": "3"}
+
+
+def test_nested_checkpoint_with_expected_is_refused_clearly(tmp_path, fmt):
+    path = tmp_path / f"e.{fmt}"
+    tio.save({"model": {"w": tl.zeros(2)}, "epoch": 1}, path)
+    with pytest.raises(ValueError, match=r"holds a nested object \(keys 'model', 'epoch'\).*check_state_dict"):
+        tio.load(path, expected={"w": tl.zeros(2)})
+
+
+def _write_raw(path, fmt, arrays, metadata):
+    with open(path, "wb") as f:
+        getattr(tio, f"_write_{fmt}")(f, arrays, metadata)
+
+
+@pytest.mark.parametrize("structure, arrays, match", [
+    ('{"version":1,"root":{"dict":[["w",{"tensor":"w"}]]}}', {}, "refers to the array 'w', which the file does"),
+    ('{"version":1,"root":{"dict":[["w",{"tensor":"w"}]]', {"w": np.zeros(1)}, "is not valid JSON"),
+    ('{"version":1,"root":{"dict":[["x",NaN]]}}', {}, "is not valid JSON"),
+    ('{"version":1,"root":{"dict":[]}}', {"w": np.zeros(1)}, "does not place 1 of the file's arrays"),
+    ('{"version":1,"root":{"dict":[["a",{"tensor":"w"}],["b",{"tensor":"w"}]]}}', {"w": np.zeros(1)}, "twice"),
+    ('{"version":1,"root":{"dict":[["a",{"what":1}]]}}', {}, "unrecognised node"),
+    ('{"version":1,"root":{"dict":[["a",1],["a",2]]}}', {}, "the dict key 'a' twice"),
+    ('{"version":1,"root":{"dict":[[1.5,1]]}}', {}, "malformed dict entry"),
+    ('{"version":1,"root":[1]}', {}, "does not describe a dict"),
+    ('{"version":2,"root":{"dict":[]}}', {}, "has version 2"),
+    ('{"version":true,"root":{"dict":[]}}', {}, "has version True"),
+    ('[]', {}, "is not a"),
+])
+def test_damaged_structures_are_checkpoint_errors(tmp_path, fmt, structure, arrays, match):
+    path = tmp_path / f"d.{fmt}"
+    _write_raw(path, fmt, arrays, {"__structure__": structure})
+    with pytest.raises(CheckpointError, match=match) as ei:
+        tio.load(path)
+    assert str(path) in str(ei.value)
+
+
+def test_crash_mid_write_of_a_nested_checkpoint_keeps_the_previous_one(tmp_path, fmt, monkeypatch):
+    path = tmp_path / f"ckpt.{fmt}"
+    tio.save({"model": {"w": tl.ones(2)}, "epoch": 1}, path)
+    before = path.read_bytes()
+    name = f"_write_{fmt}"
+    monkeypatch.setattr(tio, name, _crash_halfway(getattr(tio, name)))
+    with pytest.raises(OSError, match="simulated crash"):
+        tio.save({"model": {"w": tl.zeros(2)}, "epoch": 2}, path)
+    assert os.listdir(tmp_path) == [path.name] and path.read_bytes() == before
+    assert tio.load(path)["epoch"] == 1

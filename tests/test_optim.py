@@ -625,3 +625,26 @@ def test_named_params_are_accepted_and_saved_like_torch():
     assert opt.state_dict()["param_groups"][0]["param_names"] == ref.state_dict()["param_groups"][0]["param_names"]
     with pytest.raises(ValueError, match="with/without names"):
         optim.SGD([("w", _w(2)), _w(2)])
+
+
+@pytest.mark.parametrize("ext", ["safetensors", "npz"])
+@pytest.mark.parametrize("name,kwargs", [("Adam", dict(lr=0.01, betas=(0.8, 0.99), amsgrad=True)),
+                                         ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.1))])
+def test_state_dict_through_a_checkpoint_file_continues_bit_identically(tmp_path, ext, name, kwargs):
+    cls = getattr(optim, name)
+    (tx, tp), _ = make_pair()
+    opt = cls([{"params": tp[:2]}, {"params": tp[2:], "lr": 0.02}], **kwargs)
+    train(tl, opt, tx, tp, 3)
+    path = tmp_path / f"opt.{ext}"
+    tl.save(opt.state_dict(), path)
+    sd = tl.load(path)
+    assert sorted(sd["state"]) == [0, 1, 2] and [g["params"] for g in sd["param_groups"]] == [[0, 1], [2]]
+    assert all(type(g[k]) is type(v) for g, og in zip(sd["param_groups"], opt.param_groups) for k, v in og.items())
+
+    copies = [p.detach().clone().requires_grad_() for p in tp]
+    resumed = cls([{"params": copies[:2]}, {"params": copies[2:]}], lr=123.0)  # everything comes from the file
+    resumed.load_state_dict(sd)
+    train(tl, opt, tx, tp, 5)  # the optimizer that was never saved
+    train(tl, resumed, tx, copies, 5)
+    for a, b in zip(tp, copies):
+        assert a.detach().numpy().tobytes() == b.detach().numpy().tobytes()

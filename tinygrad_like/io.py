@@ -1,9 +1,19 @@
-"""Checkpoints without pickle: ``save`` / ``load`` dicts of name -> Tensor as ``.safetensors`` or ``.npz``.
+"""Checkpoints without pickle: ``save`` / ``load`` state dicts as ``.safetensors`` or ``.npz``.
 
 Why these two formats: both hold plain typed arrays, so loading a file can never run code (a pickle
 can). ``.safetensors`` is the format the wider ecosystem reads; ``.npz`` needs nothing but NumPy.
 Writes are atomic (a crash mid-save leaves the previous checkpoint intact) and a damaged file is
 reported as a :class:`CheckpointError` naming the file, not as a parser traceback.
+
+A flat dict of name -> Tensor (a model's ``state_dict()``) is written as exactly those named arrays,
+so any safetensors or NumPy reader sees the same names. Nested objects work too:
+``optimizer.state_dict()``, or a training checkpoint such as
+``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``. Each Tensor in them is
+stored as an array under a generated path-like name (``optimizer/state/0/exp_avg``), and the nesting,
+with every plain value (int, float including inf and nan, bool, str, None, lists, tuples, dicts
+with str or int keys), is stored as JSON in the file's metadata, so :func:`load` rebuilds the same
+Python object: int keys stay ints, tuples stay tuples. Still no pickle: anything else is a TypeError
+at save time naming where in the object it is.
 
 >>> import os, tempfile
 >>> import tinygrad_like as tl
@@ -14,14 +24,27 @@ reported as a :class:`CheckpointError` naming the file, not as a parser tracebac
 ...     sd = io.load(path)
 >>> sorted(sd), sd["w"].shape, sd["step"].item()
 (['step', 'w'], (2, 3), 7)
+>>> w = tl.tensor([1.0, -1.0], requires_grad=True)
+>>> opt = tl.optim.Adam([w], lr=0.1)
+>>> (w * w).sum().backward()
+>>> opt.step()
+>>> with tempfile.TemporaryDirectory() as d:
+...     path = os.path.join(d, "ckpt.safetensors")
+...     io.save({"optimizer": opt.state_dict(), "epoch": 3}, path)
+...     ckpt = io.load(path)
+>>> ckpt["epoch"], ckpt["optimizer"]["param_groups"][0]["betas"], ckpt["optimizer"]["state"][0]["exp_avg"]
+(3, (0.9, 0.999), tensor([ 0.2000, -0.2000]))
+>>> opt.load_state_dict(ckpt["optimizer"])
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import uuid
 import zipfile
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import IO, Any, NamedTuple
 
@@ -36,6 +59,8 @@ __all__ = ["save", "load", "load_metadata", "check_state_dict", "CheckpointError
 
 PathLike = str | os.PathLike
 _METADATA_KEY = "__metadata__"  # reserved: the safetensors header uses it, and so does our .npz layout
+_STRUCTURE_KEY = "__structure__"  # reserved metadata key: the JSON layout of a nested (non-flat) object
+_STRUCTURE_VERSION = 1
 _FORMATS = {".safetensors": "safetensors", ".npz": "npz"}
 
 
@@ -144,19 +169,201 @@ def _format_of(path: PathLike) -> str:
     return fmt
 
 
+def _host_copy(t: Tensor) -> np.ndarray:
+    """A contiguous host copy, so views and non-contiguous tensors are written as what they show."""
+    return np.array(t.detach().numpy(), copy=True, order="C")
+
+
+def _is_flat(obj: Any) -> bool:
+    """A flat state dict (str -> Tensor) is written as plain named arrays, exactly as other tools write them."""
+    return isinstance(obj, Mapping) and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items())
+
+
 def _to_arrays(state_dict: Mapping[str, Tensor]) -> dict[str, np.ndarray]:
-    """Contiguous host copies, so views and non-contiguous tensors are written as what they show."""
+    """A flat state dict's entries as host arrays under their own names."""
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"save expects a dict of name -> Tensor, got {type(state_dict).__name__}")
     out: dict[str, np.ndarray] = {}
     for k, t in state_dict.items():
         if not isinstance(k, str) or not k:
-            raise TypeError(f"state_dict keys must be non-empty strings, got {k!r}")
+            raise TypeError(f"state_dict keys must be non-empty strings (they name the arrays in the file), "
+                            f"got {k!r}")
         if k == _METADATA_KEY:
             raise ValueError(f"the key {_METADATA_KEY!r} is reserved for checkpoint metadata; rename the entry")
         if not isinstance(t, Tensor):
             raise TypeError(f"state_dict[{k!r}] is a {type(t).__name__}, expected a Tensor")
-        out[k] = np.array(t.detach().numpy(), copy=True, order="C")
+        out[k] = _host_copy(t)
+    return out
+
+
+# ---- nested objects: tensors as named arrays, everything else as JSON --------------------------------
+# The structure is JSON with one node per value. None, bool, str, int and finite floats are themselves;
+# a list is a JSON array; every other node is an object with exactly one tag:
+#   {"tensor": name}           the array stored under ``name``
+#   {"float": "nan"|"inf"|"-inf"}  (JSON has no such numbers)
+#   {"tuple": [...]}
+#   {"dict": [[key, value], ...]} / {"odict": [...]}  (pairs keep int keys as ints, and key order)
+# Because dicts are always tagged, a user's dict can never be mistaken for a tag.
+_SUPPORTED = ("Tensor, int, float, bool, str, None, and lists, tuples and dicts (with str or int keys) of "
+              "these")
+_NAME_ESCAPES = (("~", "~0"), ("/", "~1"), ("\\", "~2"), ("\x00", "~3"))  # "/" separates path parts
+
+
+def _typename(x: Any) -> str:
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _escape(part: str | int) -> str:
+    """One path part of a generated array name; the escapes keep parts apart and zip member names intact."""
+    out = str(part)
+    for raw, esc in _NAME_ESCAPES:
+        out = out.replace(raw, esc)
+    return out
+
+
+def _unsupported_hint(obj: Any) -> str:
+    if isinstance(obj, np.ndarray):
+        return " (wrap NumPy arrays in a Tensor: tl.tensor(a))"
+    if isinstance(obj, np.generic):
+        return " (convert NumPy scalars with int(), float() or bool())"
+    if isinstance(obj, (set, frozenset)):
+        return " (use a list or tuple)"
+    if isinstance(obj, (int, float, str)):
+        return (" (subclasses of int, float and str would load back as the base type; convert with int(), "
+                "float() or str())")
+    if isinstance(obj, Mapping):
+        return " (only dict and OrderedDict load back as themselves; convert with dict())"
+    if isinstance(obj, (list, tuple)):
+        return " (convert with list() or tuple())"
+    return ""
+
+
+class _Flattener:
+    """Walk a nested object: tensors go to ``arrays`` under generated names, the rest becomes JSON nodes."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+        self._open: set[int] = set()  # ids of the containers on the current path (a cycle would recurse forever)
+
+    def _name(self, parts: tuple[str | int, ...]) -> str:
+        base = "/".join(_escape(p) for p in parts)
+        name, n = base, 1
+        while not name or name == _METADATA_KEY or name in self.arrays:  # e.g. keys 0 and "0" side by side
+            n += 1
+            name = f"{base}#{n}"
+        return name
+
+    def node(self, obj: Any, where: str, parts: tuple[str | int, ...]) -> Any:
+        t = type(obj)
+        if isinstance(obj, Tensor):
+            name = self._name(parts)
+            self.arrays[name] = _host_copy(obj)
+            return {"tensor": name}
+        if obj is None or t in (bool, int, str):
+            return obj
+        if t is float:
+            if math.isfinite(obj):
+                return obj
+            return {"float": "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")}
+        if t in (list, tuple, dict, OrderedDict):
+            if id(obj) in self._open:
+                raise ValueError(f"cannot save {where}: it contains itself (a reference cycle)")
+            self._open.add(id(obj))
+            try:
+                if t is list or t is tuple:
+                    items = [self.node(v, f"{where}[{i}]", (*parts, i)) for i, v in enumerate(obj)]
+                    return items if t is list else {"tuple": items}
+                pairs = []
+                for k, v in obj.items():
+                    if type(k) not in (str, int):
+                        raise TypeError(f"cannot save {where}: it has the key {k!r} of type {_typename(k)}; "
+                                        f"dict keys must be str or int")
+                    pairs.append([k, self.node(v, f"{where}[{k!r}]", (*parts, k))])
+                return {"dict" if t is dict else "odict": pairs}
+            finally:
+                self._open.discard(id(obj))
+        raise TypeError(f"cannot save {where}: it is a {_typename(obj)}{_unsupported_hint(obj)}. Checkpoints hold "
+                        f"only {_SUPPORTED} (never pickles)")
+
+
+def _flatten(obj: Any) -> tuple[dict[str, np.ndarray], str]:
+    """``obj``'s tensors by generated name, and the JSON that puts them back in place."""
+    flat = _Flattener()
+    root = flat.node(obj, "state_dict", ())
+    structure = json.dumps({"version": _STRUCTURE_VERSION, "root": root}, allow_nan=False, ensure_ascii=True,
+                           separators=(",", ":"))
+    return flat.arrays, structure
+
+
+class _Rebuilder:
+    """Turn a structure's JSON back into the object, taking each tensor from ``tensors`` exactly once."""
+
+    def __init__(self, path: str, tensors: dict[str, Tensor]) -> None:
+        self.path = path
+        self.tensors = tensors
+        self.used: set[str] = set()
+
+    def fail(self, why: str) -> CheckpointError:
+        return CheckpointError(f"cannot read checkpoint {self.path!r}: its {_STRUCTURE_KEY!r} metadata {why} "
+                               f"(corrupted, or not written by tinygrad_like.save?)")
+
+    def node(self, n: Any) -> Any:
+        if n is None or type(n) in (bool, int, float, str):
+            return n
+        if type(n) is list:
+            return [self.node(v) for v in n]
+        if type(n) is dict and len(n) == 1:
+            ((tag, val),) = n.items()
+            if tag == "tensor" and type(val) is str:
+                if val not in self.tensors:
+                    raise self.fail(f"refers to the array {val!r}, which the file does not hold")
+                if val in self.used:
+                    raise self.fail(f"refers to the array {val!r} twice")
+                self.used.add(val)
+                return self.tensors[val]
+            if tag == "float" and val in ("nan", "inf", "-inf"):
+                return float(val)
+            if tag == "tuple" and type(val) is list:
+                return tuple(self.node(v) for v in val)
+            if tag in ("dict", "odict") and type(val) is list:
+                out: dict[Any, Any] = {} if tag == "dict" else OrderedDict()
+                for pair in val:
+                    if type(pair) is not list or len(pair) != 2 or type(pair[0]) not in (str, int):
+                        raise self.fail(f"has a malformed dict entry {json.dumps(pair)[:80]}")
+                    if pair[0] in out:
+                        raise self.fail(f"has the dict key {pair[0]!r} twice")
+                    out[pair[0]] = self.node(pair[1])
+                return out
+        raise self.fail(f"has an unrecognised node {json.dumps(n)[:80]}")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _rebuild(path: str, structure: str, tensors: dict[str, Tensor]) -> dict[Any, Any]:
+    rebuilder = _Rebuilder(path, tensors)
+    try:
+        doc = json.loads(structure, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as e:
+        raise rebuilder.fail(f"is not valid JSON: {e}") from e
+    if not isinstance(doc, dict) or set(doc) != {"version", "root"}:
+        raise rebuilder.fail("is not a {'version', 'root'} object")
+    if doc["version"] != _STRUCTURE_VERSION or type(doc["version"]) is not int:
+        raise rebuilder.fail(f"has version {doc['version']!r}; this tinygrad_like reads version "
+                             f"{_STRUCTURE_VERSION} (written by a newer version?)")
+    root = doc["root"]
+    if not (isinstance(root, dict) and len(root) == 1 and next(iter(root)) in ("dict", "odict")):
+        raise rebuilder.fail("does not describe a dict at its root")
+    try:
+        out = rebuilder.node(root)
+    except RecursionError as e:
+        raise rebuilder.fail("is nested too deeply") from e
+    unused = [k for k in tensors if k not in rebuilder.used]
+    if unused:
+        raise rebuilder.fail(f"does not place {len(unused)} of the file's arrays ({', '.join(map(repr, unused[:5]))}"
+                             f"{', ...' if len(unused) > 5 else ''})")
     return out
 
 
@@ -168,7 +375,11 @@ def _check_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     for k, v in metadata.items():
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError(f"metadata must map str -> str (as safetensors requires); got {k!r}: {v!r}. "
-                            f"Encode other values yourself, e.g. with json.dumps")
+                            f"Encode other values yourself, e.g. with json.dumps, or save them in the object "
+                            f"itself: save({{'model': ..., 'epoch': 3}}, path)")
+        if k == _STRUCTURE_KEY:
+            raise ValueError(f"the metadata key {_STRUCTURE_KEY!r} is reserved (it holds the layout of nested "
+                             f"objects); rename it")
     return dict(metadata)
 
 
@@ -232,14 +443,23 @@ def _atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     _fsync_dir(directory)
 
 
-def save(state_dict: Mapping[str, Tensor], path: PathLike, *, metadata: Mapping[str, str] | None = None) -> None:
-    """Write ``state_dict`` (name -> Tensor) to ``path`` atomically; the suffix picks the format.
+def save(state_dict: Mapping[Any, Any], path: PathLike, *, metadata: Mapping[str, str] | None = None) -> None:
+    """Write ``state_dict`` to ``path`` atomically; the suffix picks the format.
 
     ``.safetensors`` or ``.npz``; anything else is a ValueError (there is no pickle fallback, so a
     checkpoint can never run code when loaded). Values are copied as their logical (contiguous) contents,
     so views and transposes are saved as they read. ``metadata`` is a small dict of str -> str stored
     beside the tensors (read it back with :func:`load_metadata`). Entries that share storage (tied
     weights) are each written in full; the tie itself is not recorded.
+
+    A flat dict of str -> Tensor is written as exactly those named arrays and nothing else. Any other
+    dict (``optimizer.state_dict()``, ``{"model": ..., "optimizer": ..., "epoch": 3}``) may nest Tensors,
+    int, float (inf and nan too), bool, str, None, and lists, tuples, dicts and OrderedDicts with str or
+    int keys: its tensors are written under generated names such as ``optimizer/state/0/exp_avg``
+    (``/`` and ``~`` inside keys escaped as ``~1`` and ``~0``) and its layout as JSON under the
+    metadata key ``__structure__``. Any other value (a NumPy array, a set, an object, a subclass of
+    int) is a TypeError naming where it is, e.g. ``state_dict['optimizer']['state'][0]['exp_avg']``,
+    and a container holding itself a ValueError.
 
     >>> import os, tempfile
     >>> import tinygrad_like as tl
@@ -250,8 +470,14 @@ def save(state_dict: Mapping[str, Tensor], path: PathLike, *, metadata: Mapping[
     ([[0, 3], [1, 4], [2, 5]], {'epoch': '3'})
     """
     fmt = _format_of(path)
-    arrays = _to_arrays(state_dict)
     meta = _check_metadata(metadata)
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"save expects a dict of name -> Tensor, or a nested dict such as optimizer.state_dict() "
+                        f"or {{'model': ..., 'optimizer': ..., 'epoch': 3}}; got {_typename(state_dict)}")
+    if _is_flat(state_dict):
+        arrays = _to_arrays(state_dict)
+    else:
+        arrays, meta[_STRUCTURE_KEY] = _flatten(state_dict)
     writer = _write_safetensors if fmt == "safetensors" else _write_npz  # looked up per call (tests patch)
     _atomic_write(path, lambda f: writer(f, arrays, meta))
 
@@ -352,13 +578,22 @@ def _read(path: PathLike, metadata_only: bool = False) -> tuple[dict[str, np.nda
     return arrays, meta
 
 
-def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> dict[str, Tensor]:
-    """Read a checkpoint written by :func:`save` into a dict of name -> fresh CPU Tensor.
+def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> dict[Any, Any]:
+    """Read a checkpoint written by :func:`save`: a dict of name -> fresh CPU Tensor, or the nested object.
 
-    The tensors own their memory (nothing aliases the file or another tensor). With ``expected`` (a
-    dict of name -> Tensor, or anything with ``.state_dict()`` such as a module) the result is checked
-    by :func:`check_state_dict` first, so a wrong checkpoint fails with every difference listed.
-    A truncated, corrupted or pickle-bearing file raises :class:`CheckpointError`.
+    The tensors own their memory (nothing aliases the file or another tensor). A nested object comes
+    back as it was saved, with fresh tensors in place: int keys stay ints, tuples stay tuples, an
+    OrderedDict stays one. A file written by another tool (no ``__structure__`` metadata) loads as
+    the flat dict of its arrays.
+
+    With ``expected`` (a dict of name -> Tensor, or anything with ``.state_dict()`` such as a module)
+    a flat checkpoint is checked by :func:`check_state_dict` first, so a wrong checkpoint fails with
+    every difference listed. A nested checkpoint has no single set of names to check, so ``expected``
+    with one is a ValueError: load it without ``expected`` and check the part you need, e.g.
+    ``check_state_dict(model.state_dict(), ckpt["model"])``.
+
+    A truncated, corrupted or pickle-bearing file raises :class:`CheckpointError`, and so does a nested
+    checkpoint whose structure is not valid JSON, refers to an array the file lacks, or leaves one out.
 
     >>> import os, tempfile
     >>> import tinygrad_like as tl
@@ -368,7 +603,7 @@ def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> 
     ...     load(p, expected={"w": tl.ones(2, 2)})["w"].shape
     (2, 2)
     """
-    arrays, _ = _read(path)
+    arrays, meta = _read(path)
     out: dict[str, Tensor] = {}
     for k, a in arrays.items():
         try:
@@ -377,6 +612,15 @@ def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> 
             raise CheckpointError(f"cannot read checkpoint {os.fspath(path)!r}: entry {k!r} has dtype {a.dtype}, "
                                   f"which tinygrad_like does not support ({e})") from e
         out[k] = from_numpy(np.array(a, copy=True, order="C"))
+    if _STRUCTURE_KEY in meta:
+        nested = _rebuild(os.fspath(path), meta[_STRUCTURE_KEY], out)
+        if expected is not None:
+            top = ", ".join(repr(k) for k in list(nested)[:6]) + (", ..." if len(nested) > 6 else "")
+            raise ValueError(f"load(expected=...) checks a flat name -> Tensor checkpoint, but "
+                             f"{os.fspath(path)!r} holds a nested object (keys {top}); load it without expected "
+                             f"and check the part you need, e.g. check_state_dict(model.state_dict(), "
+                             f"ckpt['model'])")
+        return nested
     if expected is not None:
         if not isinstance(expected, Mapping) and callable(getattr(expected, "state_dict", None)):
             expected = expected.state_dict()
@@ -395,4 +639,4 @@ def load_metadata(path: PathLike) -> dict[str, str]:
     ...     load_metadata(p)
     {'note': 'best so far'}
     """
-    return _read(path, metadata_only=True)[1]
+    return {k: v for k, v in _read(path, metadata_only=True)[1].items() if k != _STRUCTURE_KEY}
