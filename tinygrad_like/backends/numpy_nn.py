@@ -66,6 +66,44 @@ class NumpyNNPrimitives:
                 out[:, :, rows, j * dw: j * dw + sw * (ow - 1) + 1: sw] += c6[:, :, i, j]
         return np.ascontiguousarray(out[:, :, ph: ph + h, pw: pw + w]) if ph or pw else out
 
+    @staticmethod
+    def conv2d(x, weight, bias, stride: tuple, padding: tuple, dilation: tuple):
+        """Convolution as one GEMM: (OC, C*KH*KW) @ cols (C*KH*KW, N*OH*OW). Returns (out, cols);
+        the columns are kept by the graph node so backward needs no second im2col."""
+        n, c, h, w = x.shape
+        oc, _, kh, kw = weight.shape
+        oh = out_size(h, kh, stride[0], padding[0], dilation[0])
+        ow = out_size(w, kw, stride[1], padding[1], dilation[1])
+        win = _windows(_pad(x, padding, 0), kh, kw, stride, dilation, oh, ow)
+        cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(c * kh * kw, n * oh * ow)
+        out = weight.reshape(oc, -1) @ cols
+        if bias is not None:
+            out += bias[:, None]
+        return np.ascontiguousarray(out.reshape(oc, n, oh, ow).transpose(1, 0, 2, 3)), cols
+
+    @staticmethod
+    def conv2d_backward(g, cols, weight, x_shape, stride: tuple, padding: tuple, dilation: tuple,
+                        need_x: bool, need_w: bool, need_b: bool):
+        """Gradients of :meth:`conv2d` for the inputs that need one: (gx, gweight, gbias)."""
+        n, oc = g.shape[:2]
+        g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(oc, -1)  # (OC, N*OH*OW)
+        gw = (g2 @ cols.T).reshape(weight.shape) if need_w else None
+        gb = g2.sum(1) if need_b else None
+        gx = None
+        if need_x:
+            _, c, h, w = x_shape
+            kh, kw = weight.shape[2:]
+            (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+            oh, ow = g.shape[2:]
+            c6 = (weight.reshape(oc, -1).T @ g2).reshape(c, kh, kw, n, oh, ow)
+            acc = np.zeros((c, n, h + 2 * ph, w + 2 * pw), g.dtype)  # the columns' memory order
+            for i in range(kh):
+                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+                for j in range(kw):
+                    acc[:, :, rows, j * dw: j * dw + sw * (ow - 1) + 1: sw] += c6[:, i, j]
+            gx = np.ascontiguousarray(acc[:, :, ph: ph + h, pw: pw + w].transpose(1, 0, 2, 3))
+        return gx, gw, gb
+
     # ---- pooling ------------------------------------------------------------------------------
     @staticmethod
     def max_pool2d(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):

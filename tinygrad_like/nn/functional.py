@@ -193,6 +193,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     if oh <= 0 or ow <= 0:
         raise RuntimeError(f"conv2d: the kernel ({kh}x{kw}, dilation {dilation}) is larger than the padded "
                            f"input ({h + 2 * pad2[0]}x{w + 2 * pad2[1]}); output size would be {oh}x{ow}")
+    if groups == 1:
+        out = N.Conv2d.apply(x, weight, bias, stride, pad2, dilation)
+        return out.squeeze(0) if unbatched else out
     outs = []
     cg, ocg = c // groups, oc // groups
     for gi in range(groups):

@@ -53,6 +53,53 @@ class Linear(Function):
         return gx, gw, gb
 
 
+class Conv2d(Function):
+    """A whole (groups=1) convolution as one node: one im2col, one GEMM, the bias added in place.
+
+    ``backward_fast`` reuses the columns kept from forward; ``backward`` (for ``create_graph``)
+    spells the same gradients with :class:`Im2Col` / :class:`Col2Im` and matmuls.
+    """
+
+    __slots__ = ("cols", "stride", "padding", "dilation", "has_bias")
+
+    def forward(self, x, weight, bias, stride, padding, dilation):
+        self.stride, self.padding, self.dilation, self.has_bias = stride, padding, dilation, bias is not None
+        self.save_for_backward(x, weight)
+        out, self.cols = x._dev.backend.conv2d(x._x, weight._x, None if bias is None else bias._x, stride, padding,
+                                               dilation)
+        return out
+
+    def backward(self, g):
+        x, weight = self.saved_tensors
+        n, oc, oh, ow = g.shape
+        kernel = weight.shape[2:]
+        w2 = weight.reshape(oc, -1)
+        g3 = g.reshape(n, oc, oh * ow)
+        gx = gw = gb = None
+        if self.next[0] is not None:
+            gx = Col2Im.apply(w2.T @ g3, x.shape, kernel, self.stride, self.padding, self.dilation)
+        if self.next[1] is not None:
+            cols = Im2Col.apply(x, kernel, self.stride, self.padding, self.dilation)
+            gw = (g3 @ cols.mT).sum(0).reshape(weight.shape)
+        if self.has_bias and self.next[2] is not None:
+            gb = g.sum((0, 2, 3))
+        return gx, gw, gb, None, None, None
+
+    def backward_fast(self, g):
+        x, weight = self.saved_tensors
+        dev = g._dev
+        nxt = self.next
+        gx, gw, gb = dev.backend.conv2d_backward(g._x, self.cols, weight._x, x.shape, self.stride, self.padding,
+                                                 self.dilation, nxt[0] is not None, nxt[1] is not None,
+                                                 self.has_bias and nxt[2] is not None)
+        return (None if gx is None else _util.wrap(gx, dev), None if gw is None else _util.wrap(gw, dev),
+                None if gb is None else _util.wrap(gb, dev), None, None, None)
+
+    def release(self) -> None:
+        super().release()
+        self.cols = None
+
+
 class Im2Col(Function):
     """(N, C, H, W) -> (N, C*KH*KW, OH*OW): convolution becomes ``weight @ cols``."""
 
