@@ -1,9 +1,10 @@
 """Notebook views for tinygrad_like, installed as ``tinygrad_like.widgets``.
 
-The views themselves -- ``GraphView`` (the autograd graph), ``BackwardStepper`` (one backward node at a
-time), ``StorageView`` (residency, dirty side, version, bytes, fence, pool), ``KernelTimeline`` (kernel
-launches and their timings) and ``Dashboard`` (all of them in tabs) -- arrive with the widgets issue.
-Nothing is exported yet.
+``GraphView`` (the autograd graph), ``BackwardStepper`` (one backward node at a time),
+``StorageView`` (residency, dirty side, version, bytes, fence, pool), ``KernelTimeline`` (kernel
+launches and their timings), ``GradcheckView`` (analytic vs finite-difference Jacobians) and
+``Dashboard`` (the views in tabs). ``%load_ext tinygrad_like.widgets`` refreshes open views after
+every cell.
 
 Widgets observe the core only through :mod:`tinygrad_like.events` (``subscribe(fn) -> unsubscribe``)
 and the core's public objects; the core never imports anything from here, nor ipywidgets, matplotlib
@@ -11,4 +12,23 @@ or IPython. This folder lives at the top of the repository and is mapped into th
 time (see ``package-dir`` in pyproject.toml).
 """
 
-__all__: list[str] = []
+from ._base import load_ipython_extension, refresh_open_views, unload_ipython_extension
+from .graph_model import build_graph, record_timings
+from .graph_view import GraphView
+from .stepper import BackwardStepper
+
+__all__ = ["GraphView", "BackwardStepper", "build_graph", "record_timings", "refresh_open_views",
+           "load_ipython_extension", "unload_ipython_extension"]
+
+try:  # views written alongside; exported once present
+    from .storage_view import StorageView  # noqa: F401
+    from .kernel_view import KernelTimeline  # noqa: F401
+    __all__ += ["StorageView", "KernelTimeline"]
+except ImportError:  # pragma: no cover
+    pass
+try:
+    from .gradcheck_view import GradcheckView  # noqa: F401
+    from .dashboard import Dashboard  # noqa: F401
+    __all__ += ["GradcheckView", "Dashboard"]
+except ImportError:  # pragma: no cover
+    pass

@@ -1,0 +1,143 @@
+"""What every view shares: a root ipywidgets container with a stable CSS class, a figure slot,
+refresh on demand, after every cell (``%load_ext tinygrad_like.widgets``), and throttled refresh
+while events stream in during a long cell.
+
+A view keeps the *model* (plain Python data computed from the core) apart from the *drawing*
+(a pure function model -> matplotlib Figure, in ``drawing.py``) and from the widget wiring here,
+so models and drawings are unit-tested without a browser.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+import ipywidgets as W
+
+from tinygrad_like import events
+
+#: every open view; the post_run_cell hook refreshes these
+_OPEN: weakref.WeakSet = weakref.WeakSet()
+
+#: at most this many redraws a second from events during a cell
+MAX_REFRESH_HZ = 10.0
+
+
+def figure_output(fig, out: W.Output) -> None:
+    """Put a matplotlib figure into ``out`` as a PNG via ``append_display_data`` (not ``with out:``,
+    which nbval cannot replay), then close the figure so pyplot keeps no reference to it."""
+    import matplotlib.pyplot as plt
+    from IPython.display import Image
+
+    buf = _png_bytes(fig)
+    out.outputs = ()
+    out.append_display_data(Image(data=buf, format="png"))
+    plt.close(fig)
+
+
+def _png_bytes(fig) -> bytes:
+    import io
+
+    b = io.BytesIO()
+    fig.savefig(b, format="png", dpi=fig.dpi, bbox_inches="tight")
+    return b.getvalue()
+
+
+def html_table(header: list[str], rows: list[list[Any]], css: str = "tl-table") -> str:
+    """A small HTML table (values escaped) for HTML widgets."""
+    import html
+
+    head = "".join(f"<th style='text-align:left;padding:1px 6px'>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td style='padding:1px 6px'>{html.escape(str(c))}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    return f"<table class='{css}' style='border-collapse:collapse;font-size:12px'><tr>{head}</tr>{body}</table>"
+
+
+class View:
+    """Base of every view: ``widget`` is the root container (class ``tl-view`` and ``css_class``).
+
+    Subclasses implement ``_render()`` (rebuild the widget contents from a fresh model). Events
+    named in ``listens_to`` (event classes) mark the view stale; a stale view redraws at most
+    ``MAX_REFRESH_HZ`` times a second while a cell runs, and once more after the cell.
+    """
+
+    css_class = "tl-view"
+    listens_to: tuple = ()
+
+    def __init__(self, *, live: bool = True) -> None:
+        self.widget = W.VBox()
+        self.widget.add_class("tl-view")
+        self.widget.add_class(self.css_class)
+        self._stale = False
+        self._last_draw = 0.0
+        self._unsubscribe = None
+        self.redraws = 0
+        if live and self.listens_to:
+            self._unsubscribe = events.subscribe(self._on_event)
+        _OPEN.add(self)
+
+    # ---- refreshing -----------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Rebuild from the current state of the core."""
+        self._stale = False
+        self._last_draw = time.perf_counter()
+        self.redraws += 1
+        self._render()
+
+    def _render(self) -> None:
+        raise NotImplementedError
+
+    def _on_event(self, event) -> None:
+        if not isinstance(event, self.listens_to):
+            return
+        self._stale = True
+        if time.perf_counter() - self._last_draw >= 1.0 / MAX_REFRESH_HZ:
+            self.refresh()
+
+    def after_cell(self) -> None:
+        """Called by the post_run_cell hook: draw what changed during the cell."""
+        if self._stale or not self.listens_to:
+            self.refresh()
+
+    def close(self) -> None:
+        """Stop listening and close the widget."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        _OPEN.discard(self)
+        self.widget.close()
+
+    # ---- display ---------------------------------------------------------------------------------
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def refresh_open_views() -> None:
+    for view in list(_OPEN):
+        try:
+            view.after_cell()
+        except Exception as exc:  # noqa: BLE001 - a broken view must not break the notebook
+            import sys
+            print(f"tinygrad_like.widgets: {type(view).__name__} failed to refresh: {exc}", file=sys.stderr)
+
+
+def _post_run_cell(result=None) -> None:
+    refresh_open_views()
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext tinygrad_like.widgets``: refresh open views after every cell."""
+    ipython.events.unregister("post_run_cell", _post_run_cell) if _post_run_cell in ipython.events.callbacks.get(
+        "post_run_cell", []) else None
+    ipython.events.register("post_run_cell", _post_run_cell)
+
+
+def unload_ipython_extension(ipython) -> None:
+    if _post_run_cell in ipython.events.callbacks.get("post_run_cell", []):
+        ipython.events.unregister("post_run_cell", _post_run_cell)
