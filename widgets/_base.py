@@ -109,13 +109,18 @@ class View:
         self.widget.close()
 
     # ---- display ---------------------------------------------------------------------------------
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
+    def summary(self) -> str:
+        """One stable line for the notebook's plain-text output (nbval compares it; the widget's own
+        repr would include timings and model ids)."""
+        return f"<{type(self).__name__}>"
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        data = self.widget._repr_mimebundle_(**kwargs) or {}
+        data["text/plain"] = self.summary()
+        return data
+
+    def __repr__(self) -> str:
+        return self.summary()
 
 
 def refresh_open_views() -> None:

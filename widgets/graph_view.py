@@ -141,6 +141,9 @@ class GraphView(View):
         return [(f"{n.label} ({n.kind})", nid) for nid, n in sorted(
             self.model.nodes.items(), key=lambda kv: (self.model.layers[kv[0]], self.model.order[kv[0]]))]
 
+    def summary(self) -> str:
+        return f"<GraphView: {len(self.model.nodes)} nodes, {len(self.model.stale_nodes)} stale>"
+
     def select(self, nid: str) -> None:
         """Show the details of node ``nid`` (also what the dropdown does)."""
         self._select.value = nid

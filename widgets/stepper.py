@@ -143,6 +143,10 @@ class BackwardStepper(View):
         self.refresh()
 
     # ---- what is shown ---------------------------------------------------------------------------
+    def summary(self) -> str:
+        state = "done" if self.done else "error" if self.error is not None else f"{len(self.steps)} steps taken"
+        return f"<BackwardStepper: {state}>"
+
     @property
     def current(self):
         """The last step record (node, grad_in, grads_out, seconds), or None before the first step."""
