@@ -1,10 +1,12 @@
 # tinygrad_like -- the two commands that matter:
 #
 #   make lab     open JupyterLab on the tour notebook (the main job)
-#   make test    everything CI runs: ruff, pytest (tests/), nbval over notebooks/
+#   make test    everything CI runs: ruff, pytest (tests/), nbval over notebooks/, and the real-browser
+#                test (tests/browser: JupyterLab + Debian's Chromium through Playwright)
 #
 # Both bootstrap the virtual environment $(VENV) themselves on first use (and again whenever
 # pyproject.toml or setup.py changes), so a fresh clone needs nothing but Python 3.11.
+# `make test` also installs Debian's Chromium with apt when /usr/bin/chromium is missing and we are root.
 # Override on the command line, e.g. `make test VENV=/tmp/venv PY=python3.11`.
 
 VENV ?= .venv
@@ -17,17 +19,24 @@ STAMP := $(VENV)/.stamp
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
                --nbval-cell-timeout=120
 
+# the browser the real-browser test drives (Debian's package; Playwright never downloads one)
+CHROMIUM ?= /usr/bin/chromium
+# the real-browser test: its own pytest run (the main run deselects `-m browser`), under 5 minutes at
+# most (it takes about 30 s); SIGTERM lets its fixtures stop JupyterLab and Chromium
+BROWSER_TEST := TL_CHROMIUM=$(CHROMIUM) timeout --kill-after=30 300 $(BIN)/python -m pytest -q -m browser tests/browser
+
 # JupyterLab refuses to run as root unless told to; add the flag only when we are root
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 # extra arguments for JupyterLab, e.g. `make lab LAB_ARGS="--no-browser --port=8890"`
 LAB_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test clean distclean
+.PHONY: help lab test test-browser chromium clean distclean
 
 help:  ## list the targets
 	@echo "make lab        JupyterLab on notebooks/00_tour.ipynb (bootstraps $(VENV))"
-	@echo "make test       ruff + pytest + nbval, as CI runs it (bootstraps $(VENV))"
+	@echo "make test       ruff + pytest + nbval + browser test, as CI runs it (bootstraps $(VENV))"
+	@echo "make test-browser  only the real-browser test (JupyterLab + Chromium, tests/browser)"
 	@echo "make clean      remove build outputs and caches (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
 
@@ -45,10 +54,26 @@ $(STAMP): pyproject.toml setup.py
 lab: $(STAMP)  ## JupyterLab, opened on the tour notebook
 	$(BIN)/jupyter lab $(LAB_FLAGS) $(LAB_ARGS) notebooks/00_tour.ipynb
 
-test: $(STAMP)  ## lint, unit tests, notebooks: stops at the first step that fails
+test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at the first step that fails
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 	$(BIN)/python -m pytest -q $(NBVAL_FLAGS) notebooks/
+	$(BROWSER_TEST)
+
+test-browser: $(STAMP) chromium  ## the real-browser test alone; screenshots in test-artifacts/browser/
+	$(BROWSER_TEST)
+
+# Debian's Chromium for tests/browser, installed with apt when missing and we are root. If it cannot be
+# installed, the browser test fails and says why (set TL_SKIP_BROWSER=1 to skip it, outside CI only).
+chromium:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's chromium for the browser test"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
+	    || echo "make: could not install chromium with apt; the browser test will fail"; \
+	else echo "make: $(CHROMIUM) is missing and cannot be installed here (not root, or no apt);" \
+	    "the browser test will fail"; fi
 
 # --- housekeeping ---------------------------------------------------------------------------------
 clean:  ## build outputs and caches; the venv stays

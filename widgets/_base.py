@@ -25,14 +25,17 @@ MAX_REFRESH_HZ = 10.0
 
 
 def figure_output(fig, out: W.Output) -> None:
-    """Put a matplotlib figure into ``out`` as a PNG via ``append_display_data`` (not ``with out:``,
-    which nbval cannot replay), then close the figure so pyplot keeps no reference to it."""
-    import matplotlib.pyplot as plt
-    from IPython.display import Image
+    """Put a matplotlib figure into ``out`` as a PNG output record (not ``with out:``, which nbval
+    cannot replay), then close the figure so pyplot keeps no reference to it."""
+    import base64
 
-    buf = _png_bytes(fig)
-    out.outputs = ()
-    out.append_display_data(Image(data=buf, format="png"))
+    import matplotlib.pyplot as plt
+
+    png = base64.b64encode(_png_bytes(fig)).decode("ascii")
+    # the output record itself: append_display_data would also work but creates an IPython shell
+    # when none runs (plain Python, tests), which then opens a history database
+    out.outputs = ({"output_type": "display_data", "metadata": {},
+                    "data": {"image/png": png, "text/plain": f"<Figure {type(fig).__name__}>"}},)
     plt.close(fig)
 
 

@@ -169,6 +169,10 @@ class BackwardStepper(View):
 
     def _render(self) -> None:
         cur = self.current
+        # the graph first, so the highlight never lags behind the text below
+        graph = build_graph(self.loss, self.module, max_nodes=300)
+        self.highlighted = graph.node_for(cur.node) if cur is not None else None
+        figure_output(draw_graph(graph, self.highlighted), self._graph)
         status = "done" if self.done else f"step {len(self.steps)}"
         if cur is None:
             self._current.value = f"<b>{status}</b>: press Step to run the first backward node"
@@ -180,7 +184,10 @@ class BackwardStepper(View):
             s = grad_stats(cur.grad_in)
             rows = [["incoming", s["shape"], _fmt(s.get("mean")), _fmt(s.get("std")), _fmt(s.get("min")),
                      _fmt(s.get("max"))]]
+            edges = cur.node.next_functions or ()
             for i, g in enumerate(cur.grads_out):
+                if i < len(edges) and edges[i] is None:
+                    continue  # not an input that takes part in autograd (an index, an option)
                 so = grad_stats(g)
                 rows.append([f"to input {i}", so["shape"] if g is not None else "none (no grad needed)",
                              _fmt(so.get("mean")), _fmt(so.get("std")), _fmt(so.get("min")), _fmt(so.get("max"))])
@@ -195,7 +202,3 @@ class BackwardStepper(View):
             f"<pre style='color:{STALE};white-space:pre-wrap'>{type(self.error).__name__}: "
             f"{html.escape(str(self.error))}</pre>")
         self._leaf_panel.value = html_table(["leaf", ".grad"], [list(r) for r in self.leaf_grads()], "tl-leaf-table")
-        graph = build_graph(self.loss, self.module, max_nodes=300)
-        hl = graph.node_for(cur.node) if cur is not None else None
-        self.highlighted = hl
-        figure_output(draw_graph(graph, hl), self._graph)
