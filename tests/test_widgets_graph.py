@@ -110,14 +110,20 @@ def test_graph_view_widget_select_and_live_refresh():
     nid = next(i for i, n in view.model.nodes.items() if n.label == "0.weight")
     view.select(nid)
     assert "0.weight" in view._details.value and NOT_COMPUTED in view._details.value
+    view.close()
+    # live: an in-place write during a "cell" updates the note at once; the figure follows after the cell
+    from tinygrad_like.widgets import _base
+    x = tl.randn(3, requires_grad=True)
+    h = x * 1.0
+    view = GraphView((h * h).sum())
+    assert "will fail" not in view._note.value
+    view._last_draw, _base._BUDGET.next_allowed = 0.0, 0.0
     before = view.redraws
-    p = next(m.parameters())
     with tl.no_grad():
-        p.mul_(1.0)  # a VersionBump event: the live view redraws (throttled)
-    view._last_draw = 0.0
-    with tl.no_grad():
-        p.mul_(1.0)
-    assert view.redraws > before
+        h.add_(1)  # a VersionBump event
+    assert "will fail" in view._note.value and view.redraws == before
+    view.after_cell()
+    assert view.redraws == before + 1
     view.close()
     assert not events.ACTIVE
 

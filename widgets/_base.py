@@ -20,8 +20,19 @@ from tinygrad_like import events
 #: every open view; the post_run_cell hook refreshes these
 _OPEN: weakref.WeakSet = weakref.WeakSet()
 
-#: at most this many redraws a second from events during a cell
+#: at most this many redraws a second per view from events during a cell
 MAX_REFRESH_HZ = 10.0
+#: all views together may spend at most this share of wall time redrawing while a cell runs
+LIVE_BUDGET = 0.04
+
+
+class _SharedBudget:
+    """After a live redraw that took ``c`` seconds, no view redraws live for ``c / LIVE_BUDGET``."""
+
+    next_allowed = 0.0
+
+
+_BUDGET = _SharedBudget()
 
 
 def figure_output(fig, out: W.Output) -> None:
@@ -43,7 +54,7 @@ def _png_bytes(fig) -> bytes:
     import io
 
     b = io.BytesIO()
-    fig.savefig(b, format="png", dpi=fig.dpi, bbox_inches="tight")
+    fig.savefig(b, format="png", dpi=fig.dpi)  # no bbox_inches="tight": it draws the figure twice
     return b.getvalue()
 
 
@@ -62,7 +73,8 @@ class View:
 
     Subclasses implement ``_render()`` (rebuild the widget contents from a fresh model). Events
     named in ``listens_to`` (event classes) mark the view stale; a stale view redraws at most
-    ``MAX_REFRESH_HZ`` times a second while a cell runs, and once more after the cell.
+    ``MAX_REFRESH_HZ`` times a second while a cell runs, within a budget all views share (at most
+    ``LIVE_BUDGET`` of wall time), and once more after the cell.
     """
 
     css_class = "tl-view"
@@ -84,9 +96,14 @@ class View:
     def refresh(self) -> None:
         """Rebuild from the current state of the core."""
         self._stale = False
-        self._last_draw = time.perf_counter()
         self.redraws += 1
         self._render()
+        self._last_draw = time.perf_counter()  # measured from the end: a slow redraw waits its full period
+
+    def _live_update(self) -> None:
+        """What a redraw during a running cell does; views with slow figures override it with a cheaper
+        update (text and tables) and leave the figure to ``after_cell``."""
+        self.refresh()
 
     def _render(self) -> None:
         raise NotImplementedError
@@ -95,8 +112,12 @@ class View:
         if not isinstance(event, self.listens_to):
             return
         self._stale = True
-        if time.perf_counter() - self._last_draw >= 1.0 / MAX_REFRESH_HZ:
-            self.refresh()
+        t0 = time.perf_counter()
+        if t0 - self._last_draw >= 1.0 / MAX_REFRESH_HZ and t0 >= _BUDGET.next_allowed:
+            self._live_update()
+            t1 = time.perf_counter()
+            self._last_draw = t1
+            _BUDGET.next_allowed = t1 + (t1 - t0) / LIVE_BUDGET
 
     def after_cell(self) -> None:
         """Called by the post_run_cell hook: draw what changed during the cell."""

@@ -153,9 +153,15 @@ class GraphView(View):
         self.expanded = (*self.expanded, module)
         self.refresh()
 
-    def _render(self) -> None:
+    def _live_update(self) -> None:
+        """During a cell: rebuild the model and its note (stale versions show at once); the figure
+        is redrawn after the cell."""
         self.model = build_graph(self.tensor, self.module, timings=self.timings, max_nodes=self.max_nodes,
                                  expanded=self.expanded)
+        self._note.value = self._note_html()
+        self._show_details()
+
+    def _note_html(self) -> str:
         note = f"{len(self.model.nodes)} nodes"
         if self.model.folded:
             parts = ", ".join(f"{m} ({len(ids)} nodes)" for m, ids in self.model.folded.items())
@@ -164,7 +170,12 @@ class GraphView(View):
         if stale:
             note += (f" <span style='color:{STALE}'>{len(stale)} node(s) hold a saved tensor modified in place "
                      f"since: backward through them will fail.</span>")
-        self._note.value = f"<div class='tl-graph-note'>{note}</div>"
+        return f"<div class='tl-graph-note'>{note}</div>"
+
+    def _render(self) -> None:
+        self.model = build_graph(self.tensor, self.module, timings=self.timings, max_nodes=self.max_nodes,
+                                 expanded=self.expanded)
+        self._note.value = self._note_html()
         figure_output(draw_graph(self.model, self.highlight), self._figure)
         opts = self._options()
         if [o[1] for o in self._select.options] != [o[1] for o in opts]:

@@ -1,0 +1,166 @@
+"""``Dashboard(loss, model)``: the views in tabs -- Graph, Backward, Storage, Kernels.
+
+The views are imported when the dashboard is built, not when this module is, and each is built on its own:
+a view that fails to import or to build leaves an error note in its tab (and in ``dashboard.errors``) while
+the other tabs work. Without a loss the Graph and Backward tabs hold a placeholder until
+:meth:`Dashboard.set_loss`.
+
+Every view refreshes itself (after each cell, and throttled while events stream in during a cell);
+the dashboard adds only what tabs need: switching to a tab redraws that view, and :meth:`Dashboard.refresh`
+redraws the visible one.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+
+import ipywidgets as W
+
+from ._base import View
+
+#: tab title -> (module in this package, class name)
+VIEWS = {
+    "Graph": ("graph_view", "GraphView"),
+    "Backward": ("stepper", "BackwardStepper"),
+    "Storage": ("storage_view", "StorageView"),
+    "Kernels": ("kernel_view", "KernelTimeline"),
+}
+TITLES = tuple(VIEWS)
+#: tabs that need a loss
+LOSS_TABS = ("Graph", "Backward")
+
+
+def _view_class(title: str):
+    module, name = VIEWS[title]
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
+
+
+def _note(css: str, text_html: str) -> W.HTML:
+    w = W.HTML(f"<div style='padding:8px;font-size:13px'>{text_html}</div>")
+    w.add_class(css)
+    return w
+
+
+class Dashboard(View):
+    """Graph, Backward, Storage and Kernels views in an ``ipywidgets.Tab`` (class ``tl-dashboard-tabs``).
+
+    ``views`` maps each tab title to its view (None for a placeholder or a view that failed to build);
+    ``errors`` maps a title to the reason its view is missing. ``refresh()`` redraws the visible tab,
+    ``close()`` closes every view and the dashboard.
+    """
+
+    css_class = "tl-dashboard"
+    listens_to = ()
+
+    def __init__(self, loss=None, model=None) -> None:
+        self.loss, self.module = None, model
+        self.views: dict[str, View | None] = dict.fromkeys(TITLES)
+        self.errors: dict[str, str] = {}
+        self._pages: dict[str, W.Widget] = {}
+        super().__init__(live=False)
+        self.tab = W.Tab()
+        self.tab.add_class("tl-dashboard-tabs")
+        self.widget.children = (self.tab,)
+        for title in ("Storage", "Kernels"):
+            self._build(title)
+        if loss is None:
+            for title in LOSS_TABS:
+                self._placeholder(title)
+        else:
+            for title in LOSS_TABS:
+                self._build(title, loss)
+            self.loss = loss
+        self._update_tabs()
+        self.tab.observe(self._on_select, names="selected_index")
+
+    # ---- building ------------------------------------------------------------------------------------
+    def _build(self, title: str, loss=None) -> None:
+        """Make one tab's view; on failure put the reason in the tab instead."""
+        try:
+            cls = _view_class(title)
+            if title in LOSS_TABS:
+                view = cls(loss, model=self.module)
+            elif title == "Storage":
+                view = cls(model=self.module)
+            else:
+                view = cls()
+        except Exception as exc:  # noqa: BLE001 - one broken view must not take the dashboard down
+            reason = f"{type(exc).__name__}: {exc}"
+            self.views[title], self.errors[title] = None, reason
+            self._pages[title] = _note("tl-dashboard-error",
+                                       f"<b>{title}</b> view unavailable: {html.escape(reason)}")
+            return
+        self.views[title] = view
+        self.errors.pop(title, None)
+        self._pages[title] = view.widget
+
+    def _placeholder(self, title: str) -> None:
+        self.views[title] = None
+        self.errors.pop(title, None)
+        self._pages[title] = _note(
+            "tl-dashboard-placeholder",
+            f"<b>{title}</b>: no loss yet. Compute one and call <code>dashboard.set_loss(loss)</code>.")
+
+    def _update_tabs(self) -> None:
+        selected = self.tab.selected_index
+        self.tab.children = tuple(self._pages[t] for t in TITLES)
+        self.tab.titles = TITLES
+        if selected is not None and selected != self.tab.selected_index:
+            self.tab.selected_index = selected
+
+    def set_loss(self, loss, model=None) -> None:
+        """Show the graph of ``loss`` and step its backward (replacing the views of an earlier loss).
+
+        ``model`` (optional) names parameters by their module path; it replaces the dashboard's model,
+        and the Storage view is rebuilt with it.
+        """
+        if model is not None and model is not self.module:
+            self.module = model
+            self._close_view("Storage")
+            self._build("Storage")
+        for title in LOSS_TABS:
+            self._close_view(title)
+            self._build(title, loss)
+        self.loss = loss
+        self._update_tabs()
+
+    def _close_view(self, title: str) -> None:
+        view = self.views.get(title)
+        if view is not None:
+            view.close()
+        self.views[title] = None
+
+    # ---- refreshing ------------------------------------------------------------------------------------
+    @property
+    def selected(self) -> str | None:
+        """The title of the visible tab."""
+        i = self.tab.selected_index
+        return None if i is None else TITLES[i]
+
+    def select(self, title: str) -> None:
+        """Show tab ``title`` (which redraws its view)."""
+        self.tab.selected_index = TITLES.index(title)
+
+    def _render(self) -> None:
+        title = self.selected
+        view = self.views.get(title) if title is not None else None
+        if view is not None:
+            view.refresh()
+
+    def _on_select(self, change) -> None:
+        if change.get("new") is not None:
+            self.refresh()
+
+    def after_cell(self) -> None:
+        """Nothing: each view is open on its own and refreshes itself after the cell."""
+
+    def close(self) -> None:
+        """Close every view, then the dashboard."""
+        for title in TITLES:
+            self._close_view(title)
+        super().close()
+
+    def summary(self) -> str:
+        tabs = ", ".join(t if self.views[t] is not None else f"{t} (empty)" for t in TITLES)
+        return f"<Dashboard: {tabs}>"

@@ -1,0 +1,326 @@
+"""``GradcheckView(fn, inputs)``: the analytic and the finite-difference Jacobian side by side, for learners
+writing their own ``Function``.
+
+For every (output, input) pair the view shows three panels: the Jacobian from backward (*analytic*), the one
+from float64 central differences (*numeric*), and the per-element ``|analytic - numeric|`` as a heatmap.
+Elements outside ``atol + rtol * |numeric|`` (the rule of :func:`tinygrad_like.autograd.gradcheck`) are boxed
+in red on all three panels. A verdict line above says pass or fail, and names the worst element by its row
+(output element) and column (input element).
+
+Three layers, each testable on its own: :func:`gradcheck_model` (plain NumPy data),
+:func:`draw_gradcheck` (model -> matplotlib Figure, no widgets) and :class:`GradcheckView` (the wiring).
+
+>>> import tinygrad_like as tl
+>>> from tinygrad_like.widgets.gradcheck_view import gradcheck_model
+>>> x = tl.tensor([0.5, -1.0], dtype=tl.float64, requires_grad=True)
+>>> m = gradcheck_model(lambda t: t * t, (x,))
+>>> m.passed, len(m.pairs), m.pairs[0].analytic.shape
+(True, 1, (2, 2))
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+import ipywidgets as W
+import numpy as np
+
+from ._base import View, figure_output
+
+#: panels drawn per (output, input) pair, left to right; each panel's Axes carries its name as its label
+PANELS = ("analytic", "numeric", "difference")
+#: the gid of the red boxes around elements outside the tolerance (one PatchCollection per panel)
+MISMATCH_GID = "tl-gradcheck-mismatch"
+#: write the values into the cells when a Jacobian has at most this many elements
+ANNOTATE_MAX = 64
+
+
+# ---- model ---------------------------------------------------------------------------------------------------
+@dataclass
+class PairCheck:
+    """One (output, input) pair: Jacobians of shape ``(output.numel(), input.numel())``.
+
+    Row ``r`` is output element ``r`` (flat, C order), column ``c`` is input element ``c``.
+    """
+
+    output: int
+    input: int  # the position of the input among ``fn``'s arguments
+    output_shape: tuple
+    input_shape: tuple
+    analytic: np.ndarray
+    numeric: np.ndarray
+    diff: np.ndarray  # |analytic - numeric|
+    tol: np.ndarray  # atol + rtol * |numeric|
+    bad: np.ndarray  # bool: outside the tolerance (np.isclose's rule, NaN counts as bad)
+
+    @property
+    def n_bad(self) -> int:
+        return int(self.bad.sum())
+
+    @property
+    def excess(self) -> np.ndarray:
+        """``diff / tol``: above 1 means outside the tolerance; NaN differences count as infinite."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = self.diff / self.tol
+        return np.where(np.isnan(self.diff), np.inf, ratio)
+
+    def worst(self) -> tuple[int, int] | None:
+        """(row, column) of the worst element: the largest |difference| among those outside the tolerance
+        (NaN first), or, when all are inside, the one closest to its tolerance."""
+        if self.diff.size == 0:
+            return None
+        score = self._score()
+        r, c = np.unravel_index(int(np.argmax(score)), self.diff.shape)
+        return int(r), int(c)
+
+    def _score(self) -> np.ndarray:
+        if self.bad.any():
+            d = np.where(np.isnan(self.diff), np.inf, self.diff)
+            return np.where(self.bad, d, -1.0)
+        return self.excess
+
+    def bad_elements(self) -> list[tuple[int, int]]:
+        """(row, column) of every element outside the tolerance, row-major."""
+        return [(int(r), int(c)) for r, c in np.argwhere(self.bad)]
+
+    def title(self) -> str:
+        return f"d out{self.output}{list(self.output_shape)} / d in{self.input}{list(self.input_shape)}"
+
+
+@dataclass
+class GradcheckModel:
+    pairs: list[PairCheck]
+    eps: float
+    atol: float
+    rtol: float
+    skipped_inputs: list[int] = field(default_factory=list)  # arguments that are not tensors needing grad
+
+    @property
+    def n_bad(self) -> int:
+        return sum(p.n_bad for p in self.pairs)
+
+    @property
+    def n_total(self) -> int:
+        return sum(p.diff.size for p in self.pairs)
+
+    @property
+    def passed(self) -> bool:
+        return self.n_bad == 0
+
+    def worst(self) -> tuple[int, int, int] | None:
+        """(pair index, row, column) of the worst element over all pairs (see :meth:`PairCheck.worst`)."""
+        best, where = (False, -np.inf), None
+        for i, p in enumerate(self.pairs):
+            w = p.worst()
+            if w is None:
+                continue
+            key = (bool(p.bad[w]), float(p._score()[w]))  # a failing element beats any passing one
+            if key > best:
+                best, where = key, (i, *w)
+        return where
+
+
+def _unravel(k: int, shape: tuple) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(k, shape)) if shape else ()
+
+
+def gradcheck_model(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3) -> GradcheckModel:
+    """Both Jacobians of every (output, input) pair, compared as :func:`~tinygrad_like.autograd.gradcheck` does.
+
+    Inputs that need gradients must be float64 tensors (finite differences need the precision).
+    """
+    import tinygrad_like as tl
+    from tinygrad_like.autograd import jacobians
+
+    inputs = tuple(inputs)
+    diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, tl.Tensor) and t.requires_grad]
+    skipped = [i for i in range(len(inputs)) if i not in diff_idx]
+    analytic, numeric = jacobians(fn, inputs, eps)
+    with tl.no_grad():
+        outs = fn(*inputs)
+    outs = (outs,) if isinstance(outs, tl.Tensor) else tuple(outs)
+    pairs = []
+    for oi, o in enumerate(outs):
+        for j, i in enumerate(diff_idx):
+            a = np.asarray(analytic[j][oi], dtype=np.float64)
+            n = np.asarray(numeric[j][oi], dtype=np.float64)
+            d = np.abs(a - n)
+            tol = atol + rtol * np.abs(n)
+            bad = ~np.isclose(a, n, atol=atol, rtol=rtol)
+            pairs.append(PairCheck(oi, i, tuple(o.shape), tuple(inputs[i].shape), a, n, d, tol, bad))
+    return GradcheckModel(pairs, eps, atol, rtol, skipped)
+
+
+def verdict_text(model: GradcheckModel) -> str:
+    """One line: PASS/FAIL, how many elements differ, the worst element with its row and column."""
+    if not model.pairs:
+        return "NOTHING TO CHECK: no input requires grad (pass float64 tensors with requires_grad=True)"
+    w = model.worst()
+    rule = f"|analytic - numeric| <= {model.atol:g} + {model.rtol:g} * |numeric|"
+    if w is None:
+        return f"PASS: the Jacobians are empty ({rule})"
+    p = model.pairs[w[0]]
+    r, c = w[1], w[2]
+    where = (f"output {p.output} w.r.t. input {p.input}, row {r} (output element {_unravel(r, p.output_shape)}), "
+             f"column {c} (input element {_unravel(c, p.input_shape)})")
+    values = (f"analytic {p.analytic[r, c]:.6g} vs numeric {p.numeric[r, c]:.6g}, "
+              f"|difference| {p.diff[r, c]:.3g}")
+    if model.passed:
+        return (f"PASS: all {model.n_total} Jacobian entries in {len(model.pairs)} pair(s) agree ({rule}); "
+                f"closest to the tolerance: {where}: {values}")
+    failing = sum(1 for q in model.pairs if q.n_bad)
+    return (f"FAIL: {model.n_bad} of {model.n_total} Jacobian entries differ, in {failing} of {len(model.pairs)} "
+            f"pair(s) ({rule}); worst: {where}: {values} > tolerance {p.tol[r, c]:.3g}")
+
+
+def verdict_html(model: GradcheckModel) -> str:
+    text = verdict_text(model)
+    head, _, rest = text.partition(":")
+    kind = "pass" if model.passed and model.pairs else "fail" if model.pairs else "empty"
+    color = {"pass": "#2e7d32", "fail": "#c62828", "empty": "#8d6e00"}[kind]
+    return (f"<div class='tl-gradcheck-{kind}' style='font-size:13px'><b style='color:{color}'>"
+            f"{html.escape(head)}</b>:{html.escape(rest)}</div>")
+
+
+# ---- drawing (pure: model -> Figure) ----------------------------------------------------------------------------
+def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
+    """A matplotlib Figure with one row per (output, input) pair and three panels per row (see :data:`PANELS`).
+
+    Analytic and numeric share one diverging colour scale (so equal values look equal); the difference panel
+    has its own. Each panel has a colorbar. Elements outside the tolerance get a red box on all three panels
+    (a PatchCollection with gid :data:`MISMATCH_GID`). Uses ``matplotlib.figure.Figure`` directly: no pyplot
+    state, no backend needed.
+    """
+    from matplotlib.collections import PatchCollection
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    n = max(1, len(model.pairs))
+    height = 0.9 + 3.0 * n
+    fig = Figure(figsize=(3 * panel_in, height), dpi=80)  # no layout engine: constrained layout doubles the cost
+    if not model.pairs:
+        ax = fig.add_subplot()
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "no input requires grad: nothing to compare", ha="center", va="center")
+        return fig
+    axes = fig.subplots(n, 3, squeeze=False,
+                        gridspec_kw=dict(left=0.07, right=0.97, bottom=0.5 / height, top=1 - 0.95 / height,
+                                         wspace=0.45, hspace=0.75))
+    state = "PASS" if model.passed else f"FAIL ({model.n_bad} of {model.n_total} entries differ)"
+    fig.suptitle(f"gradcheck {state}   eps={model.eps:g}  atol={model.atol:g}  rtol={model.rtol:g}", fontsize=10,
+                 color="#2e7d32" if model.passed else "#c62828")
+    for row, p in zip(axes, model.pairs):
+        rows, cols = p.diff.shape
+        aspect = "equal" if rows and cols and max(rows / cols, cols / rows) <= 4 else "auto"
+        lim = float(np.nanmax(np.abs(np.concatenate([p.analytic.ravel(), p.numeric.ravel()]))) if p.diff.size else 0)
+        lim = lim if np.isfinite(lim) and lim > 0 else 1.0
+        finite = p.diff[np.isfinite(p.diff)]
+        # the scale reaches at least the largest tolerance, so differences well inside it stay pale
+        dmax = max(float(finite.max()) if finite.size else 0.0, float(np.max(p.tol)) if p.tol.size else 0.0)
+        dmax = dmax if dmax > 0 else 1.0
+        panels = (
+            ("analytic", p.analytic, dict(cmap="RdBu_r", vmin=-lim, vmax=lim), f"analytic (backward)\n{p.title()}"),
+            ("numeric", p.numeric, dict(cmap="RdBu_r", vmin=-lim, vmax=lim),
+             f"numeric (central differences)\n{p.title()}"),
+            ("difference", p.diff, dict(cmap="magma_r", vmin=0.0, vmax=dmax),
+             f"|analytic - numeric|: {p.n_bad} of {p.diff.size} outside tol"),
+        )
+        bad = p.bad_elements()
+        for ax, (name, data, style, title) in zip(row, panels):
+            ax.set_label(name)
+            im = ax.imshow(data, interpolation="nearest", aspect=aspect, **style)
+            fig.colorbar(im, ax=ax, shrink=0.85)
+            ax.set_title(title, fontsize=8, color="#c62828" if name == "difference" and p.n_bad else "black")
+            ax.set_xlabel(f"column: input {p.input} element", fontsize=7)
+            ax.set_ylabel(f"row: output {p.output} element", fontsize=7)
+            ax.tick_params(labelsize=6)
+            if cols <= 16:
+                ax.set_xticks(range(cols))
+            if rows <= 16:
+                ax.set_yticks(range(rows))
+            if data.size <= ANNOTATE_MAX:
+                scale = dmax if name == "difference" else lim
+                for (r, c), v in np.ndenumerate(data + 0.0):  # + 0.0: no "-0" labels
+                    if name == "difference" and not p.bad[r, c]:
+                        continue  # differences inside the tolerance are rounding noise: leave them pale
+                    light = np.isfinite(v) and abs(v) > 0.6 * scale
+                    ax.text(c, r, f"{v:.2g}", ha="center", va="center", fontsize=6,
+                            color="white" if light else "black")
+            if bad:
+                boxes = PatchCollection([Rectangle((c - 0.5, r - 0.5), 1.0, 1.0) for r, c in bad],
+                                        facecolor="none", edgecolor="#00c853" if name == "difference" else "#d50000",
+                                        linewidth=1.6, gid=MISMATCH_GID, label="mismatch")
+                ax.add_collection(boxes)
+    return fig
+
+
+def marked_elements(ax) -> list[tuple[int, int]]:
+    """(row, column) of the cells boxed as mismatching on one panel (reads the drawing back; for tests)."""
+    out = []
+    for coll in ax.collections:
+        if coll.get_gid() != MISMATCH_GID:
+            continue
+        for path in coll.get_paths():
+            ext = path.get_extents()
+            out.append((int(round((ext.y0 + ext.y1) / 2)), int(round((ext.x0 + ext.x1) / 2))))
+    return sorted(out)
+
+
+def panel_axes(fig) -> list:
+    """The Jacobian panels of a drawing (colorbars excluded), row by row."""
+    return [ax for ax in fig.axes if ax.get_label() in PANELS]
+
+
+# ---- widget ------------------------------------------------------------------------------------------------------
+class GradcheckView(View):
+    """Both Jacobians of ``fn`` at ``inputs``, their difference, and a pass/fail verdict.
+
+    Not live: a gradcheck is a snapshot (it runs one backward per output element and two forwards per input
+    element), so it is computed when the view opens and again on :meth:`refresh`, never after every cell.
+    An exception from ``fn`` or its backward is shown in the verdict instead of escaping.
+
+    ``view.model`` is the :class:`GradcheckModel` (None after an error, then ``view.error`` holds it).
+    """
+
+    css_class = "tl-gradcheck-view"
+    listens_to = ()
+
+    def __init__(self, fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3) -> None:
+        super().__init__(live=False)
+        self.fn, self.inputs = fn, tuple(inputs)
+        self.eps, self.atol, self.rtol = eps, atol, rtol
+        self.model: GradcheckModel | None = None
+        self.error: BaseException | None = None
+        self.verdict = W.HTML()
+        self.verdict.add_class("tl-gradcheck-verdict")
+        self.figure_out = W.Output()
+        self.figure_out.add_class("tl-gradcheck-figure")
+        self.widget.children = (self.verdict, self.figure_out)
+        self.refresh()
+
+    def summary(self) -> str:
+        if self.model is None:
+            return f"<GradcheckView: ERROR {type(self.error).__name__}>" if self.error else "<GradcheckView>"
+        head = verdict_text(self.model).split(";")[0]
+        return f"<GradcheckView: {head}>"
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.model is None else self.model.passed
+
+    def _render(self) -> None:
+        try:
+            self.model, self.error = gradcheck_model(self.fn, self.inputs, self.eps, self.atol, self.rtol), None
+        except Exception as exc:  # noqa: BLE001 - a learner's broken Function is shown, not raised
+            self.model, self.error = None, exc
+            self.verdict.value = (f"<div class='tl-gradcheck-error' style='font-size:13px'>"
+                                  f"<b style='color:#c62828'>ERROR</b>: gradcheck could not run: "
+                                  f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</div>")
+            self.figure_out.outputs = ()
+            return
+        self.verdict.value = verdict_html(self.model)
+        figure_output(draw_gradcheck(self.model), self.figure_out)
+
+    def after_cell(self) -> None:
+        """Nothing: recomputing Jacobians after every cell would be slow; call :meth:`refresh`."""
