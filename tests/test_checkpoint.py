@@ -103,3 +103,25 @@ def test_in_place_change_of_a_checkpointed_input_is_caught():
     h.mul_(2)
     with pytest.raises(VersionMismatchError, match="saved by Checkpoint"):
         y.sum().backward()
+
+
+def test_closure_parameters_get_gradients_when_the_input_needs_none(backward_path):
+    tl.manual_seed(0)
+    lin = nn.Linear(3, 3)
+    x = tl.randn(2, 3)
+    checkpoint(lambda t: lin(t).relu(), x).sum().backward()
+    got = lin.weight.grad.numpy().copy()
+    lin.zero_grad()
+    lin(x).relu().sum().backward()
+    np.testing.assert_array_equal(got, lin.weight.grad.numpy())
+    with pytest.warns(UserWarning, match="will have no gradient"):
+        checkpoint(lambda t: t * 2, tl.randn(2))
+
+
+def test_checkpoint_output_never_aliases_an_input():
+    x = tl.randn(2, 3, requires_grad=True)
+    y = checkpoint(lambda t: t.reshape(-1), x)
+    assert y.storage is not x.storage
+    with tl.no_grad():
+        y.add_(1)
+    assert x._version == 0

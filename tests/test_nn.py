@@ -387,3 +387,26 @@ def test_layer_errors_name_shapes():
         nn.LayerNorm(4)(tl.zeros(2, 5))
     with pytest.raises(RuntimeError, match="input dtype float64 and weight dtype float32 must match"):
         nn.Conv2d(1, 1, 1)(tl.zeros(1, 1, 2, 2, dtype=tl.float64))
+
+
+def test_second_backward_through_fused_ops_is_refused(backward_path):
+    from tinygrad_like.autograd.function import SavedTensorsFreedError
+    x = tl.randn(4, 3, requires_grad=True)
+    for make in (lambda: F.cross_entropy(x, tl.tensor([0, 1, 2, 1])), lambda: F.dropout(x, 0.5).sum(),
+                 lambda: F.layer_norm(x, (3,)).sum()):
+        loss = make()
+        loss.backward()
+        with pytest.raises(SavedTensorsFreedError, match="retain_graph=True"):
+            loss.backward()
+
+
+def test_mixed_dtypes_and_bad_kernels_are_clear_errors():
+    with pytest.raises(RuntimeError, match="layer_norm: weight dtype float64 must match the input's float32"):
+        F.layer_norm(tl.randn(2, 3), (3,), tl.ones(3, dtype=tl.float64))
+    with pytest.raises(RuntimeError, match="conv2d: bias dtype float64 must match the weight's float32"):
+        F.conv2d(tl.randn(1, 1, 4, 4), tl.randn(2, 1, 3, 3), tl.zeros(2, dtype=tl.float64))
+    with pytest.raises(RuntimeError, match="kernel must be at least 1x1"):
+        nn.Conv2d(3, 4, 0)(tl.randn(1, 3, 5, 5))
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point dtype can require gradients"):
+        nn.Parameter(tl.tensor([1, 2]))
+    assert nn.Parameter(tl.tensor([1, 2]), requires_grad=False).dtype is tl.int64

@@ -169,3 +169,20 @@ def test_stepper_shows_a_version_error_instead_of_raising():
     assert "modified by an in-place operation" in s._error.value
     with pytest.raises(ValueError, match="needs a tensor with a graph"):
         BackwardStepper(tl.ones(2))
+
+
+def test_views_do_not_keep_themselves_or_the_graph_alive():
+    import gc
+    import weakref
+
+    from tinygrad_like.widgets import KernelTimeline, StorageView
+    w = tl.randn(3, requires_grad=True)
+    loss = (w * w).sum()
+    alive = weakref.ref(loss)
+    views = [GraphView(loss), StorageView(), KernelTimeline(), BackwardStepper(loss)]
+    views[-1]._buttons[0].click()
+    assert events.ACTIVE
+    del views, loss
+    gc.collect()
+    tl.zeros(1).add_(1)  # an event: dead views' subscriptions remove themselves
+    assert alive() is None and not events.ACTIVE

@@ -469,17 +469,25 @@ def test_kernel_timeline_is_bounded(views):
 
 # ---- throttling and closing ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("cls", [sv.StorageView, kv.KernelTimeline])
-def test_burst_of_events_causes_few_redraws(views, cls):
+def test_burst_of_events_causes_few_redraws(views, cls, monkeypatch):
     view = views(cls)
     seen = []
+    clock = [1000.0]
+
+    def fake_clock():  # a deterministic clock: 10 us per reading, whatever the machine's speed
+        clock[0] += 1e-5
+        return clock[0]
+
     unsubscribe = events.subscribe(seen.append)
     try:
         t = tl.zeros(16)
         before = view.redraws
+        monkeypatch.setattr(time, "perf_counter", fake_clock)
         t0 = time.perf_counter()
         for _ in range(2000):
             t.add_(1)
         elapsed = time.perf_counter() - t0
+        monkeypatch.undo()
     finally:
         unsubscribe()
     relevant = [e for e in seen if isinstance(e, cls.listens_to)]

@@ -89,7 +89,7 @@ class View:
         self._unsubscribe = None
         self.redraws = 0
         if live and self.listens_to:
-            self._unsubscribe = events.subscribe(self._on_event)
+            self._unsubscribe = _subscribe_weakly(self)
         _OPEN.add(self)
 
     # ---- refreshing -----------------------------------------------------------------------------
@@ -145,6 +145,36 @@ class View:
 
     def __repr__(self) -> str:
         return self.summary()
+
+
+def _subscribe_weakly(view: View):
+    """Subscribe ``view._on_event`` without keeping the view alive: once the view is garbage, the
+    subscription removes itself (and with the last one, events.ACTIVE goes back to False)."""
+    ref = weakref.ref(view)
+    handle: list = []
+
+    def forward(event) -> None:
+        v = ref()
+        if v is None:
+            handle[0]()
+            return
+        v._on_event(event)
+
+    handle.append(events.subscribe(forward))
+    return handle[0]
+
+
+def weak_callback(view: View, method: str):
+    """A widget callback (``on_click``, ``observe``) that calls ``view.method()`` without keeping the view
+    alive: ipywidgets keeps every widget, and so its callbacks, in a global registry."""
+    ref = weakref.ref(view)
+
+    def call(*_args) -> None:
+        v = ref()
+        if v is not None:
+            getattr(v, method)()
+
+    return call
 
 
 def refresh_open_views() -> None:

@@ -244,6 +244,7 @@ def record_timings():
         yield t
     finally:
         unsubscribe()
+        t._keep.clear()  # ids stay valid while the graph itself keeps its nodes alive
 
 
 def is_freed(fn: Function) -> bool:

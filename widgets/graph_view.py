@@ -16,7 +16,7 @@ import ipywidgets as W
 
 from tinygrad_like import events
 
-from ._base import View, figure_output
+from ._base import View, figure_output, weak_callback
 from .graph_model import NOT_COMPUTED, GraphModel, build_graph
 
 COLORS = {"leaf": "#cfe8ff", "param": "#b9e4c9", "op": "#eeeeee", "output": "#ffe08a", "module": "#e3d5f5"}
@@ -131,7 +131,7 @@ class GraphView(View):
         super().__init__(live=live)
         self._figure = W.Output(layout=W.Layout(overflow="auto", max_height="640px"))
         self._select = W.Dropdown(description="node", options=self._options())
-        self._select.observe(lambda ch: self._show_details(), names="value")
+        self._select.observe(weak_callback(self, "_show_details"), names="value")
         self._details = W.HTML()
         self._note = W.HTML()
         self.widget.children = (self._note, self._figure, self._select, self._details)

@@ -26,7 +26,7 @@ import ipywidgets as W
 from tinygrad_like import events
 from tinygrad_like.profiler import format_time
 
-from ._base import View, figure_output, html_table
+from ._base import View, figure_output, html_table, weak_callback
 
 __all__ = ["KernelTimeline", "Launch", "Compile", "kernel_stats", "stats_rows", "cell_summary", "cell_rows",
            "timeline_layout", "draw_timeline", "cell_label"]
@@ -267,7 +267,7 @@ class KernelTimeline(View):
         self.compile_html = W.HTML()
         clear = W.Button(description="Clear", icon="trash", layout=W.Layout(width="100px"))
         clear.add_class("tl-kernel-clear")
-        clear.on_click(lambda _b: self.clear())
+        clear.on_click(weak_callback(self, "clear"))
         self.widget.children = (W.HBox([self.header, clear]), self.figure, self.table, self.cells_html,
                                 W.HTML("<b>Compiles</b>"), self.compile_html)
         self.refresh()

@@ -20,7 +20,7 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from ._base import View, figure_output, html_table
+from ._base import View, figure_output, html_table, weak_callback
 from .graph_model import NOT_COMPUTED, build_graph
 from .graph_view import STALE, draw_graph
 
@@ -77,11 +77,10 @@ class BackwardStepper(View):
         self._gen = None
         super().__init__(live=False)
         self._buttons = []
-        for label, fn in (("Step", lambda _: self.step()), ("Step 10", lambda _: self.step(10)),
-                          ("Run to end", lambda _: self.run()), ("Reset", lambda _: self.reset())):
+        for label, method in (("Step", "step"), ("Step 10", "step10"), ("Run to end", "run"), ("Reset", "reset")):
             b = W.Button(description=label)
             b.add_class("tl-stepper-button")
-            b.on_click(fn)
+            b.on_click(weak_callback(self, method))
             self._buttons.append(b)
         self._current = W.HTML()
         self._current.add_class("tl-current-node")
@@ -126,6 +125,9 @@ class BackwardStepper(View):
                 next(self._generator())
             except StopIteration:
                 self.done = True
+
+    def step10(self) -> None:
+        self.step(10)
 
     def run(self) -> None:
         """Run the rest of the backward pass."""

@@ -37,7 +37,7 @@ from tinygrad_like.profiler import format_time
 from tinygrad_like.storage import Storage, live_storages
 from tinygrad_like.tensor import Tensor
 
-from ._base import View, figure_output
+from ._base import View, figure_output, weak_callback
 
 __all__ = ["StorageView", "storage_model", "storage_totals", "transfer_summary", "pool_model", "draw_storage",
            "format_bytes", "tensor_shapes", "NO_POOL_TEXT"]
@@ -480,7 +480,7 @@ class StorageView(View):
         self.pool_html = W.HTML()
         refresh = W.Button(description="Refresh", icon="refresh", layout=W.Layout(width="110px"))
         refresh.add_class("tl-storage-refresh")
-        refresh.on_click(lambda _b: self.refresh())
+        refresh.on_click(weak_callback(self, "refresh"))
         self.widget.children = (
             W.HBox([self.header, refresh]), self.totals_html, self.table, self.figure,
             W.HTML("<b>Transfers</b>"), self.transfer_html, W.HTML("<b>Device buffer pool</b>"), self.pool_html,

@@ -179,6 +179,10 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                            f"match; convert one with .to(dtype)")
     if bias is not None and bias.shape != (oc,):
         raise RuntimeError(f"conv2d: bias of shape {bias.shape} should be ({oc},), one per output channel")
+    if bias is not None and bias.dtype is not weight.dtype:
+        raise RuntimeError(f"conv2d: bias dtype {bias.dtype.name} must match the weight's {weight.dtype.name}")
+    if kh < 1 or kw < 1:
+        raise RuntimeError(f"conv2d: the kernel must be at least 1x1, got weight of shape {weight.shape}")
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if min(stride) < 1 or min(dilation) < 1:
         raise RuntimeError(f"conv2d: stride {stride} and dilation {dilation} must be positive")
@@ -336,6 +340,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.shape != ns:
             raise RuntimeError(f"layer_norm: {name} of shape {t.shape} must have the normalized shape {ns}")
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError(f"layer_norm: {name} dtype {t.dtype.name} must match the input's {input.dtype.name}")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"layer_norm: expected a floating point input, got {input.dtype.name}")
     return N.LayerNorm.apply(input, weight, bias, len(ns), float(eps))

@@ -38,6 +38,9 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(data): expected a Tensor, got {type(data).__name__}")
+        if requires_grad and not data.dtype.is_floating_point:
+            raise RuntimeError(f"Only Tensors of floating point dtype can require gradients: got {data.dtype.name}; "
+                               f"use Parameter(t.float()) or requires_grad=False")
         src = data.detach()
         p = _new(cls)
         for s in Tensor.__slots__[:-1]:

@@ -209,6 +209,10 @@ class LayerNorm(Function):
         gb = _util.wrap(be.sum(gx_, batch, False), dev) if self.has_bias else None
         return _util.wrap(gx, dev), gw, gb, None, None
 
+    def release(self) -> None:
+        super().release()
+        self.xhat = self.rstd = None
+
 
 class CrossEntropy(Function):
     """Per-row softmax cross-entropy of (N, C) logits against class indices, in one pass.
@@ -235,8 +239,13 @@ class CrossEntropy(Function):
         return (p * coef_sum.unsqueeze(1) - coef) * g.unsqueeze(1), None, None, None, None
 
     def backward_fast(self, g):
+        self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward, or if the logits moved
         gx = g._dev.backend.cross_entropy_backward(g._x, self.logp, self.coef, self.coef_sum)
         return _util.wrap(gx, g._dev), None, None, None, None
+
+    def release(self) -> None:
+        super().release()
+        self.logp = self.coef = self.coef_sum = None
 
 
 class Dropout(Function):
@@ -248,10 +257,17 @@ class Dropout(Function):
         be = x._dev.backend
         self.p = p
         self.mask = be.dropout_mask(generator, x.shape, p, x.dtype)
+        self.save_for_backward()  # nothing to version-check, but a second backward must still be refused
         return be.mul(x._x, self.mask)
 
     def backward(self, g):
+        self.saved_tensors  # noqa: B018 - raises if an earlier backward freed the mask
         return g * _util.wrap(self.mask, g._dev), None, None
 
     def backward_fast(self, g):
+        self.saved_tensors  # noqa: B018
         return _util.wrap(g._dev.backend.mul(g._x, self.mask), g._dev), None, None
+
+    def release(self) -> None:
+        super().release()
+        self.mask = None

@@ -22,6 +22,7 @@ Like PyTorch's reentrant checkpoint, parameters used inside ``fn`` receive their
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 from .. import random as _random
@@ -49,6 +50,8 @@ class Checkpoint(Function):
             out = fn(*_fill(template, tensors))
         if not isinstance(out, Tensor):
             raise TypeError(f"checkpoint: the function must return one Tensor, got {type(out).__name__}")
+        if any(out._storage is t._storage for t in tensors):  # a view of an input: storages must not alias
+            return out._dev.backend.copy(out._x)
         return out._x
 
     def backward(self, g):
@@ -81,10 +84,24 @@ _TENSOR = object()
 
 
 def _params(function) -> list:
-    """Trainable parameters of a module (or of the module behind a bound method)."""
-    mod = getattr(function, "__self__", function)
-    params = getattr(mod, "parameters", None)
-    return [p for p in params() if p.requires_grad] if callable(params) else []
+    """Trainable parameters the segment uses that are not among its inputs: those of a module (or of
+    the module behind a bound method), and of modules and tensors captured by a closure."""
+    found: list = []
+    candidates = [getattr(function, "__self__", function)]
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            candidates.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    seen = set()
+    for obj in candidates:
+        params = getattr(obj, "parameters", None)
+        items = list(params()) if callable(params) else [obj] if isinstance(obj, Tensor) else []
+        for p in items:
+            if isinstance(p, Tensor) and p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                found.append(p)
+    return found
 
 
 def checkpoint(function: Callable[..., Tensor], *args, preserve_rng_state: bool = True,
@@ -102,7 +119,11 @@ def checkpoint(function: Callable[..., Tensor], *args, preserve_rng_state: bool 
         return function(*args)
     state = _random.get_rng_state() if preserve_rng_state else None
     template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
-    params = _params(function)
+    params = [p for p in _params(function) if not any(p is t for t in tensors)]
+    if not params and not any(t.requires_grad for t in tensors):
+        warnings.warn("checkpoint: none of the inputs requires grad and no parameters were found in the function "
+                      "(a module, a bound method or a closure over them): its result will have no gradient",
+                      stacklevel=2)
     return Checkpoint.apply(tensors[0], function, state, template, len(params), *tensors[1:], *params)
 
 
