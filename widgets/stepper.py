@@ -122,9 +122,11 @@ class BackwardStepper(View):
         total = sum(1 for n in build_graph(self.loss, max_nodes=10_000).nodes.values() if n.kind == "op")
         if len(self.steps) >= total:
             try:
-                next(self._generator())
+                self.steps.append(next(self._generator()))  # not expected: the engine had one more node
             except StopIteration:
                 self.done = True
+            except Exception as exc:  # noqa: BLE001 - shown in the view like any error met while stepping
+                self.error = exc
 
     def step10(self) -> None:
         self.step(10)
