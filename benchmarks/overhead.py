@@ -19,7 +19,6 @@ import datetime
 import gc
 import json
 import os
-import platform
 import sys
 import time
 import timeit
@@ -29,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from _env import machine_info  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 
@@ -123,29 +123,6 @@ def measure_pair(tl_fn, torch_fn, repeat: int, budget: float, backward_only=None
     return best_tl * 1e6, best_t * 1e6, n_tl, n_t
 
 
-def machine_info() -> dict:
-    model = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_model": model,
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "tinygrad_like": getattr(tl, "__version__", "?"),
-    }
-
-
 def row(name: str, kind: str, tl_us: float, torch_us: float, n_tl: int, n_t: int, repeat: int) -> dict:
     ratio = tl_us / torch_us
     return {"name": name, "kind": kind, "tinygrad_like_us": round(tl_us, 3), "torch_us": round(torch_us, 3),
@@ -191,7 +168,7 @@ def run(repeat: int, budget: float) -> dict:
         "benchmark": "overhead",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": " ".join([os.path.relpath(sys.executable), *sys.argv]),
-        "machine": machine_info(),
+        "machine": machine_info("torch") | {"torch_threads": torch.get_num_threads()},
         "settings": {"shape": list(SHAPE), "dtype": "float32", "requires_grad": True,
                      "chain_ops": 5 * CHAIN_BLOCKS, "repeat": repeat, "budget_s_per_repeat": budget,
                      "statistic": "min over repeats of mean microseconds per call",

@@ -39,7 +39,6 @@ import datetime
 import gc
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -51,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from _env import git_state, machine_info  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 import tinygrad_like.optim  # noqa: E402, F401 - makes sure tl.optim is loaded
@@ -347,18 +347,6 @@ def _first_line(cmd: list[str]) -> str | None:
         return None
 
 
-def git_state() -> dict:
-    """The commit measured, and whether tinygrad_like's sources differed from it (uncommitted edits)."""
-    root = Path(__file__).resolve().parents[1]
-    commit = _first_line(["git", "-C", str(root), "rev-parse", "--short", "HEAD"])
-    try:
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "tinygrad_like"],
-                               capture_output=True, text=True, timeout=10).stdout.strip() != ""
-    except (OSError, subprocess.SubprocessError):
-        dirty = None
-    return {"commit": commit, "tinygrad_like_dirty": dirty}
-
-
 def thread_info(tg: dict | None) -> dict:
     info = {"torch_num_threads": torch.get_num_threads(), "torch_num_interop_threads": torch.get_num_interop_threads(),
             "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -378,28 +366,6 @@ def thread_info(tg: dict | None) -> dict:
         info["numpy_blas"] = None
     info["tinygrad_NUM_CPU_THREADS"] = tg["info"]["NUM_CPU_THREADS"] if tg else None
     return info
-
-
-def machine_info() -> dict:
-    model = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_model": model,
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "torch": torch.__version__,
-        "tinygrad_like": getattr(tl, "__version__", "?"),
-    }
 
 
 def set_threads(n: int | None) -> None:
@@ -440,8 +406,8 @@ def run(kinds: list[str], repeats: int, warmup: int, threads: int | None) -> dic
         "benchmark": "train_step",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": " ".join([os.path.relpath(sys.executable), *sys.argv]),
-        "machine": machine_info(),
-        "git": git_state(),
+        "machine": machine_info("torch"),
+        "git": git_state("tinygrad_like"),
         "threads": thread_info(tg),
         "tinygrad": tg["info"] if tg else {"error": tg_error},
         "settings": {"dtype": "float32", "optimizer": f"SGD lr={LR}", "loss": "cross-entropy (mean)",

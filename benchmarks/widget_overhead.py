@@ -47,11 +47,9 @@ import gc
 import importlib
 import json
 import os
-import platform
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,6 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 import numpy as np  # noqa: E402
+from _env import git_state, machine_info  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 import tinygrad_like.optim  # noqa: E402, F401 - makes sure tl.optim is loaded
@@ -336,38 +335,6 @@ def set_threads(n: int | None) -> dict:
     return info
 
 
-def machine_info() -> dict:
-    model = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    info = {"platform": platform.platform(), "machine": platform.machine(), "cpu_model": model,
-            "cpu_count": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-            "tinygrad_like": getattr(tl, "__version__", "?")}
-    for mod in ("ipywidgets", "matplotlib"):
-        try:
-            info[mod] = importlib.import_module(mod).__version__
-        except ImportError:
-            info[mod] = None
-    return info
-
-
-def git_state() -> dict:
-    def out(*args):
-        try:
-            return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
-                                  timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return None
-    dirty = out("status", "--porcelain", "--", "tinygrad_like", "widgets")
-    return {"commit": out("rev-parse", "--short", "HEAD"), "tinygrad_like_or_widgets_dirty": bool(dirty)}
-
-
 def run(repeats: int, block: int, warmup: int, threads: int | None, dashboard_warmup: int = 60) -> dict:
     thread_info = set_threads(threads)
     weights, x, y = make_data()
@@ -433,8 +400,8 @@ def run(repeats: int, block: int, warmup: int, threads: int | None, dashboard_wa
         "benchmark": "widget_overhead",
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": " ".join([os.path.relpath(sys.executable), *sys.argv]),
-        "machine": machine_info(),
-        "git": git_state(),
+        "machine": machine_info("ipywidgets", "matplotlib"),
+        "git": git_state("tinygrad_like", "widgets"),
         "threads": thread_info,
         "settings": {"model": "MLP 784-512-512-10 ReLU", "batch": BATCH, "dtype": "float32",
                      "optimizer": f"tl.optim.SGD lr={LR}", "loss": "cross-entropy (mean)",
