@@ -211,8 +211,9 @@ class LiveDashboard(Condition):
         self.listening = [v for v in self.views.values() if v._unsubscribe is not None]
         self.refresh_s = dict.fromkeys(self.views, 0.0)
         self.redraws = dict.fromkeys(self.views, 0)
-        for title, view in self.views.items():  # time each view's redraws (instance attribute wraps the method)
-            view.refresh = self._timed_refresh(title, view.refresh)
+        for title, view in self.views.items():  # time each view's redraws (instance attributes wrap the methods):
+            view.refresh = self._timed_refresh(title, view.refresh)  # full redraws,
+            view._live_update = self._timed_refresh(title, view._live_update)  # and the live ones during a cell
         self.pause()
 
     def _timed_refresh(self, title, refresh):

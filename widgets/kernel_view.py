@@ -16,7 +16,6 @@ a GPU. As everywhere in the widgets, three layers:
 from __future__ import annotations
 
 import html
-import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -237,10 +236,8 @@ class KernelTimeline(View):
 
     css_class = "tl-kernel-timeline"
     listens_to = (events.KernelTimed, events.KernelCompiled)
-    #: while kernels stream in during a cell, redraw the timeline at most this often, and at most 1/40 of
-    #: the time; the tables follow at ``MAX_REFRESH_HZ`` and at most 1/50 of the time. Both are drawn
-    #: again after the cell.
-    live_figure_interval = 2.0
+    # during a cell only the tables update (``_live_update``, throttled by the base); the timeline is
+    # drawn after the cell
 
     def __init__(self, *, live: bool = True, max_launches: int = 5000, max_rows: int = 24) -> None:
         self.launches: deque = deque(maxlen=max_launches)  # (cell, KernelTimed) pairs, converted when drawn
@@ -251,12 +248,7 @@ class KernelTimeline(View):
         self._cells: dict[int, list] = {}  # cell -> [launches, kernel_s, first start, last end]
         self._shell = _get_ipython()
         self._counter = 1
-        self._in_event = False
-        self._render_cost = 0.0  # seconds the last table update took
-        self._fig_cost = 0.0  # seconds the last timeline took
-        self._fig_stale = True
         self._fig_key = None
-        self._last_fig = 0.0
         super().__init__(live=live)
 
         self.header = W.HTML()
@@ -306,20 +298,13 @@ class KernelTimeline(View):
                                          self.current_cell()))
         else:
             return
-        if time.perf_counter() - self._last_draw < 50 * self._render_cost:  # tables: at most 2% of the time
-            self._stale = True
-            return
-        self._in_event = True
-        try:
-            super()._on_event(event)
-        finally:
-            self._in_event = False
+        super()._on_event(event)
 
     def after_cell(self) -> None:
         self._shell = _get_ipython()
         if self._shell is None:
             self._counter += 1
-        if self._stale or self._fig_stale:
+        if self._stale or self._fig_key != self._timeline_key():
             self.refresh()
 
     def clear(self) -> None:
@@ -344,8 +329,25 @@ class KernelTimeline(View):
         """Every launch since open / clear, per cell, as :func:`cell_summary` gives it."""
         return cell_rows(self._cells)
 
+    def _timeline_key(self) -> tuple:
+        kept = len(self.launches)
+        return (self.seen, kept, self.launches[-1][1].start if kept else None)
+
     def _render(self) -> None:
-        t0 = time.perf_counter()
+        self._render_tables()
+        key = self._timeline_key()
+        if key != self._fig_key:
+            launches = self.launch_records()
+            figure_output(draw_timeline(launches, max_rows=self.max_rows, ipython=self.ipython), self.figure)
+            self._fig_key = key
+
+    def _live_update(self) -> None:
+        """During a cell: the tables only (the timeline follows after the cell). The tables are this
+        view's content, so this counts as a redraw."""
+        self.redraws += 1
+        self._render_tables()
+
+    def _render_tables(self) -> None:
         stats = self.stats()
         cells = self.cells()
         total = sum(r["total_s"] for r in stats)
@@ -358,16 +360,3 @@ class KernelTimeline(View):
             [[cell_label(c["cell"], self.ipython), c["launches"], format_time(c["kernel_s"]),
               format_time(c["span_s"])] for c in cells[-10:]], css="tl-cell-table")
         self.compile_html.value = compile_table_html(self.compiles, self.ipython)
-
-        now = time.perf_counter()
-        self._render_cost = now - t0
-        key = (self.seen, kept, self.launches[-1][1].start if kept else None)
-        if key == self._fig_key:
-            self._fig_stale = False
-        elif self._in_event and now - self._last_fig < max(self.live_figure_interval, 40 * self._fig_cost):
-            self._fig_stale = True
-        else:
-            launches = self.launch_records()
-            figure_output(draw_timeline(launches, max_rows=self.max_rows, ipython=self.ipython), self.figure)
-            self._fig_cost = time.perf_counter() - now
-            self._fig_key, self._fig_stale, self._last_fig = key, False, now

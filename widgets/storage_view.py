@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import gc
 import html
-import time
 import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -443,10 +442,8 @@ class StorageView(View):
 
     css_class = "tl-storage-view"
     listens_to = (events.StorageAllocated, events.StorageStateChanged, events.VersionBump)
-    #: while events stream in during a cell, redraw the chart at most this often, and at most 1/40 of the
-    #: time; the tables follow at ``MAX_REFRESH_HZ`` and at most 1/50 of the time. Both are drawn again
-    #: after the cell.
-    live_figure_interval = 2.0
+    # during a cell only the tables update (``_live_update``, throttled by the base); the shapes scan and
+    # the chart wait for the refresh after the cell
     #: the newest transfers kept in the log
     max_log = 1000
 
@@ -459,12 +456,7 @@ class StorageView(View):
         self.transfers: deque = deque(maxlen=self.max_log)
         self._tx_totals = transfer_summary(())
         self._shapes: dict[int, list[tuple]] = {}
-        self._in_event = False
         self._fig_key = None
-        self._fig_stale = True
-        self._last_fig = 0.0
-        self._fig_cost = 0.0  # seconds the last chart took
-        self._render_cost = 0.0  # seconds the last table update took
         self.rows: list[dict] = []
         self.totals: dict = storage_totals([])
         self.pools: list[dict] = []
@@ -497,14 +489,7 @@ class StorageView(View):
             s["count"] += 1
             s["bytes"] += event.nbytes
             s["seconds"] += event.seconds
-        if time.perf_counter() - self._last_draw < 50 * self._render_cost:  # tables: at most 2% of the time
-            self._stale = True
-            return
-        self._in_event = True
-        try:
-            super()._on_event(event)
-        finally:
-            self._in_event = False
+        super()._on_event(event)
 
     def after_cell(self) -> None:
         # storages die and fences complete without an event: always look again after a cell
@@ -530,16 +515,27 @@ class StorageView(View):
         return {d: dict(s) for d, s in self._tx_totals.items()}
 
     def _render(self) -> None:
+        if self.scan_tensors:
+            self._shapes = tensor_shapes(live_storages())
+        key = self._render_tables()
+        if key != self._fig_key:
+            figure_output(draw_storage(self.totals, self.transfer_totals()), self.figure)
+            self._fig_key = key
+
+    def _live_update(self) -> None:
+        """During a cell: the tables only (shapes from the last scan; the chart follows after the cell).
+        The tables are this view's content, so this counts as a redraw."""
+        self.redraws += 1
+        self._render_tables()
+
+    def _render_tables(self) -> tuple:
+        """Rebuild the model and the HTML tables; returns what the chart depends on."""
         sts = live_storages()
-        if self.scan_tensors and not self._in_event:
-            self._shapes = tensor_shapes(sts)
-        t0 = time.perf_counter()
         self.rows = storage_model(sts, names=self.names, model=self.model, shapes=self._shapes)
         self.totals = storage_totals(self.rows)
         self.pools = pool_model(_devices_in_use(sts))
         del sts
         tx = self.transfer_totals()
-
         t = self.totals
         self.header.value = (f"<b>Storages</b>: {t['storages']} live, {format_bytes(t['bytes'])}; "
                              f"host memory {format_bytes(t['host_bytes'])}")
@@ -547,19 +543,8 @@ class StorageView(View):
         self.table.value = storage_rows_html(self.rows, self.max_rows)
         self.transfer_html.value = transfers_html(tx, self.transfers)
         self.pool_html.value = pool_html(self.pools)
-
-        key = (tuple((b["device"], b["residency"], b["storages"], b["bytes"]) for b in t["by_residency"]),
-               tuple((d, s["count"], s["bytes"]) for d, s in sorted(tx.items())))
-        now = time.perf_counter()
-        self._render_cost = now - t0
-        if key == self._fig_key:
-            self._fig_stale = False
-        elif self._in_event and now - self._last_fig < max(self.live_figure_interval, 40 * self._fig_cost):
-            self._fig_stale = True
-        else:
-            figure_output(draw_storage(t, tx), self.figure)
-            self._fig_cost = time.perf_counter() - now
-            self._fig_key, self._fig_stale, self._last_fig = key, False, now
+        return (tuple((b["device"], b["residency"], b["storages"], b["bytes"]) for b in t["by_residency"]),
+                tuple((d, s_["count"], s_["bytes"]) for d, s_ in sorted(tx.items())))
 
 
 def _weak(obj: Any):
