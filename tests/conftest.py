@@ -106,3 +106,31 @@ def backward_path(request):
     engine.FAST_BACKWARD = request.param == "fast_backward"
     yield request.param
     engine.FAST_BACKWARD = old
+
+
+@pytest.fixture
+def dev():
+    """The ``testdev`` device: a second memory space whose "device" copy is a separate NumPy array
+    (``dev.raw_backend`` counts the copies); unregistered afterwards."""
+    from devbackend import DevBackend
+
+    from tinygrad_like.device import register_device, unregister_device
+
+    d = register_device("testdev", DevBackend())
+    try:
+        yield d
+    finally:
+        unregister_device("testdev")
+
+
+@pytest.fixture
+def recorded():
+    """Every event emitted during the test."""
+    from tinygrad_like import events
+
+    seen = []
+    unsubscribe = events.subscribe(seen.append)
+    try:
+        yield seen
+    finally:
+        unsubscribe()

@@ -25,15 +25,6 @@ def lineno() -> int:
     return sys._getframe(1).f_lineno
 
 
-@pytest.fixture
-def recorded():
-    seen = []
-    unsubscribe = events.subscribe(seen.append)
-    try:
-        yield seen
-    finally:
-        unsubscribe()
-
 
 def of_type(seen, kind):
     return [e for e in seen if isinstance(e, kind)]

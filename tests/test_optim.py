@@ -15,13 +15,11 @@ import warnings
 import numpy as np
 import pytest
 from conftest import assert_close, torch
-from devbackend import DevBackend
 
 import tinygrad_like as tl
 import tinygrad_like.nn.utils as tl_utils
 import tinygrad_like.optim as optim
 from tinygrad_like.autograd.function import VersionMismatchError
-from tinygrad_like.device import register_device, unregister_device
 from tinygrad_like.optim import lr_scheduler
 
 STEPS = 20
@@ -239,18 +237,9 @@ def test_step_does_not_record_the_graph():
     assert tl.is_grad_enabled()
 
 
-@pytest.fixture
-def testdev():
-    """A second memory space (NumPy "device" buffers, counted copies) to run optimizers off the host."""
-    d = register_device("testdev", DevBackend())
-    try:
-        yield d
-    finally:
-        unregister_device("testdev")
-
 
 @pytest.mark.parametrize("name,kwargs", [("SGD", dict(lr=0.05, momentum=0.9)), ("Adam", dict(lr=0.01, amsgrad=True))])
-def test_device_params_update_and_host_mirror_goes_stale(testdev, name, kwargs):
+def test_device_params_update_and_host_mirror_goes_stale(dev, name, kwargs):
     (tx, tp), (px, pp) = make_pair()
     dx, dp = tx.to("testdev"), [p.detach().to("testdev").requires_grad_() for p in tp]
     opt, ref = getattr(optim, name)(dp, **kwargs), getattr(torch.optim, name)(pp, **kwargs)
@@ -260,7 +249,7 @@ def test_device_params_update_and_host_mirror_goes_stale(testdev, name, kwargs):
         train(tl, opt, dx, dp, 1)
         train(torch, ref, px, pp, 1)
         assert all(p.storage.dirty == "gpu" for p in dp), "a device write leaves the host mirror stale"
-        assert all(s.device == testdev for st in opt.state.values() for s in st.values() if isinstance(s, tl.Tensor))
+        assert all(s.device == dev for st in opt.state.values() for s in st.values() if isinstance(s, tl.Tensor))
         assert_params_match(dp, pp, "float32")
 
 
@@ -602,7 +591,7 @@ def test_mismatched_grad_is_refused_at_step(cls, grad, match):
         opt.step()
 
 
-def test_grad_on_another_device_is_refused(testdev):
+def test_grad_on_another_device_is_refused(dev):
     w = _w(2)
     opt = optim.Adam([w])
     w.grad = tl.ones(2, device="testdev")

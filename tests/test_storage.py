@@ -29,25 +29,6 @@ def lineno() -> int:
     return sys._getframe(1).f_lineno
 
 
-@pytest.fixture
-def dev():
-    """The ``testdev`` device (unregistered afterwards); ``dev.raw_backend`` counts the copies."""
-    d = register_device("testdev", DevBackend())
-    try:
-        yield d
-    finally:
-        unregister_device("testdev")
-
-
-@pytest.fixture
-def recorded():
-    """Every event emitted during the test."""
-    seen = []
-    unsubscribe = events.subscribe(seen.append)
-    try:
-        yield seen
-    finally:
-        unsubscribe()
 
 
 def on_dev(values, dtype=tl.float32):

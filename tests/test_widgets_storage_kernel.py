@@ -35,14 +35,6 @@ def lineno() -> int:
     return sys._getframe(1).f_lineno
 
 
-@pytest.fixture
-def dev():
-    d = register_device("testdev", DevBackend())
-    try:
-        yield d
-    finally:
-        unregister_device("testdev")
-
 
 @pytest.fixture
 def views():
