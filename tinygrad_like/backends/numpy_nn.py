@@ -33,48 +33,55 @@ def _pad(x, padding: tuple, value):
     return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
 
 
+def _sliding(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, fill):
+    """Every kernel window of ``x`` padded with ``fill``: a (N, C, OH, OW, KH, KW) strided view."""
+    h, w = x.shape[2:]
+    oh = out_size(h, kernel[0], stride[0], padding[0], dilation[0])
+    ow = out_size(w, kernel[1], stride[1], padding[1], dilation[1])
+    return _windows(_pad(x, padding, fill), kernel[0], kernel[1], stride, dilation, oh, ow)
+
+
+def _add_taps(c6, size: tuple, stride: tuple, padding: tuple, dilation: tuple):
+    """The adjoint of taking windows: ``c6`` is (A, B, KH, KW, OH, OW); each tap's values are added back
+    into the (A, B, H, W) pixels they were read from (padding cropped)."""
+    a, b, kh, kw, oh, ow = c6.shape
+    (h, w), (sh, sw), (ph, pw), (dh, dw) = size, stride, padding, dilation
+    acc = np.zeros((a, b, h + 2 * ph, w + 2 * pw), c6.dtype)
+    for i in range(kh):
+        rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+        for j in range(kw):
+            acc[:, :, rows, j * dw: j * dw + sw * (ow - 1) + 1: sw] += c6[:, :, i, j]
+    return acc[:, :, ph: ph + h, pw: pw + w]
+
+
 class NumpyNNPrimitives:
     """Fused primitives; all static so the backend object stays stateless."""
 
     # ---- convolution as matrix multiply -------------------------------------------------------
     @staticmethod
     def im2col(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
-        """(N, C, H, W) -> (N, C*KH*KW, OH*OW): one column per output position, one row per tap.
-
-        With this layout ``weight (OC, C*KH*KW) @ cols`` is already (N, OC, OH*OW): channels-first,
-        so the convolution's output needs no transposing copy.
-        """
-        n, c, h, w = x.shape
-        kh, kw = kernel
-        oh = out_size(h, kh, stride[0], padding[0], dilation[0])
-        ow = out_size(w, kw, stride[1], padding[1], dilation[1])
-        win = _windows(_pad(x, padding, 0), kh, kw, stride, dilation, oh, ow)
+        """(N, C, H, W) -> (N, C*KH*KW, OH*OW): one column per output position, one row per tap
+        (the layout of the Im2Col graph node, which spells the convolution's double backward)."""
+        win = _sliding(x, kernel, stride, padding, dilation, 0)
+        n, c, oh, ow, kh, kw = win.shape
         return np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * kh * kw, oh * ow)
 
     @staticmethod
     def col2im(cols, shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
         """The adjoint of im2col: add every column entry back into the pixel it was read from."""
         n, c, h, w = shape
-        kh, kw = kernel
-        (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-        oh, ow = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
-        out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), cols.dtype)
-        c6 = cols.reshape(n, c, kh, kw, oh, ow)
-        for i in range(kh):
-            rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
-            for j in range(kw):
-                out[:, :, rows, j * dw: j * dw + sw * (ow - 1) + 1: sw] += c6[:, :, i, j]
-        return np.ascontiguousarray(out[:, :, ph: ph + h, pw: pw + w]) if ph or pw else out
+        oh = out_size(h, kernel[0], stride[0], padding[0], dilation[0])
+        ow = out_size(w, kernel[1], stride[1], padding[1], dilation[1])
+        c6 = cols.reshape(n, c, *kernel, oh, ow)
+        return np.ascontiguousarray(_add_taps(c6, (h, w), stride, padding, dilation))
 
     @staticmethod
     def conv2d(x, weight, bias, stride: tuple, padding: tuple, dilation: tuple):
         """Convolution as one GEMM: (OC, C*KH*KW) @ cols (C*KH*KW, N*OH*OW). Returns (out, cols);
         the columns are kept by the graph node so backward needs no second im2col."""
-        n, c, h, w = x.shape
-        oc, _, kh, kw = weight.shape
-        oh = out_size(h, kh, stride[0], padding[0], dilation[0])
-        ow = out_size(w, kw, stride[1], padding[1], dilation[1])
-        win = _windows(_pad(x, padding, 0), kh, kw, stride, dilation, oh, ow)
+        win = _sliding(x, weight.shape[2:], stride, padding, dilation, 0)
+        n, c, oh, ow, kh, kw = win.shape
+        oc = weight.shape[0]
         cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(c * kh * kw, n * oh * ow)
         out = weight.reshape(oc, -1) @ cols
         if bias is not None:
@@ -85,34 +92,24 @@ class NumpyNNPrimitives:
     def conv2d_backward(g, cols, weight, x_shape, stride: tuple, padding: tuple, dilation: tuple,
                         need_x: bool, need_w: bool, need_b: bool):
         """Gradients of :meth:`conv2d` for the inputs that need one: (gx, gweight, gbias)."""
-        n, oc = g.shape[:2]
+        n, oc, oh, ow = g.shape
         g2 = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(oc, -1)  # (OC, N*OH*OW)
         gw = (g2 @ cols.T).reshape(weight.shape) if need_w else None
         gb = g2.sum(1) if need_b else None
         gx = None
         if need_x:
-            _, c, h, w = x_shape
-            kh, kw = weight.shape[2:]
-            (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-            oh, ow = g.shape[2:]
-            c6 = (weight.reshape(oc, -1).T @ g2).reshape(c, kh, kw, n, oh, ow)
-            acc = np.zeros((c, n, h + 2 * ph, w + 2 * pw), g.dtype)  # the columns' memory order
-            for i in range(kh):
-                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
-                for j in range(kw):
-                    acc[:, :, rows, j * dw: j * dw + sw * (ow - 1) + 1: sw] += c6[:, i, j]
-            gx = np.ascontiguousarray(acc[:, :, ph: ph + h, pw: pw + w].transpose(1, 0, 2, 3))
+            c, kh, kw = weight.shape[1:]
+            c6 = (weight.reshape(oc, -1).T @ g2).reshape(c, kh, kw, n, oh, ow).transpose(0, 3, 1, 2, 4, 5)
+            # summed in the columns' (C, N) order, then one transposing copy to (N, C, H, W)
+            gx = np.ascontiguousarray(_add_taps(c6, x_shape[2:], stride, padding, dilation).transpose(1, 0, 2, 3))
         return gx, gw, gb
 
     # ---- pooling ------------------------------------------------------------------------------
     @staticmethod
     def max_pool2d(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
         """Max over each window: a running ``maximum`` over the KH*KW taps (strided views, no copies)."""
-        n, c, h, w = x.shape
         kh, kw = kernel
-        oh = out_size(h, kh, stride[0], padding[0], dilation[0])
-        ow = out_size(w, kw, stride[1], padding[1], dilation[1])
-        win = _windows(_pad(x, padding, -np.inf), kh, kw, stride, dilation, oh, ow)
+        win = _sliding(x, kernel, stride, padding, dilation, -np.inf)
         out = np.array(win[..., 0, 0])
         for i in range(kh):
             for j in range(kw):
