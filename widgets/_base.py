@@ -54,7 +54,9 @@ def _png_bytes(fig) -> bytes:
     import io
 
     b = io.BytesIO()
-    fig.savefig(b, format="png", dpi=fig.dpi)  # no bbox_inches="tight": it draws the figure twice
+    # "tight" draws the figure twice, but without it axis labels are cut off; figures are only drawn
+    # outside the live path (after a cell, or on request), so the cost does not land on training steps
+    fig.savefig(b, format="png", dpi=fig.dpi, bbox_inches="tight")
     return b.getvalue()
 
 
