@@ -89,6 +89,50 @@ def test_conv2d_unbatched_and_noncontiguous_input():
     assert_close(ya, yb)
 
 
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding=(2, 0), dilation=(1, 2)), dict(padding=0)])
+def test_conv2d_stride1_wide_columns_gradcheck(kw):
+    """Stride-1 convolutions take the backend's wide-column path; float64 finite differences check it."""
+    rng = np.random.default_rng(2)
+    x = tl.tensor(rng.standard_normal((2, 3, 6, 7)), requires_grad=True)
+    w = tl.tensor(rng.standard_normal((2, 3, 3, 2)), requires_grad=True)
+    b = tl.tensor(rng.standard_normal(2), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda x, w, b: F.conv2d(x, w, b, **kw), (x, w, b))
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_conv2d_weight_grad_with_a_non_finite_pixel_matches_torch(backward_path, bad):
+    """The wide columns hold real pixels in the thrown-away columns; a non-finite one there must not
+    leak into the weight gradient through 0 * inf (the result must equal torch's, NaNs in place)."""
+    x = rand(2, 2, 6, 6)
+    x[0, 1, 2, 0] = bad   # column 0 is what tap j=2 reads past the row end on the wide grid
+    theirs, ours = tnn.Conv2d(2, 3, 3, padding=1), nn.Conv2d(2, 3, 3, padding=1)
+    copy_weights(ours, theirs)
+    ya, yb = ours(tl.tensor(x)), theirs(torch.tensor(x))
+    g = rand(*ya.shape)
+    ya.backward(tl.tensor(g))
+    yb.backward(torch.tensor(g))
+    ga, gb = ours.weight.grad.numpy(), theirs.weight.grad.numpy()
+    np.testing.assert_array_equal(np.isnan(ga), np.isnan(gb))
+    np.testing.assert_allclose(np.nan_to_num(ga), np.nan_to_num(gb), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_relu_on_large_tensors_matches_torch(backward_path, layout):
+    """Large contiguous inputs go block by block against a cached zero block: values, NaN, -0.0 and the
+    block boundaries must come out as torch's."""
+    x = rand(3, 70_001)
+    x[0, :5] = [np.nan, -0.0, 0.0, -np.inf, np.inf]
+    x[1, 16383:16386] = [-1.0, 2.0, -3.0]
+    xa, xb = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ya, yb = (xa.T, xb.T) if layout == "transposed" else (xa, xb)
+    ya, yb = ya.relu(), yb.relu()
+    np.testing.assert_array_equal(ya.detach().numpy(), yb.detach().numpy())
+    g = rand(*ya.shape)
+    ya.backward(tl.tensor(g))
+    yb.backward(torch.tensor(g))
+    np.testing.assert_array_equal(xa.grad.numpy(), xb.grad.numpy())
+
+
 def test_conv2d_float64_gradcheck_and_double_backward():
     rng = np.random.default_rng(1)
     x = tl.tensor(rng.standard_normal((2, 2, 5, 5)), requires_grad=True)
@@ -120,6 +164,16 @@ def test_max_pool2d_ties_send_the_gradient_to_one_input_like_torch(backward_path
     x = np.zeros((1, 1, 4, 4), np.float32)  # every window is a tie
     run_both(nn.MaxPool2d(2), tnn.MaxPool2d(2), x)
     run_both(nn.MaxPool2d(3, stride=1), tnn.MaxPool2d(3, stride=1), x)  # overlapping windows
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 6, 8), (2, 3, 7, 8), (1, 2, 6, 7)], ids=["even", "odd-height", "odd-width"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool2d_2x2_with_many_ties_matches_torch(backward_path, shape, dtype):
+    """Values from {0, 1, 2}: most windows hold ties in every arrangement (left/right, top/bottom, both).
+    float32 even-width inputs take the backend's paired-column fast path; the rest the general one."""
+    x = np.random.default_rng(4).integers(0, 3, shape).astype(dtype)
+    run_both(nn.MaxPool2d(2), tnn.MaxPool2d(2), x)
+    run_both(nn.MaxPool2d(2), tnn.MaxPool2d(2), -x)
 
 
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),

@@ -473,7 +473,7 @@ class Relu(Function):
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        return (g * (y > 0),)
+        return (g * ~(y <= 0),)  # not (y > 0): a NaN output passes its gradient through, as in PyTorch
 
     def backward_fast(self, g):
         (y,) = self.saved_tensors

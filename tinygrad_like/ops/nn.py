@@ -135,16 +135,18 @@ class Col2Im(Function):
 
 class MaxPool2d(Function):
     """Max over windows. Backward finds each window's (first) maximum again from the saved input
-    and output, which is cheaper than keeping an index per output element."""
+    and output, which is cheaper than keeping an index per output element, unless the backend kept
+    a cheaper record of the winners (``state``, opaque here)."""
 
-    __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation")
+    __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation", "state")
     save_output = True
 
     def forward(self, x, kernel, stride, padding, dilation):
         self.in_shape, self.kernel, self.stride, self.padding, self.dilation = (x.shape, kernel, stride, padding,
                                                                                 dilation)
         self.save_for_backward(x)
-        return x._dev.backend.max_pool2d(x._x, kernel, stride, padding, dilation)
+        out, self.state = x._dev.backend.max_pool2d(x._x, kernel, stride, padding, dilation)
+        return out
 
     def backward(self, g):
         x, out = self.saved_tensors
@@ -157,9 +159,13 @@ class MaxPool2d(Function):
 
     def backward_fast(self, g):
         x, out = self.saved_tensors
-        gx = g._dev.backend.max_pool2d_backward(g._x, x._x, out._x, self.kernel, self.stride, self.padding,
-                                                self.dilation)
+        gx = g._dev.backend.max_pool2d_backward(g._x, x._x, out._x, self.state, self.kernel, self.stride,
+                                                self.padding, self.dilation)
         return _util.wrap(gx, g._dev), None, None, None, None
+
+    def release(self) -> None:
+        super().release()
+        self.state = None
 
 
 class LayerNorm(Function):
