@@ -26,13 +26,13 @@ from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from .storage import Storage, live_storages
 from .tensor import Tensor
 
-from . import datasets, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
+from . import cuda, datasets, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
 
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001 - PyTorch's aliases
 
 __all__ = [
-    "nn", "optim", "utils", "datasets", "save", "load",
+    "nn", "optim", "utils", "datasets", "cuda", "save", "load",
     "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "profile",
     "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand", "randn",
     "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",

@@ -113,9 +113,22 @@ class Device:
 
 CPU = Device("cpu", None, NumpyBackend())
 _devices: dict[str, Device] = {"cpu": CPU}
-_unavailable: dict[str, str] = {
-    "cuda": "the CUDA backend is not part of this build yet (no tinygrad_like.backends.cuda module)",
-}
+
+
+def _cuda_reason() -> str:
+    """Why ``device="cuda"`` cannot be served: the probe's reason, or that tensor ops are not wired yet."""
+    from .backends.cuda.probe import probe  # imports nothing from PyCUDA until probe() runs
+
+    status = probe()
+    if not status.available:
+        return status.reason
+    return (f"CUDA works here ({status.devices[0][0]}), but this build has no CUDA tensor backend yet: the kernels "
+            "in kernel_src/ compile and the runtime (compiler cache, buffer pool, launch timing) exists, but no "
+            "Tensor primitive runs on them")
+
+
+# device kinds this build knows but cannot serve, with a function saying why (asked only on use)
+_unavailable = {"cuda": _cuda_reason}
 
 
 def register_device(type_: str, backend, index: int = 0) -> Device:
@@ -148,6 +161,6 @@ def get_device(spec) -> Device:
         return dev
     kind = spec.split(":")[0]
     if kind in _unavailable:
-        raise RuntimeError(f"device '{spec}' is not available: {_unavailable[kind]}")
+        raise RuntimeError(f"device '{spec}' is not available: {_unavailable[kind]()}")
     known = sorted({k.split(':')[0] for k in _devices} | set(_unavailable))
     raise RuntimeError(f"unknown device '{spec}': expected one of {', '.join(known)}")

@@ -167,8 +167,13 @@ class KernelTimed:
 
 @dataclass(frozen=True, slots=True)
 class KernelCompiled:
+    """A CUDA source compiled (``cache`` "miss") or found in the memory or disk cache."""
+
     name: str
     source: str
     seconds: float
     cache_hit: bool
     time: float
+    arch: str | None = None
+    cache: str | None = None   # "memory", "disk" or "miss"
+    key: str | None = None     # the first hex digits of the cache key

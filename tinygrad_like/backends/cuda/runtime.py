@@ -1,0 +1,81 @@
+"""The live CUDA state of one process: primary context, buffer pool, loaded modules, launch timing.
+
+Created on first use, only when :func:`probe` says CUDA is available. It uses the device's *primary*
+context (``pycuda.autoprimaryctx``), the one the runtime API and so PyTorch and CuPy use, so all
+three can share one process and one GPU. Modules are compiled by :mod:`.compiler` for the device's own
+arch and loaded with ``module_from_buffer``. ``launch`` looks a kernel up once, then launches it
+with (grid, block) and, only while someone listens to ``events``, brackets it with timing events.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ... import events
+from .compiler import compile_kernel_file
+from .pool import BufferPool
+from .probe import arch_of, probe
+from .timing import LaunchTimer
+
+
+class CudaRuntime:
+    """One per process (``get_runtime()``); ``driver`` is injectable for tests (a fake ``pycuda.driver``)."""
+
+    def __init__(self, driver, device_index: int = 0):
+        self.drv = driver
+        self.device_index = device_index
+        dev = driver.Device(device_index)
+        self.name = dev.name()
+        self.arch = arch_of(dev.compute_capability())
+        self.pool = BufferPool(driver.mem_alloc, lambda alloc: alloc.free(),
+                               out_of_memory=(getattr(driver, "MemoryError", MemoryError),))
+        self.timer = LaunchTimer(driver.Event, f"cuda:{device_index}")
+        self._modules: dict[str, object] = {}
+        self._functions: dict[tuple[str, str], object] = {}
+
+    def function(self, source: str, kernel: str):
+        """The loaded kernel ``kernel`` from ``kernel_src/<source>`` (compiled and loaded once)."""
+        key = (source, kernel)
+        fn = self._functions.get(key)
+        if fn is None:
+            module = self._modules.get(source)
+            if module is None:
+                compiled = compile_kernel_file(source, self.arch)
+                module = self._modules[source] = self.drv.module_from_buffer(compiled.cubin)
+            fn = self._functions[key] = module.get_function(kernel)
+        return fn
+
+    def launch(self, source: str, kernel: str, grid: tuple, block: tuple, args: tuple, *, shared: int = 0,
+               shapes: tuple = (), nbytes: int = 0, stream=None) -> None:
+        """Launch without waiting; timed through CUDA events only while ``events`` has a listener."""
+        fn = self.function(source, kernel)
+        if events.ACTIVE:
+            start = self.timer.begin(stream)
+            fn(*args, grid=grid, block=block, shared=shared, stream=stream)
+            self.timer.end(start, kernel, grid, block, shapes, nbytes, stream)
+        else:
+            fn(*args, grid=grid, block=block, shared=shared, stream=stream)
+
+    def synchronize(self) -> None:
+        """Wait for all queued work, then turn finished launches into ``KernelTimed`` events."""
+        self.drv.Context.synchronize()
+        self.timer.collect()
+
+
+_runtime: CudaRuntime | None = None
+
+
+def get_runtime() -> CudaRuntime:
+    """The process's runtime, created (primary context and all) on first call; raises with the probe's reason."""
+    global _runtime
+    if _runtime is None:
+        status = probe()
+        if not status.available:
+            raise RuntimeError(f"CUDA is not available: {status.reason}")
+        importlib.import_module("pycuda.autoprimaryctx")  # retains and pushes the primary context
+        _runtime = CudaRuntime(importlib.import_module("pycuda.driver"))
+    return _runtime
+
+
+def runtime_if_started() -> CudaRuntime | None:
+    return _runtime

@@ -1,0 +1,79 @@
+"""``tl.cuda``: is CUDA here, which devices, and the state of its memory pool.
+
+Nothing here imports PyCUDA until a function is called, and every function answers on a machine
+without CUDA (``is_available()`` is False, ``unavailable_reason()`` says why, ``device_count()`` is 0).
+
+>>> import tinygrad_like as tl
+>>> isinstance(tl.cuda.is_available(), bool)
+True
+>>> tl.cuda.is_available() or bool(tl.cuda.unavailable_reason())
+True
+"""
+
+from __future__ import annotations
+
+from .backends.cuda.probe import probe
+
+# the runtime (compiler, pool, timing) is imported on first use: ``import tinygrad_like`` stays cheap
+
+
+def _runtime(start: bool):
+    from .backends.cuda import runtime
+
+    return runtime.get_runtime() if start else runtime.runtime_if_started()
+
+__all__ = ["is_available", "unavailable_reason", "device_count", "get_device_name", "get_device_capability",
+           "synchronize", "memory_stats", "empty_cache"]
+
+
+def is_available() -> bool:
+    """True when PyCUDA imports, the driver initialises and at least one GPU is present."""
+    return probe().available
+
+
+def unavailable_reason() -> str:
+    """Why CUDA cannot be used here ("" when it can): no PyCUDA, no driver, or no device."""
+    return probe().reason
+
+
+def device_count() -> int:
+    return probe().device_count
+
+
+def _device(index: int):
+    status = probe()
+    if not status.available:
+        raise RuntimeError(f"CUDA is not available: {status.reason}")
+    if not 0 <= index < status.device_count:
+        raise ValueError(f"CUDA device index {index} out of range: this machine has {status.device_count} device(s)")
+    return status.devices[index]
+
+
+def get_device_name(device: int = 0) -> str:
+    """The GPU's name, e.g. "NVIDIA H100 80GB HBM3"."""
+    return _device(device)[0]
+
+
+def get_device_capability(device: int = 0) -> tuple[int, int]:
+    return tuple(_device(device)[1])
+
+
+def synchronize() -> None:
+    """Wait for all queued GPU work and report finished kernel timings (a no-op when CUDA was never used)."""
+    rt = _runtime(start=False)
+    if rt is not None:
+        rt.synchronize()
+    elif not is_available():
+        raise RuntimeError(f"CUDA is not available: {unavailable_reason()}")
+
+
+def memory_stats() -> dict:
+    """The buffer pool's counters (bytes allocated, cached, peak; driver allocations; pool hits)."""
+    return _runtime(start=True).pool.stats()
+
+
+def empty_cache() -> None:
+    """Give the pool's cached (free) blocks back to the driver."""
+    rt = _runtime(start=False)
+    if rt is not None:
+        rt.pool.empty_cache()
