@@ -20,11 +20,15 @@ KERNEL_DIR = ROOT / "kernel_src"
 SOURCES = sorted(KERNEL_DIR.glob("*.cu"))
 ARCHS = ("sm_80", "sm_90")  # A100, H100/H200
 MAX_REGISTERS = 255
-DEVICE_HEADERS = {"cuda_fp16.h", "cuda_bf16.h"}  # usable without host headers
+DEVICE_HEADERS = {"cuda_fp16.h", "cuda_bf16.h", "mma.h"}  # usable without host headers
+REGISTERS_PER_SM = 65536          # sm_80 and sm_90: one block of N threads needs N * registers of these
+STATIC_SMEM_LIMIT = 48 * 1024     # bytes of static __shared__ per block (more needs dynamic + opt-in)
 NVCC = shutil.which("nvcc")
 
 ENTRY_RE = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+)'")
 REGS_RE = re.compile(r"Used (\d+) registers")
+SMEM_RE = re.compile(r"(\d+) bytes smem")
+BOUNDS_RE = re.compile(r'extern\s+"C"\s+__global__\s+__launch_bounds__\(\s*([^,)]+)[^)]*\)\s+void\s+(\w+)\s*\(')
 DECL_RE = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\([^)]*\)\s+)?void\s+(\w+)\s*\(')
 
 
@@ -38,14 +42,41 @@ def declared_kernels(src: Path) -> set[str]:
 
 def registers_per_kernel(ptxas_log: str) -> dict[str, int]:
     """``{kernel: registers}`` from ``-Xptxas -v`` output (each entry's 'Used N registers' follows it)."""
+    return {k: regs for k, (regs, _) in resources_per_kernel(ptxas_log).items()}
+
+
+def resources_per_kernel(ptxas_log: str) -> dict[str, tuple[int, int]]:
+    """``{kernel: (registers, static shared bytes)}`` from ``-Xptxas -v`` output."""
     found, current = {}, None
     for line in ptxas_log.splitlines():
         if m := ENTRY_RE.search(line):
             current = m.group(1)
         elif (m := REGS_RE.search(line)) and current is not None:
-            found[current] = int(m.group(1))
+            smem = SMEM_RE.search(line)
+            found[current] = (int(m.group(1)), int(smem.group(1)) if smem else 0)
             current = None
     return found
+
+
+def launch_bounds(src: Path) -> dict[str, int]:
+    """``{kernel: max threads per block}`` from each kernel's ``__launch_bounds__`` (macros from the file and
+    its local headers are resolved when they are plain integer ``#define``s or ``constexpr int``s)."""
+    text = src.read_text()
+    consts = {}
+    for part in [text] + [(KERNEL_DIR / h).read_text() for h in re.findall(r'#\s*include\s*"([^"]+)"', text)
+                          if (KERNEL_DIR / h).is_file()]:
+        consts.update(re.findall(r"#\s*define\s+(\w+)\s+\(?(\d+)\)?\s*$", part, re.M))
+        consts.update(re.findall(r"constexpr\s+(?:int|unsigned)\s+(\w+)\s*=\s*(\d+)\s*;", part))
+
+    def value(expr: str) -> int:
+        expr = expr.strip()
+        for name, v in consts.items():
+            expr = re.sub(rf"\b{name}\b", v, expr)
+        if not re.fullmatch(r"[\d\s*+()]+", expr):
+            raise AssertionError(f"{src.name}: cannot evaluate __launch_bounds__({expr})")
+        return int(eval(expr))  # digits, spaces, * + ( ) only
+
+    return {name: value(expr) for expr, name in BOUNDS_RE.findall(text)}
 
 
 @pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.name)
@@ -75,3 +106,14 @@ def test_compiles_strictly(src, arch, tmp_path):
                                    f"{sorted(declared)} (a mangled name means a missing extern \"C\")\n{log}")
     too_many = {k: n for k, n in regs.items() if n > MAX_REGISTERS}
     assert not too_many, f"{src.name} on {arch}: registers over {MAX_REGISTERS}: {too_many}\n{log}"
+
+    # the launch configuration each kernel promises (its __launch_bounds__) must fit one SM
+    bounds = launch_bounds(src)
+    assert set(bounds) == declared, (f"{src.name}: every kernel needs __launch_bounds__(threads); missing on "
+                                     f"{sorted(declared - set(bounds))}")
+    for kernel, (nregs, smem) in resources_per_kernel(log).items():
+        threads = bounds[kernel]
+        assert 0 < threads <= 1024, f"{kernel}: __launch_bounds__({threads}) is not a valid block size"
+        assert nregs * threads <= REGISTERS_PER_SM, (f"{kernel} on {arch}: {nregs} registers x {threads} threads "
+                                                     f"> {REGISTERS_PER_SM}: the launch would fail")
+        assert smem <= STATIC_SMEM_LIMIT, f"{kernel} on {arch}: {smem} bytes of static shared memory > 48 KiB"
