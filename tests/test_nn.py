@@ -7,6 +7,8 @@ and of every parameter must agree to 1e-5 in float32, on both backward paths.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import assert_close
@@ -89,9 +91,11 @@ def test_conv2d_unbatched_and_noncontiguous_input():
     assert_close(ya, yb)
 
 
-@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding=(2, 0), dilation=(1, 2)), dict(padding=0)])
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding=(2, 0), dilation=(1, 2)), dict(padding=0),
+                                dict(dilation=(1, 3))])
 def test_conv2d_stride1_wide_columns_gradcheck(kw):
-    """Stride-1 convolutions take the backend's wide-column path; float64 finite differences check it."""
+    """Stride-1 convolutions take the backend's wide-column path unless its extra columns would cost more
+    than half again (the last case: 3 extra columns for 4 real ones); float64 finite differences check both."""
     rng = np.random.default_rng(2)
     x = tl.tensor(rng.standard_normal((2, 3, 6, 7)), requires_grad=True)
     w = tl.tensor(rng.standard_normal((2, 3, 3, 2)), requires_grad=True)
@@ -116,10 +120,50 @@ def test_conv2d_weight_grad_with_a_non_finite_pixel_matches_torch(backward_path,
     np.testing.assert_allclose(np.nan_to_num(ga), np.nan_to_num(gb), rtol=1e-5, atol=1e-5)
 
 
+def test_conv2d_input_grad_with_an_infinite_weight_matches_torch(backward_path):
+    """inf * the zero gradient of a dropped wide column must not leak NaN into the input gradient."""
+    x = np.zeros((1, 1, 3, 4), np.float32)
+    w = np.array([[[[np.inf, 1.0]]]], np.float32)
+    a, b = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no RuntimeWarning from NumPy on the way
+        F.conv2d(a, tl.tensor(w)).sum().backward()
+    tF.conv2d(b, torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
+def test_non_finite_gradients_reach_only_the_winners_like_torch(backward_path):
+    """ReLU and max-pool send an inf/NaN output gradient only where it belongs (torch: 0 elsewhere, not
+    inf * 0 = NaN); a window holding NaN gives its gradient (and its index) to its last NaN, as in torch."""
+    x = rand(2, 3, 6, 6, seed=5)
+    x[0, 0, 1, 1] = x[0, 0, 0, 3] = x[0, 0, 1, 2] = x[1, 2, 4, 4] = np.nan
+    for pool in (nn.MaxPool2d(2), nn.MaxPool2d(3, stride=1), nn.MaxPool2d(3, stride=2, padding=1)):
+        theirs = tnn.MaxPool2d(pool.kernel_size, pool.stride, pool.padding)
+        a, b = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ya, yb = pool(a), theirs(b)
+        g = rand(*ya.shape, seed=6)
+        g[0, 0, 0, 0], g[0, 1, 1, 1], g[1, 0, 0, 1] = np.inf, -np.inf, np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ya.backward(tl.tensor(g))
+        yb.backward(torch.tensor(g))
+        # overlapping windows sum in another order: equal up to rounding, inf and NaN in the same places
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=repr(pool))
+        ia = F.max_pool2d(tl.tensor(x), pool.kernel_size, pool.stride, pool.padding, return_indices=True)[1]
+        ib = tF.max_pool2d(torch.tensor(x), pool.kernel_size, pool.stride, pool.padding, return_indices=True)[1]
+        np.testing.assert_array_equal(ia.numpy(), ib.numpy(), err_msg=repr(pool))
+    y = np.array([-1.0, 0.0, 2.0, np.nan, 3.0], np.float32)
+    g = np.array([np.inf, np.nan, 1.0, 1.0, -np.inf], np.float32)
+    a, b = tl.tensor(y, requires_grad=True), torch.tensor(y, requires_grad=True)
+    a.relu().backward(tl.tensor(g))
+    b.relu().backward(torch.tensor(g))
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_relu_on_large_tensors_matches_torch(backward_path, layout):
-    """Large contiguous inputs go block by block against a cached zero block: values, NaN, -0.0 and the
-    block boundaries must come out as torch's."""
+    """Large contiguous inputs go block by block against a cached zero block: values, NaN, infinities and
+    the block boundaries must come out as torch's (the sign of a zero is not compared: torch keeps -0.0)."""
     x = rand(3, 70_001)
     x[0, :5] = [np.nan, -0.0, 0.0, -np.inf, np.inf]
     x[1, 16383:16386] = [-1.0, 2.0, -3.0]

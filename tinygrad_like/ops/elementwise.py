@@ -473,7 +473,9 @@ class Relu(Function):
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        return (g * ~(y <= 0),)  # not (y > 0): a NaN output passes its gradient through, as in PyTorch
+        # where, not g * mask: an inf gradient at y <= 0 must give 0, not inf * 0 = NaN; and y <= 0 rather than
+        # not y > 0, so that a NaN output passes its gradient through, as in PyTorch
+        return (where(y <= 0, 0.0, g),)
 
     def backward_fast(self, g):
         (y,) = self.saved_tensors
