@@ -379,3 +379,40 @@ def test_runtime_compiles_loads_once_and_times_launches_only_while_listened_to(m
     assert (timed.name, timed.device, timed.grid, timed.nbytes) == ("fill_f32", "cuda:0", (8, 1, 1), 36)
     buf = rt.pool.alloc(1000)
     assert isinstance(buf.address, int) and rt.pool.stats()["driver_allocs"] == 1
+
+
+# ---- review follow-ups: what must not happen ------------------------------------------------------------
+def test_a_bare_kernel_name_never_picks_up_a_file_of_the_current_directory(cache, tmp_path, monkeypatch):
+    (tmp_path / "fill.cu").write_text('extern "C" __global__ void nothing() {}\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(compiler, "_run_nvcc", lambda nvcc, path, arch, options: (path.read_bytes(), ""))
+    monkeypatch.setattr(compiler, "nvcc_version", lambda nvcc: "fake")
+    monkeypatch.setattr(compiler, "find_nvcc", lambda: "nvcc")
+    assert b"fill_f32" in compiler.compile_kernel_file("fill.cu", "sm_90", use_disk=False).cubin
+    assert b"nothing" in compiler.compile_kernel_file("./fill.cu", "sm_90", use_disk=False).cubin  # a path
+
+
+def test_a_bad_nvcc_setting_is_a_clear_error(cache, monkeypatch, tmp_path):
+    monkeypatch.setenv("NVCC", str(tmp_path / "no-such-nvcc"))
+    with pytest.raises(RuntimeError, match=r"\$NVCC is set to .*no-such-nvcc.*not an executable file"):
+        compiler.compile_kernel_file("fill.cu", "sm_90")
+    with pytest.raises(RuntimeError, match=r"could not run nvcc \(/nonexistent/nvcc\)"):
+        compiler._run(["/nonexistent/nvcc", "--version"], 5)
+
+
+def test_a_driver_error_while_listing_devices_is_a_reason_not_a_crash():
+    drv = FakeDriver()
+
+    def broken_name(self):
+        raise FakeError("cuDeviceGetName failed: unknown error")
+    drv.Device.name = broken_name
+    status = probe_mod.probe(drv)
+    assert not status.available and "cuDeviceGetName failed" in status.reason
+
+
+def test_memory_stats_before_first_use_creates_no_context(monkeypatch):
+    monkeypatch.setattr(probe_mod, "_status", probe_mod.probe(FakeDriver()))
+    monkeypatch.setattr(runtime, "_runtime", None)
+    stats = tl.cuda.memory_stats()
+    assert stats["driver_allocs"] == 0 and stats["reserved_bytes"] == 0
+    assert runtime.runtime_if_started() is None

@@ -21,8 +21,6 @@ SOURCES = sorted(KERNEL_DIR.glob("*.cu"))
 ARCHS = ("sm_80", "sm_90")  # A100, H100/H200
 MAX_REGISTERS = 255
 DEVICE_HEADERS = {"cuda_fp16.h", "cuda_bf16.h", "mma.h"}  # usable without host headers
-REGISTERS_PER_SM = 65536          # sm_80 and sm_90: one block of N threads needs N * registers of these
-STATIC_SMEM_LIMIT = 48 * 1024     # bytes of static __shared__ per block (more needs dynamic + opt-in)
 NVCC = shutil.which("nvcc")
 
 ENTRY_RE = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+)'")
@@ -107,13 +105,12 @@ def test_compiles_strictly(src, arch, tmp_path):
     too_many = {k: n for k, n in regs.items() if n > MAX_REGISTERS}
     assert not too_many, f"{src.name} on {arch}: registers over {MAX_REGISTERS}: {too_many}\n{log}"
 
-    # the launch configuration each kernel promises (its __launch_bounds__) must fit one SM
+    # every kernel states the largest block it may be launched with (__launch_bounds__); ptxas then keeps
+    # its registers within what that block needs (spilling instead, which the flags above reject) and
+    # refuses static shared memory over 48 KiB, so together they guarantee the stated launch fits an SM.
+    # (The launchers, once written, must be checked against these bounds.)
     bounds = launch_bounds(src)
     assert set(bounds) == declared, (f"{src.name}: every kernel needs __launch_bounds__(threads); missing on "
                                      f"{sorted(declared - set(bounds))}")
-    for kernel, (nregs, smem) in resources_per_kernel(log).items():
-        threads = bounds[kernel]
-        assert 0 < threads <= 1024, f"{kernel}: __launch_bounds__({threads}) is not a valid block size"
-        assert nregs * threads <= REGISTERS_PER_SM, (f"{kernel} on {arch}: {nregs} registers x {threads} threads "
-                                                     f"> {REGISTERS_PER_SM}: the launch would fail")
-        assert smem <= STATIC_SMEM_LIMIT, f"{kernel} on {arch}: {smem} bytes of static shared memory > 48 KiB"
+    bad = {k: t for k, t in bounds.items() if not (0 < t <= 1024 and t % 32 == 0)}
+    assert not bad, f"{src.name}: __launch_bounds__ must be a whole number of warps up to 1024: {bad}"

@@ -68,8 +68,16 @@ def synchronize() -> None:
 
 
 def memory_stats() -> dict:
-    """The buffer pool's counters (bytes allocated, cached, peak; driver allocations; pool hits)."""
-    return _runtime(start=True).pool.stats()
+    """The buffer pool's counters (bytes allocated, cached, peak; driver allocations; pool hits). All zero,
+    without creating a CUDA context, while nothing has used the GPU yet."""
+    rt = _runtime(start=False)
+    if rt is not None:
+        return rt.pool.stats()
+    if not is_available():
+        raise RuntimeError(f"CUDA is not available: {unavailable_reason()}")
+    from .backends.cuda.pool import BufferPool
+
+    return BufferPool(None, None).stats()
 
 
 def empty_cache() -> None:

@@ -38,10 +38,12 @@ def tune_glibc_malloc() -> str:
         try:
             libc = ctypes.CDLL(None)
             mallopt = libc.mallopt
-        except (OSError, AttributeError):  # musl and other C libraries have no mallopt
-            status = "not applicable (no glibc mallopt)"
-        else:
+        except (OSError, AttributeError):  # a C library without mallopt
+            status = "not applicable (no mallopt)"
+        else:  # musl's mallopt is a stub that refuses everything: then the status says so
             mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-            ok = mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1 and mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
-            status = "tuned" if ok else "mallopt refused the thresholds"
+            mmap_ok = mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+            trim_ok = mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
+            status = ("tuned" if mmap_ok and trim_ok else "partly tuned (mmap threshold only)" if mmap_ok
+                      else "partly tuned (trim threshold only)" if trim_ok else "mallopt refused the thresholds")
     return status

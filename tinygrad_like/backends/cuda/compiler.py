@@ -73,9 +73,12 @@ _memory: dict[str, bytes] = {}
 
 
 def find_nvcc() -> str | None:
-    """``$NVCC`` if set, else nvcc on PATH, else the usual CUDA install location."""
+    """``$NVCC`` if set (it must be an executable), else nvcc on PATH, else the usual CUDA install location."""
     explicit = os.environ.get("NVCC")
     if explicit:
+        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+            raise RuntimeError(f"$NVCC is set to {explicit!r}, which is not an executable file: point it at the "
+                               "CUDA toolkit's bin/nvcc, or unset it to use nvcc from PATH")
         return explicit
     found = shutil.which("nvcc")
     if found:
@@ -88,7 +91,7 @@ def nvcc_version(nvcc: str) -> str:
     """The last line of ``nvcc --version`` (e.g. "Build cuda_13.0.r13.0/compiler.36424714_0"), cached."""
     v = _nvcc_versions.get(nvcc)
     if v is None:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60)
+        out = _run([nvcc, "--version"], 60)
         lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
         v = _nvcc_versions[nvcc] = lines[-1] if lines else out.stderr.strip()
     return v
@@ -130,14 +133,16 @@ def parse_error_location(log: str, source: Path) -> int | None:
 
 def compile_kernel_file(name_or_path: str | os.PathLike, arch: str, options: tuple[str, ...] = DEFAULT_OPTIONS,
                         *, use_disk: bool = True) -> CompiledModule:
-    """Compile one ``.cu`` (a name in ``kernel_src`` or a path) for ``arch`` (e.g. "sm_90"), cached.
+    """Compile one ``.cu`` for ``arch`` (e.g. "sm_90"), cached: a bare name ("fill.cu") is a file of
+    ``kernel_src``; anything with a folder in it is a path.
 
     Raises :class:`CudaCompileError` with nvcc's message, the file and line; ``FileNotFoundError`` for a
     missing source; ``RuntimeError`` naming what to install when nvcc is missing.
     """
-    path = Path(name_or_path)
-    if not path.is_absolute() and not path.is_file():
-        path = kernel_dir() / path
+    raw = os.fspath(name_or_path)
+    path = Path(raw)
+    if "/" not in raw and os.sep not in raw:  # a bare name is always one of ours, never a file of the cwd
+        path = kernel_dir() / raw
     if not path.is_file():
         raise FileNotFoundError(f"no CUDA source {path} (kernel_src has: "
                                 f"{', '.join(sorted(p.name for p in kernel_dir().glob('*.cu')))})")
@@ -173,11 +178,19 @@ def _run_nvcc(nvcc: str, path: Path, arch: str, options) -> tuple[bytes, str]:
     with tempfile.TemporaryDirectory(prefix="tl-nvcc-") as tmp:
         out = Path(tmp) / "out.cubin"
         cmd = [nvcc, "--cubin", f"-arch={arch}", *options, "-I", str(path.parent), "-o", str(out), str(path)]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        p = _run(cmd, 600)
         log = (p.stdout + p.stderr).strip()
         if p.returncode != 0 or not out.is_file():
             raise CudaCompileError(str(path), parse_error_location(log, path), log or f"exit {p.returncode}", cmd)
         return out.read_bytes(), log
+
+
+def _run(cmd: list[str], timeout: int) -> subprocess.CompletedProcess:
+    """Run nvcc; a missing, unrunnable or hanging nvcc is a RuntimeError that names the command."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise RuntimeError(f"could not run nvcc ({cmd[0]}): {e}") from e
 
 
 def _store(target: Path, data: bytes) -> None:

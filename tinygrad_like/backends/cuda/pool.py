@@ -8,7 +8,8 @@ the pool frees its cache and retries once, then raises :class:`CudaOutOfMemoryEr
 requested, in use and cached.
 
 The driver is two callables, ``alloc(nbytes) -> address`` and ``free(address)``, so the pool is tested
-without a GPU (``tests/test_cuda_pool.py``); the CUDA backend passes PyCUDA's ``mem_alloc``.
+without a GPU (``tests/test_cuda_runtime.py``); the CUDA backend passes PyCUDA's ``mem_alloc``.
+It is not thread-safe: one thread drives the GPU (the primary context is current on that thread only).
 
 >>> fake = iter(range(1 << 20, 1 << 40, 1 << 20))
 >>> pool = BufferPool(lambda n: next(fake), lambda addr: None)
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-MIN_BLOCK = 512                 # bytes: the smallest class, and the alignment of every block
+MIN_BLOCK = 512                 # bytes: the smallest class (blocks are never split: each is one driver allocation)
 SMALL_LIMIT = 1 << 20           # up to 1 MiB: power-of-two classes
 LARGE_GRANULE = 2 << 20         # above: rounded up to 2 MiB multiples
 
@@ -82,10 +83,10 @@ class Buffer:
 
     def _check(self) -> _Block:
         b = self._block
-        if b is None or b.generation != self._generation:
-            now = "released to the driver" if b is None else f"block now at {b.generation}"
+        if b.generation != self._generation:
             raise StaleBufferError(f"device buffer of {self.nbytes} bytes was freed (generation {self._generation}, "
-                                   f"{now}): it was used after free; keep the tensor alive instead of its buffer")
+                                   f"block now at {b.generation}): it was used after free; keep the tensor alive "
+                                   "instead of its buffer")
         return b
 
     @property
@@ -99,8 +100,7 @@ class Buffer:
 
     @property
     def alive(self) -> bool:
-        b = self._block
-        return b is not None and b.generation == self._generation
+        return self._block.generation == self._generation
 
     def __int__(self) -> int:
         return self.address

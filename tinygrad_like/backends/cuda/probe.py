@@ -42,7 +42,7 @@ def _probe(drv) -> CudaStatus:
         try:
             drv = importlib.import_module("pycuda.driver")
         except ModuleNotFoundError as e:
-            if e.name and e.name.split(".")[0] == "pycuda":
+            if e.name in ("pycuda", "pycuda.driver"):
                 return CudaStatus(False, "PyCUDA is not installed: pip install 'tinygrad_like[cuda]' (it needs the "
                                          "CUDA toolkit to build and an NVIDIA driver to run)")
             return CudaStatus(False, f"PyCUDA could not be imported: {e}")
@@ -52,15 +52,15 @@ def _probe(drv) -> CudaStatus:
     try:
         drv.init()
         count = drv.Device.count()
+        if count == 0:
+            return CudaStatus(False, "the NVIDIA driver reports 0 CUDA devices")
+        devices = []
+        for i in range(count):
+            d = drv.Device(i)
+            devices.append((d.name(), d.compute_capability(), d.total_memory()))
+        version = drv.get_driver_version() if hasattr(drv, "get_driver_version") else None
     except error as e:  # e.g. "cuInit failed: no CUDA-capable device is detected"
         return CudaStatus(False, f"the NVIDIA driver found no usable GPU: {e}")
-    if count == 0:
-        return CudaStatus(False, "the NVIDIA driver reports 0 CUDA devices")
-    devices = []
-    for i in range(count):
-        d = drv.Device(i)
-        devices.append((d.name(), d.compute_capability(), d.total_memory()))
-    version = drv.get_driver_version() if hasattr(drv, "get_driver_version") else None
     return CudaStatus(True, "", tuple(devices), version)
 
 

@@ -10,6 +10,7 @@ with (grid, block) and, only while someone listens to ``events``, brackets it wi
 from __future__ import annotations
 
 import importlib
+import threading
 
 from ... import events
 from .compiler import compile_kernel_file
@@ -63,18 +64,22 @@ class CudaRuntime:
 
 
 _runtime: CudaRuntime | None = None
+_runtime_lock = threading.Lock()
 
 
 def get_runtime() -> CudaRuntime:
-    """The process's runtime, created (primary context and all) on first call; raises with the probe's reason."""
+    """The process's runtime, created (primary context and all) on first call; raises with the probe's reason.
+
+    The primary context is made current on the calling thread only: drive the GPU from one thread."""
     global _runtime
-    if _runtime is None:
-        status = probe()
-        if not status.available:
-            raise RuntimeError(f"CUDA is not available: {status.reason}")
-        importlib.import_module("pycuda.autoprimaryctx")  # retains and pushes the primary context
-        _runtime = CudaRuntime(importlib.import_module("pycuda.driver"))
-    return _runtime
+    with _runtime_lock:
+        if _runtime is None:
+            status = probe()
+            if not status.available:
+                raise RuntimeError(f"CUDA is not available: {status.reason}")
+            importlib.import_module("pycuda.autoprimaryctx")  # retains and pushes the primary context
+            _runtime = CudaRuntime(importlib.import_module("pycuda.driver"))
+        return _runtime
 
 
 def runtime_if_started() -> CudaRuntime | None:
