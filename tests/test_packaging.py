@@ -97,8 +97,8 @@ def test_wheel_ships_widgets_and_kernels_and_imports_from_outside(tmp_path):
         names = set(zf.namelist())
     for rel in MUST_SHIP:
         assert rel in names, f"{rel} missing from {wheel.name}"
-    # every .cu under kernel_src/ is shipped, and nothing lands outside the package
-    for cu in (ROOT / "kernel_src").glob("*.cu"):
+    # every .cu under kernel_src/ and every .cuh header they include is shipped, nothing outside the package
+    for cu in [*(ROOT / "kernel_src").glob("*.cu"), *(ROOT / "kernel_src").glob("*.cuh")]:
         assert f"tinygrad_like/kernel_src/{cu.name}" in names, f"{cu.name} missing from {wheel.name}"
     strays = sorted(n for n in names if not n.startswith(("tinygrad_like/", "tinygrad_like-")))
     assert not strays, f"files outside the package in {wheel.name}: {strays}"
