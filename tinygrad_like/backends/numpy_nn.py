@@ -10,6 +10,7 @@ into the parameter and state arrays they are given (the caller bumps the version
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -80,6 +81,7 @@ def masked(g, mask, out=None):
     np.copyto(out, exact)
     return out
 
+
 def _wide_geometry(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
     """The wide-grid plan for a stride-1 convolution, or None when it does not pay: the extra columns
     cost (Wp - OW) / OW more GEMM work and memory, so only up to half again is accepted (a 3x3 kernel
@@ -144,12 +146,14 @@ def _wide_col2im(gcols, geo: _WideGeometry, n: int):
 
 
 def _pairs_pool_applies(x, kernel, stride, padding, dilation) -> bool:
-    """The 2x2 / stride-2 float32 pooling of most CNNs, on an even-width contiguous input."""
+    """The 2x2 / stride-2 float32 pooling of most CNNs, on an even-width contiguous input (native
+    little-endian: the even column must be the low half of each uint64)."""
     return (kernel == (2, 2) and stride == (2, 2) and padding == (0, 0) and dilation == (1, 1)
-            and x.dtype == np.float32 and x.shape[3] % 2 == 0 and x.flags.c_contiguous)
+            and x.dtype == np.float32 and x.shape[3] % 2 == 0 and x.flags.c_contiguous and _LITTLE_ENDIAN)
 
 
 _LOW32, _SHIFT32 = np.uint64(0xFFFFFFFF), np.uint64(32)
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 def _max_pool_pairs(x):
@@ -157,9 +161,8 @@ def _max_pool_pairs(x):
 
     Each pair of neighbouring float32 columns is one little-endian uint64, so two contiguous integer
     passes split the even (low half) and odd (high half) columns. The max of each pair, then of each
-    pair of rows, gives the output; the two "second one wins" masks are kept for backward. Ties go to
-    the first tap in row-major order, as in PyTorch (a NaN pixel may lose: its window's max is NaN but
-    its gradient goes to the tap the comparisons picked).
+    pair of rows, gives the output; the two "second one wins" masks are kept for backward. As in
+    PyTorch, ties go to the first tap in row-major order and a window holding NaN to its last NaN.
     """
     n, c, h, w = x.shape
     rows = x[:, :, : h - h % 2]
