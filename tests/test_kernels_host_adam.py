@@ -10,31 +10,21 @@ only verified on a GPU. The float16 variant (float16 params, float32 state) is c
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+from host_harness import build_harnesses
 
 from tinygrad_like.backends.numpy_nn import NumpyNNPrimitives
 
 pytestmark = pytest.mark.cuda
 
-ROOT = Path(__file__).resolve().parents[1]
-NVCC = shutil.which("nvcc")
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
-    if NVCC is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (nvcc on PATH) to build the host harness")
-    exe = tmp_path_factory.mktemp("adam") / "harness"
-    cmd = [NVCC, "-std=c++17", "-x", "cu", "-arch=sm_80", "-I", str(ROOT / "kernel_src"), "-o", str(exe),
-           str(ROOT / "tests" / "cuda_host" / "adam_harness.cu")]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return exe
+    return build_harnesses(tmp_path_factory, "adam_harness")[0]
 
 
 def adam_scalars(step: int, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,

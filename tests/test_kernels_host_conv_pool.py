@@ -12,33 +12,24 @@ must stay below 2^31), which only a GPU run exercises.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from host_harness import build_harnesses
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 pytestmark = pytest.mark.cuda
 
-ROOT = Path(__file__).resolve().parents[1]
-NVCC = shutil.which("nvcc")
 NP = {"f32": np.float32, "f16": np.float16}
 TOL = {"f32": dict(rtol=1e-5, atol=1e-5), "f16": dict(rtol=2e-3, atol=2e-3)}
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
-    if NVCC is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (nvcc on PATH) to build the host harness")
-    exe = tmp_path_factory.mktemp("conv_pool") / "harness"
-    cmd = [NVCC, "-std=c++17", "-x", "cu", "-arch=sm_80", "-I", str(ROOT / "kernel_src"), "-o", str(exe),
-           str(ROOT / "tests" / "cuda_host" / "conv_pool_harness.cu")]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return exe
+    return build_harnesses(tmp_path_factory, "conv_pool_harness")[0]
 
 
 def pair(v):

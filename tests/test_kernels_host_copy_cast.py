@@ -11,19 +11,13 @@ float -> int explicit so both sides agree) and the real alignment requirement of
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+from host_harness import build_harnesses
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-KDIR = ROOT / "kernel_src"
-HARNESS = ROOT / "tests" / "cuda_host" / "copy_cast_harness.cu"
-NVCC = shutil.which("nvcc")
 
 pytestmark = pytest.mark.cuda
 
@@ -34,14 +28,7 @@ TORCH = {"f32": torch.float32, "f16": torch.float16, "i64": torch.int64, "i32": 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    if NVCC is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (nvcc on PATH) to build the host harness")
-    so = tmp_path_factory.mktemp("cc") / "copy_cast_harness.so"
-    cmd = [NVCC, "-std=c++17", "-x", "cu", "-shared", "-Xcompiler", "-fPIC", "-I", str(KDIR), "-o", str(so),
-           str(HARNESS)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stdout}{p.stderr}"
-    lib = ctypes.CDLL(str(so))
+    lib = ctypes.CDLL(str(build_harnesses(tmp_path_factory, "copy_cast_harness", shared=True)[0]))
     ll, vp, llp = ctypes.c_longlong, ctypes.c_void_p, ctypes.POINTER(ctypes.c_longlong)
     lib.emu_copy_cast.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ll, vp, vp, llp, llp, llp, ctypes.c_int,
                                   ll, ctypes.c_int]

@@ -14,20 +14,14 @@ from __future__ import annotations
 import ast
 import ctypes
 import re
-import shutil
 import struct
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+from host_harness import KERNEL_DIR, build_harnesses
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-KDIR = ROOT / "kernel_src"
-HARNESS = ROOT / "tests" / "cuda_host" / "elementwise_harness.cu"
-NVCC = shutil.which("nvcc")
 
 pytestmark = pytest.mark.cuda
 
@@ -47,7 +41,7 @@ def _table(name: str, text: str):
     return ast.literal_eval(joined[start:end + 1])
 
 
-CUH = (KDIR / "elementwise.cuh").read_text()
+CUH = (KERNEL_DIR / "elementwise.cuh").read_text()
 CONSTS = {m.group(1): int(m.group(2)) for m in re.finditer(r"constexpr int (EW_\w+) = (\d+);", CUH)}
 UNARY = _table("EW_UNARY_OPS", CUH)
 UNARY_INT = _table("EW_UNARY_INT_OPS", CUH)
@@ -59,14 +53,7 @@ PREDICATE = _table("EW_PREDICATE_OPS", CUH)
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    if NVCC is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (nvcc on PATH) to build the host harness")
-    so = tmp_path_factory.mktemp("ew") / "elementwise_harness.so"
-    cmd = [NVCC, "-std=c++17", "-x", "cu", "-shared", "-Xcompiler", "-fPIC", "-I", str(KDIR), "-o", str(so),
-           str(HARNESS)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stdout}{p.stderr}"
-    lib = ctypes.CDLL(str(so))
+    lib = ctypes.CDLL(str(build_harnesses(tmp_path_factory, "elementwise_harness", shared=True)[0]))
     ll = ctypes.c_longlong
     vp = ctypes.c_void_p
     llp = ctypes.POINTER(ll)

@@ -18,29 +18,18 @@ Not verified here at all: the warp-level execution itself, coalescing, bank conf
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-NVCC = shutil.which("nvcc")
+from host_harness import build_harnesses
 
 pytestmark = pytest.mark.cuda
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
-    if NVCC is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (nvcc on PATH) to build the host harness")
-    out = tmp_path_factory.mktemp("matmul_harness") / "matmul_harness"
-    cmd = [NVCC, "-std=c++17", "-O2", "-x", "cu", "-I", str(ROOT / "kernel_src"), "-o", str(out),
-           str(ROOT / "tests" / "cuda_host" / "matmul_harness.cu")]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stdout}{p.stderr}"
-    return out
+    return build_harnesses(tmp_path_factory, "matmul_harness")[0]
 
 
 def _strided(buf, shape, strides):

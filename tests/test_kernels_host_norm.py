@@ -16,17 +16,14 @@ speed. The float32 summation order differs between the GPU tree and the host loo
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+from host_harness import build_harnesses
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-NVCC = shutil.which("nvcc")
 FAMILIES = ("softmax", "layernorm", "cross_entropy")
 
 pytestmark = pytest.mark.cuda
@@ -34,18 +31,8 @@ pytestmark = pytest.mark.cuda
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
-    if NVCC is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (nvcc on PATH) to build the host harnesses")
-    d = tmp_path_factory.mktemp("norm_harness")
-    procs = {}
-    for fam in FAMILIES:  # compile the three harnesses in parallel
-        cmd = [NVCC, "-std=c++17", "-O2", "-x", "cu", "-I", str(ROOT / "kernel_src"), "-o", str(d / fam),
-               str(ROOT / "tests" / "cuda_host" / f"{fam}_harness.cu")]
-        procs[fam] = (cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    for cmd, p in procs.values():
-        out, _ = p.communicate(timeout=300)
-        assert p.returncode == 0, f"{' '.join(cmd)}\n{out}"
-    return {fam: d / fam for fam in FAMILIES}
+    exes = build_harnesses(tmp_path_factory, *(f"{fam}_harness" for fam in FAMILIES))
+    return dict(zip(FAMILIES, exes, strict=True))
 
 
 def call(exe, *args):

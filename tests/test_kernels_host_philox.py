@@ -11,17 +11,14 @@ device libm for the Box-Muller normals (checked here against NumPy to float32 ro
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+from host_harness import build_harnesses
 
 pytestmark = pytest.mark.cuda
 
-ROOT = Path(__file__).resolve().parents[1]
-NVCC = shutil.which("nvcc")
 M64 = (1 << 64) - 1
 
 KEYS = [(0, 0), (1, 2), (0xDEADBEEFCAFEF00D, 0x0123456789ABCDEF), (M64, M64)]
@@ -31,14 +28,7 @@ OFFSETS_N = [(0, 1), (0, 13), (3, 9), (5, 64), (17, 3)]
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
-    if NVCC is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (nvcc on PATH) to build the host harness")
-    exe = tmp_path_factory.mktemp("philox") / "harness"
-    cmd = [NVCC, "-std=c++17", "-x", "cu", "-arch=sm_80", "-I", str(ROOT / "kernel_src"), "-o", str(exe),
-           str(ROOT / "tests" / "cuda_host" / "philox_harness.cu")]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return exe
+    return build_harnesses(tmp_path_factory, "philox_harness")[0]
 
 
 def run(harness, tmp_path, op, key, ctr, offset, n, dtype, *extra):

@@ -20,23 +20,17 @@ import ast
 import ctypes
 import itertools
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
+from host_harness import KERNEL_DIR, build_harnesses
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
-KDIR = ROOT / "kernel_src"
-HARNESS = ROOT / "tests" / "cuda_host" / "reduce_harness.cu"
-NVCC = shutil.which("nvcc")
 
 pytestmark = pytest.mark.cuda
 
-CUH = (KDIR / "reduce.cuh").read_text()
+CUH = (KERNEL_DIR / "reduce.cuh").read_text()
 OPS = ast.literal_eval(re.search(r"// REDUCE_OPS = (\{[^}]*\})", CUH).group(1))
 KINDS = {"cols": 0, "warp": 1, "block": 2, "two_pass": 3}
 DT = {"f32": (0, np.float32), "f16": (1, np.float16)}
@@ -45,14 +39,7 @@ NO_INDEX = 2 ** 63 - 1
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    if NVCC is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (nvcc on PATH) to build the host harness")
-    so = tmp_path_factory.mktemp("rd") / "reduce_harness.so"
-    cmd = [NVCC, "-std=c++17", "-x", "cu", "-shared", "-Xcompiler", "-fPIC", "-I", str(KDIR), "-o", str(so),
-           str(HARNESS)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stdout}{p.stderr}"
-    lib = ctypes.CDLL(str(so))
+    lib = ctypes.CDLL(str(build_harnesses(tmp_path_factory, "reduce_harness", shared=True)[0]))
     ll, vp, ci = ctypes.c_longlong, ctypes.c_void_p, ctypes.c_int
     lib.emu_reduce.argtypes = [ci, ci, ci, ll, vp, vp, vp, ll, ll, ll, ll, ll, ll, ll, ci]
     lib.emu_reduce.restype = ci

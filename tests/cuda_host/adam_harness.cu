@@ -10,23 +10,7 @@
 #include <vector>
 
 #include "adam.cuh"
-
-template <typename T> static std::vector<T> read_file(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) { std::fprintf(stderr, "read %s\n", path.c_str()); std::exit(2); }
-    std::fseek(f, 0, SEEK_END);
-    const long bytes = std::ftell(f);
-    std::fseek(f, 0, SEEK_SET);
-    std::vector<T> v((size_t)bytes / sizeof(T));
-    if (std::fread(v.data(), sizeof(T), v.size(), f) != v.size()) std::exit(2);
-    std::fclose(f);
-    return v;
-}
-template <typename T> static void write_file(const std::string& path, const std::vector<T>& v) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) std::exit(2);
-    std::fclose(f);
-}
+#include "harness_io.h"
 
 template <typename P> static int run(long long n, const std::vector<adam::AdamScalars>& steps, const std::string& dir,
                                      bool amsgrad) {

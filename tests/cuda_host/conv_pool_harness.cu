@@ -12,25 +12,9 @@
 #include <vector>
 
 #include "conv_pool.cuh"
+#include "harness_io.h"
 
 using namespace conv_pool;
-
-template <typename T> static std::vector<T> read_file(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) { std::fprintf(stderr, "read %s\n", path.c_str()); std::exit(2); }
-    std::fseek(f, 0, SEEK_END);
-    const long bytes = std::ftell(f);
-    std::fseek(f, 0, SEEK_SET);
-    std::vector<T> v((size_t)bytes / sizeof(T));
-    if (std::fread(v.data(), sizeof(T), v.size(), f) != v.size()) std::exit(2);
-    std::fclose(f);
-    return v;
-}
-template <typename T> static void write_file(const std::string& path, const std::vector<T>& v) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) std::exit(2);
-    std::fclose(f);
-}
 
 template <typename T> static int run(const std::string& op, const std::string& d) {
     static_assert(sizeof(ConvGeom) == 16 * 8, "ConvGeom is 16 int64");

@@ -3,18 +3,9 @@
 // ew_map_contig with CcCastF, cc_arange_*) run for every thread id of an emulated grid of `nthreads`
 // threads (the threads are independent, so a sequential loop over tid is exact).
 #include "copy_cast.cuh"
+#include "ew_layout_host.h"
 
 namespace {
-
-EwLayout make_layout(const long long* shape, const long long* stride, int ndim) {
-    EwLayout l{};
-    for (int d = 0; d < 8; ++d) {
-        l.shape[d] = d < ndim ? shape[d] : 1;
-        l.stride[d] = d < ndim ? stride[d] : 0;
-    }
-    l.ndim = ndim;
-    return l;
-}
 
 template <typename D, typename S>
 void run(int contig, long long nth, void* out, const void* x, const EwLayout& lo, const EwLayout& lx, long long n,

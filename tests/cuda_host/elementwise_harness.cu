@@ -3,18 +3,9 @@
 // ew_map_contig from kernel_src/elementwise.cuh) for every thread id of an emulated grid of `nthreads`
 // threads; the threads of these kernels are independent, so a sequential loop over tid is exact.
 #include "elementwise.cuh"
+#include "ew_layout_host.h"
 
 namespace {
-
-EwLayout make_layout(const long long* shape, const long long* stride, int ndim) {
-    EwLayout l{};
-    for (int d = 0; d < 8; ++d) {
-        l.shape[d] = d < ndim ? shape[d] : 1;
-        l.stride[d] = d < ndim ? stride[d] : 0;
-    }
-    l.ndim = ndim;
-    return l;
-}
 
 template <int K, typename TO, typename TA, typename TB, typename TC, typename F>
 void run(int contig, long long nth, void* out, const void* i0, const void* i1, const void* i2,

@@ -13,22 +13,7 @@
 #include <cstring>
 #include <vector>
 #include "layernorm.cuh"
-
-template <typename T>
-static std::vector<T> read_file(const char* path, long long n) {
-    std::vector<T> v(n);
-    FILE* f = std::fopen(path, "rb");
-    if (!f || std::fread(v.data(), sizeof(T), n, f) != (size_t)n) { std::fprintf(stderr, "read %s\n", path); std::exit(2); }
-    std::fclose(f);
-    return v;
-}
-
-template <typename T>
-static void write_file(const char* path, const std::vector<T>& v) {
-    FILE* f = std::fopen(path, "wb");
-    if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) { std::fprintf(stderr, "write %s\n", path); std::exit(2); }
-    std::fclose(f);
-}
+#include "harness_io.h"
 
 template <typename T>
 static int run(char** argv) {

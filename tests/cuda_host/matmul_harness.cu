@@ -19,27 +19,7 @@
 #include <cstring>
 #include <vector>
 #include "matmul.cuh"
-
-template <typename T>
-static std::vector<T> read_all(const char* path) {
-    FILE* f = std::fopen(path, "rb");
-    if (!f) { std::fprintf(stderr, "open %s\n", path); std::exit(2); }
-    std::fseek(f, 0, SEEK_END);
-    const long n = std::ftell(f) / (long)sizeof(T);
-    std::fseek(f, 0, SEEK_SET);
-    std::vector<T> v(n > 0 ? n : 1);
-    if (n > 0 && std::fread(v.data(), sizeof(T), n, f) != (size_t)n) { std::fprintf(stderr, "read %s\n", path); std::exit(2); }
-    std::fclose(f);
-    v.resize(n);
-    return v;
-}
-
-template <typename T>
-static void write_file(const char* path, const std::vector<T>& v) {
-    FILE* f = std::fopen(path, "wb");
-    if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) { std::fprintf(stderr, "write %s\n", path); std::exit(2); }
-    std::fclose(f);
-}
+#include "harness_io.h"
 
 static std::vector<int> thread_order(int n, int order) {
     std::vector<int> o(n);
@@ -64,7 +44,7 @@ static int run_simt(char** argv) {
     g.sCm = std::atoll(argv[15]); g.sCn = std::atoll(argv[16]);
     const long long sCb = std::atoll(argv[17]);
     g.alpha = (float)std::atof(argv[18]); g.beta = (float)std::atof(argv[19]);
-    std::vector<T> A = read_all<T>(argv[20]), B = read_all<T>(argv[21]), C = read_all<T>(argv[22]);
+    std::vector<T> A = read_file<T>(argv[20]), B = read_file<T>(argv[21]), C = read_file<T>(argv[22]);
 
     const long long gx = (g.N + MM_BN - 1) / MM_BN, gy = (g.M + MM_BM - 1) / MM_BM;
     const std::vector<int> ord = thread_order(MM_THREADS, order);
@@ -116,8 +96,8 @@ static int run_tc(char** argv) {
     const long long batch = std::atoll(argv[7]), sAb = std::atoll(argv[8]), sBb = std::atoll(argv[9]),
                     sCb = std::atoll(argv[10]);
     const float alpha = (float)std::atof(argv[11]), beta = (float)std::atof(argv[12]);
-    std::vector<__half> A = read_all<__half>(argv[13]), B = read_all<__half>(argv[14]);
-    std::vector<OutT> C = read_all<OutT>(argv[15]);
+    std::vector<__half> A = read_file<__half>(argv[13]), B = read_file<__half>(argv[14]);
+    std::vector<OutT> C = read_file<OutT>(argv[15]);
     const long long gx = (N + TC_BN - 1) / TC_BN, gy = (M + TC_BM - 1) / TC_BM;
     // 128-byte aligned shared arrays
     std::vector<__half> as_buf(TC_BM * TC_ALD + 64), bs_buf(TC_BK * TC_BLD + 64);

@@ -9,21 +9,9 @@
 #include <vector>
 
 #include "philox.cuh"
+#include "harness_io.h"
 
 using namespace philox;
-
-template <typename T> static std::vector<T> read_file(const char* path, long long n) {
-    std::vector<T> v((size_t)n);
-    FILE* f = std::fopen(path, "rb");
-    if (!f || std::fread(v.data(), sizeof(T), (size_t)n, f) != (size_t)n) { std::fprintf(stderr, "read %s\n", path); std::exit(2); }
-    std::fclose(f);
-    return v;
-}
-template <typename T> static void write_file(const char* path, const std::vector<T>& v) {
-    FILE* f = std::fopen(path, "wb");
-    if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) { std::fprintf(stderr, "write %s\n", path); std::exit(2); }
-    std::fclose(f);
-}
 
 int main(int argc, char** argv) {
     if (argc < 11) { std::fprintf(stderr, "usage\n"); return 2; }
