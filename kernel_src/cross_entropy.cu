@@ -37,12 +37,12 @@ __device__ __forceinline__ void ce_fwd_warp(T* loss, float* lse, float* asum, co
     const long long lane = threadIdx.x & 31;
     for (long long r = blockIdx.x * wpb + (threadIdx.x >> 5); r < rows; r += gridDim.x * wpb) {
         const T* xr = x + r * cols;
-        const float m = ce_warp_max(ce_partial_max(xr, cols, lane, 32));
+        const float m = row_warp_max(ce_partial_max(xr, cols, lane, 32));
         float s, ws, wz;
         ce_partial_stats(xr, w, cols, m, smoothing, lane, 32, s, ws, wz);
-        s = ce_warp_sum(s);
-        ws = ce_warp_sum(ws);
-        wz = ce_warp_sum(wz);
+        s = row_warp_sum(s);
+        ws = row_warp_sum(ws);
+        wz = row_warp_sum(wz);
         if (lane == 0) {
             float l, e, a;
             ce_row_finish(xr, w, cols, target[r], ignore_index, smoothing, m, s, ws, wz, l, e, a);
@@ -61,12 +61,12 @@ __device__ __forceinline__ void ce_fwd_block(T* loss, float* lse, float* asum, c
     const long long t = threadIdx.x, nt = blockDim.x;
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* xr = x + r * cols;
-        const float m = ce_block_max(ce_partial_max(xr, cols, t, nt), red);
+        const float m = row_block_max(ce_partial_max(xr, cols, t, nt), red);
         float s, ws, wz;
         ce_partial_stats(xr, w, cols, m, smoothing, t, nt, s, ws, wz);
-        s = ce_block_sum(s, red);
-        ws = ce_block_sum(ws, red);
-        wz = ce_block_sum(wz, red);
+        s = row_block_sum(s, red);
+        ws = row_block_sum(ws, red);
+        wz = row_block_sum(wz, red);
         if (t == 0) {
             float l, e, a;
             ce_row_finish(xr, w, cols, target[r], ignore_index, smoothing, m, s, ws, wz, l, e, a);

@@ -15,6 +15,8 @@
 #pragma once
 #include <cuda_fp16.h>
 
+#include "row_reduce.cuh"
+
 #define CE_HD __host__ __device__ __forceinline__
 
 CE_HD float ce_neg_inf() { return -__builtin_huge_valf(); }
@@ -91,38 +93,3 @@ CE_HD float ce_grad_elem(float x_ik, long long k, long long cols, long long targ
     if (smoothing != 0.0f) a += (smoothing / (float)cols) * (w ? ce_load(w, k) : 1.0f);
     return (expf(x_ik - lse) * asum - a) * g;
 }
-
-#ifdef __CUDACC__
-__device__ __forceinline__ float ce_warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-__device__ __forceinline__ float ce_warp_max(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-// blockDim.x must be a multiple of 32. Every thread gets the result; `red` is reusable on return.
-__device__ __forceinline__ float ce_block_sum(float v, float* red) {
-    v = ce_warp_sum(v);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = ce_warp_sum(lane < nwarps ? red[lane] : 0.0f);
-    __syncthreads();
-    return v;
-}
-
-__device__ __forceinline__ float ce_block_max(float v, float* red) {
-    v = ce_warp_max(v);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = ce_warp_max(lane < nwarps ? red[lane] : ce_neg_inf());
-    __syncthreads();
-    return v;
-}
-#endif

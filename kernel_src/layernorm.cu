@@ -40,8 +40,8 @@ __device__ __forceinline__ void ln_fwd_warp(T* y, float* mean_out, float* rstd_o
     const long long lane = threadIdx.x & 31;
     for (long long r = blockIdx.x * wpb + (threadIdx.x >> 5); r < rows; r += gridDim.x * wpb) {
         const T* xr = x + r * cols;
-        const float mean = ln_warp_sum(ln_partial_sum(xr, cols, lane, 32)) / (float)cols;
-        const float rstd = ln_rstd(ln_warp_sum(ln_partial_sqdev(xr, cols, mean, lane, 32)), cols, eps);
+        const float mean = row_warp_sum(ln_partial_sum(xr, cols, lane, 32)) / (float)cols;
+        const float rstd = ln_rstd(row_warp_sum(ln_partial_sqdev(xr, cols, mean, lane, 32)), cols, eps);
         if (lane == 0) {
             if (mean_out) mean_out[r] = mean;
             if (rstd_out) rstd_out[r] = rstd;
@@ -57,8 +57,8 @@ __device__ __forceinline__ void ln_fwd_block(T* y, float* mean_out, float* rstd_
     const long long t = threadIdx.x, nt = blockDim.x;
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* xr = x + r * cols;
-        const float mean = ln_block_sum(ln_partial_sum(xr, cols, t, nt), red) / (float)cols;
-        const float rstd = ln_rstd(ln_block_sum(ln_partial_sqdev(xr, cols, mean, t, nt), red), cols, eps);
+        const float mean = row_block_sum(ln_partial_sum(xr, cols, t, nt), red) / (float)cols;
+        const float rstd = ln_rstd(row_block_sum(ln_partial_sqdev(xr, cols, mean, t, nt), red), cols, eps);
         if (t == 0) {
             if (mean_out) mean_out[r] = mean;
             if (rstd_out) rstd_out[r] = rstd;
@@ -77,8 +77,8 @@ __device__ __forceinline__ void ln_bwd_warp(T* dx, const T* dy, const T* x, cons
         const float mu = mean[r], rs = rstd[r];
         float sg, sgx;
         ln_bwd_partials(dy + o, x + o, w, cols, mu, rs, lane, 32, sg, sgx);
-        sg = ln_warp_sum(sg);
-        sgx = ln_warp_sum(sgx);
+        sg = row_warp_sum(sg);
+        sgx = row_warp_sum(sgx);
         ln_bwd_write(dx + o, dy + o, x + o, w, cols, mu, rs, sg, sgx, lane, 32);
     }
 }
@@ -93,8 +93,8 @@ __device__ __forceinline__ void ln_bwd_block(T* dx, const T* dy, const T* x, con
         const float mu = mean[r], rs = rstd[r];
         float sg, sgx;
         ln_bwd_partials(dy + o, x + o, w, cols, mu, rs, t, nt, sg, sgx);
-        sg = ln_block_sum(sg, red);
-        sgx = ln_block_sum(sgx, red);
+        sg = row_block_sum(sg, red);
+        sgx = row_block_sum(sgx, red);
         ln_bwd_write(dx + o, dy + o, x + o, w, cols, mu, rs, sg, sgx, t, nt);
     }
 }

@@ -13,6 +13,8 @@
 #pragma once
 #include <cuda_fp16.h>
 
+#include "row_reduce.cuh"
+
 #define LN_HD __host__ __device__ __forceinline__
 
 LN_HD float ln_load(const float* p, long long i) { return p[i]; }
@@ -96,22 +98,3 @@ LN_HD void ln_param_partial(const T* dy, const T* x, const float* mean, const fl
     dw = sw;
     db = sb;
 }
-
-#ifdef __CUDACC__
-__device__ __forceinline__ float ln_warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-// blockDim.x must be a multiple of 32. Every thread gets the result; `red` is reusable on return.
-__device__ __forceinline__ float ln_block_sum(float v, float* red) {
-    v = ln_warp_sum(v);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = ln_warp_sum(lane < nwarps ? red[lane] : 0.0f);
-    __syncthreads();
-    return v;
-}
-#endif

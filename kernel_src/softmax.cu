@@ -29,8 +29,8 @@ __device__ __forceinline__ void softmax_fwd_warp(T* y, const T* x, long long row
     const long long lane = threadIdx.x & 31;
     for (long long r = blockIdx.x * wpb + (threadIdx.x >> 5); r < rows; r += gridDim.x * wpb) {
         const T* xr = x + r * cols;
-        const float m = sm_warp_max(softmax_partial_max(xr, cols, lane, 32));
-        const float s = sm_warp_sum(softmax_partial_sumexp(xr, cols, m, lane, 32));
+        const float m = row_warp_max(softmax_partial_max(xr, cols, lane, 32));
+        const float s = row_warp_sum(softmax_partial_sumexp(xr, cols, m, lane, 32));
         softmax_write(y + r * cols, xr, cols, m, s, log_softmax, lane, 32);
     }
 }
@@ -41,8 +41,8 @@ __device__ __forceinline__ void softmax_fwd_block(T* y, const T* x, long long ro
     const long long t = threadIdx.x, nt = blockDim.x;
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
         const T* xr = x + r * cols;
-        const float m = sm_block_max(softmax_partial_max(xr, cols, t, nt), red);
-        const float s = sm_block_sum(softmax_partial_sumexp(xr, cols, m, t, nt), red);
+        const float m = row_block_max(softmax_partial_max(xr, cols, t, nt), red);
+        const float s = row_block_sum(softmax_partial_sumexp(xr, cols, m, t, nt), red);
         softmax_write(y + r * cols, xr, cols, m, s, log_softmax, t, nt);
     }
 }
@@ -54,7 +54,7 @@ __device__ __forceinline__ void softmax_bwd_warp(T* dx, const T* y, const T* dy,
     const long long lane = threadIdx.x & 31;
     for (long long r = blockIdx.x * wpb + (threadIdx.x >> 5); r < rows; r += gridDim.x * wpb) {
         const long long o = r * cols;
-        const float red = sm_warp_sum(softmax_bwd_partial(y + o, dy + o, cols, log_softmax, lane, 32));
+        const float red = row_warp_sum(softmax_bwd_partial(y + o, dy + o, cols, log_softmax, lane, 32));
         softmax_bwd_write(dx + o, y + o, dy + o, cols, red, log_softmax, lane, 32);
     }
 }
@@ -66,7 +66,7 @@ __device__ __forceinline__ void softmax_bwd_block(T* dx, const T* y, const T* dy
     const long long t = threadIdx.x, nt = blockDim.x;
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
         const long long o = r * cols;
-        const float s = sm_block_sum(softmax_bwd_partial(y + o, dy + o, cols, log_softmax, t, nt), red);
+        const float s = row_block_sum(softmax_bwd_partial(y + o, dy + o, cols, log_softmax, t, nt), red);
         softmax_bwd_write(dx + o, y + o, dy + o, cols, s, log_softmax, t, nt);
     }
 }

@@ -10,6 +10,8 @@
 #pragma once
 #include <cuda_fp16.h>
 
+#include "row_reduce.cuh"
+
 #define SM_HD __host__ __device__ __forceinline__
 
 SM_HD float sm_neg_inf() { return -__builtin_huge_valf(); }
@@ -70,39 +72,3 @@ SM_HD void softmax_bwd_write(T* dx, const T* y, const T* dy, long long cols, flo
         for (long long j = t; j < cols; j += nt) sm_store(dx, j, sm_load(y, j) * (sm_load(dy, j) - r));
     }
 }
-
-#ifdef __CUDACC__
-// ---- device-side reductions (warp shuffles; block = warps + a 32-float shared scratch) ----
-__device__ __forceinline__ float sm_warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-__device__ __forceinline__ float sm_warp_max(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-// blockDim.x must be a multiple of 32. Every thread gets the result; `red` is reusable on return.
-__device__ __forceinline__ float sm_block_sum(float v, float* red) {
-    v = sm_warp_sum(v);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = sm_warp_sum(lane < nwarps ? red[lane] : 0.0f);
-    __syncthreads();
-    return v;
-}
-
-__device__ __forceinline__ float sm_block_max(float v, float* red) {
-    v = sm_warp_max(v);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = sm_warp_max(lane < nwarps ? red[lane] : sm_neg_inf());
-    __syncthreads();
-    return v;
-}
-#endif
