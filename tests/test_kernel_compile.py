@@ -25,7 +25,6 @@ NVCC = shutil.which("nvcc")
 
 ENTRY_RE = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+)'")
 REGS_RE = re.compile(r"Used (\d+) registers")
-SMEM_RE = re.compile(r"(\d+) bytes smem")
 BOUNDS_RE = re.compile(r'extern\s+"C"\s+__global__\s+__launch_bounds__\(\s*([^,)]+)[^)]*\)\s+void\s+(\w+)\s*\(')
 DECL_RE = re.compile(r'extern\s+"C"\s+__global__\s+(?:__launch_bounds__\([^)]*\)\s+)?void\s+(\w+)\s*\(')
 
@@ -40,18 +39,12 @@ def declared_kernels(src: Path) -> set[str]:
 
 def registers_per_kernel(ptxas_log: str) -> dict[str, int]:
     """``{kernel: registers}`` from ``-Xptxas -v`` output (each entry's 'Used N registers' follows it)."""
-    return {k: regs for k, (regs, _) in resources_per_kernel(ptxas_log).items()}
-
-
-def resources_per_kernel(ptxas_log: str) -> dict[str, tuple[int, int]]:
-    """``{kernel: (registers, static shared bytes)}`` from ``-Xptxas -v`` output."""
     found, current = {}, None
     for line in ptxas_log.splitlines():
         if m := ENTRY_RE.search(line):
             current = m.group(1)
         elif (m := REGS_RE.search(line)) and current is not None:
-            smem = SMEM_RE.search(line)
-            found[current] = (int(m.group(1)), int(smem.group(1)) if smem else 0)
+            found[current] = int(m.group(1))
             current = None
     return found
 

@@ -160,6 +160,21 @@ def test_non_finite_gradients_reach_only_the_winners_like_torch(backward_path):
     np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
 
 
+def test_non_finite_gradients_on_large_tensors_take_the_exact_path(backward_path):
+    """Above a few thousand elements ReLU and the 2x2 pool multiply by their masks after a finiteness check;
+    an inf or NaN gradient must send them to the exact path (torch: 0 where the input lost)."""
+    x = rand(4, 8, 32, 32, seed=7)
+    a, b = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ya, yb = F.max_pool2d(a.relu(), 2), tF.max_pool2d(b.relu(), 2)
+    g = rand(*ya.shape, seed=8)
+    g[0, 0, 0, :4] = [np.inf, -np.inf, np.nan, np.inf]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ya.backward(tl.tensor(g))
+    yb.backward(torch.tensor(g))
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_relu_on_large_tensors_matches_torch(backward_path, layout):
     """Large contiguous inputs go block by block against a cached zero block: values, NaN, infinities and

@@ -26,15 +26,6 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 _add_reduce, _max_reduce, _min_reduce = np.add.reduce, np.maximum.reduce, np.minimum.reduce
-_ZEROS = {}
-
-
-def _zero(dtype):
-    """A cached 0-d zero of ``dtype``: NumPy converts a Python 0 on every call otherwise."""
-    z = _ZEROS.get(dtype)
-    if z is None:
-        z = _ZEROS[dtype] = np.zeros((), dtype)
-    return z
 
 
 def _fresh(r):

@@ -57,6 +57,17 @@ def _add_taps(c6, size: tuple, stride: tuple, padding: tuple, dilation: tuple):
     return acc[:, :, ph: ph + h, pw: pw + w]
 
 
+_ZEROS = {}
+
+
+def _zero(dtype):
+    """A cached 0-d zero of ``dtype``: NumPy converts a Python 0 on every call otherwise."""
+    z = _ZEROS.get(dtype)
+    if z is None:
+        z = _ZEROS[dtype] = np.zeros((), dtype)
+    return z
+
+
 def all_finite(a) -> bool:
     """Whether ``a`` holds no inf or NaN. For float32/64 one BLAS dot (a . a) answers it at about twice
     the speed of ``np.isfinite(a).all()``; an overflow to inf only sends the caller to its exact path."""
@@ -66,16 +77,19 @@ def all_finite(a) -> bool:
     return bool(np.isfinite(a).all())
 
 
+_SMALL = 4096  # elements: below this, per-call overhead outweighs the faster loop
+
+
 def masked(g, mask, out=None):
     """``g`` where ``mask`` else +0.0, as PyTorch's backward formulas give it. ``g * mask`` is ~20x faster
     than any masked NumPy call but turns an inf or NaN of ``g`` outside the mask into NaN (inf * 0) and a
     negative ``g`` into -0.0: so the product is taken only when ``g`` is all finite (then +0 is added),
-    and ``np.where`` otherwise."""
-    if all_finite(g):
+    and ``np.where`` otherwise, and for small arrays, where one ``np.where`` costs less than the check."""
+    if g.size > _SMALL and all_finite(g):
         r = np.multiply(g, mask, out=out)
-        r += np.zeros((), r.dtype)
+        r += _zero(r.dtype)
         return r
-    exact = np.where(mask, g, np.zeros((), g.dtype))
+    exact = np.where(mask, g, _zero(g.dtype))
     if out is None:
         return exact
     np.copyto(out, exact)
@@ -188,7 +202,7 @@ def _max_pool_pairs_backward(g, x_shape, state):
     if all_finite(g):  # the fast products, then one contiguous pass turning their -0.0s into 0.0
         np.multiply(g, ~bottom_wins, out=per_row[:, :, 0::2])
         np.multiply(g, bottom_wins, out=per_row[:, :, 1::2])
-        per_row += np.zeros((), per_row.dtype)
+        per_row += _zero(per_row.dtype)
     else:
         masked(g, ~bottom_wins, out=per_row[:, :, 0::2])
         masked(g, bottom_wins, out=per_row[:, :, 1::2])
@@ -210,12 +224,12 @@ def relu(x):
     """max(x, 0), NaN kept. NumPy's ``maximum`` against a scalar takes a slow non-SIMD loop (about 4x
     slower than against an array), so large contiguous inputs go block by block against a small
     cached block of zeros."""
+    size = x.size
+    if size <= _RELU_BLOCK or not x.flags.c_contiguous:
+        return np.maximum(x, _zero(x.dtype))
     zeros = _RELU_ZEROS.get(x.dtype)
     if zeros is None:
         zeros = _RELU_ZEROS[x.dtype] = np.zeros(_RELU_BLOCK, x.dtype)
-    size = x.size
-    if size <= _RELU_BLOCK or not x.flags.c_contiguous:
-        return np.maximum(x, zeros[0])
     out = np.empty_like(x)
     src, dst = x.reshape(-1), out.reshape(-1)
     for start in range(0, size, _RELU_BLOCK):
@@ -250,24 +264,22 @@ class NumpyNNPrimitives:
         """Convolution as one GEMM: (OC, C*KH*KW) @ cols (C*KH*KW, N*OH*OW). Returns (out, cols);
         the columns are kept by the graph node so backward needs no second im2col (their layout is
         this backend's business: stride-1 convolutions keep the "wide" columns of :func:`_wide_cols`)."""
-        oc = weight.shape[0]
+        oc, n = weight.shape[0], x.shape[0]
         geo = _wide_geometry(x.shape, weight.shape[2:], stride, padding, dilation)
         if geo is not None:
-            n = x.shape[0]
-            cols = _wide_cols(x, geo)
-            with np.errstate(invalid="ignore"):  # an inf weight times a 0 pixel can only land in a dropped column
-                out = weight.reshape(oc, -1) @ cols
-            if bias is not None:
-                out += bias[:, None]
-            wide = out.reshape(oc, n, geo.oh, geo.wp)[:, :, :, :geo.ow]
-            return np.ascontiguousarray(wide.transpose(1, 0, 2, 3)), cols
-        win = _sliding(x, weight.shape[2:], stride, padding, dilation, 0)
-        n, c, oh, ow, kh, kw = win.shape
-        cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(c * kh * kw, n * oh * ow)
-        out = weight.reshape(oc, -1) @ cols
+            cols, oh, ow, row = _wide_cols(x, geo), geo.oh, geo.ow, geo.wp
+        else:
+            win = _sliding(x, weight.shape[2:], stride, padding, dilation, 0)
+            _, c, oh, ow, kh, kw = win.shape
+            cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(c * kh * kw, n * oh * ow)
+            row = ow
+        # inf * 0 is a NaN as in torch, not a warning (on the wide grid it may land only in a dropped column)
+        with np.errstate(invalid="ignore"):
+            out = weight.reshape(oc, -1) @ cols
         if bias is not None:
             out += bias[:, None]
-        return np.ascontiguousarray(out.reshape(oc, n, oh, ow).transpose(1, 0, 2, 3)), cols
+        out = out.reshape(oc, n, oh, row)[:, :, :, :ow]
+        return np.ascontiguousarray(out.transpose(1, 0, 2, 3)), cols
 
     @staticmethod
     def conv2d_backward(g, cols, weight, x_shape, stride: tuple, padding: tuple, dilation: tuple,
@@ -288,7 +300,7 @@ class NumpyNNPrimitives:
         if need_w:
             with np.errstate(invalid="ignore"):  # a NaN here is checked for right below
                 gw = g2 @ cols.T
-            if wide and not np.isfinite(gw).all():
+            if wide and not all_finite(gw):
                 # the extra columns hold real pixels times a zero gradient; an inf/NaN pixel there would
                 # turn 0 * inf into NaN, so redo the product over the true output grid only
                 narrow = cols.reshape(-1, n, oh, geo.wp)[..., :ow].reshape(cols.shape[0], -1)
