@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import shutil
+import struct
 
 import pytest
 
@@ -93,12 +94,16 @@ class FakeDriver:
             def total_memory(self):
                 return 80 << 30
 
+            def get_attribute(self, attr):
+                return {"MULTIPROCESSOR_COUNT": 132}[attr]
+
         class Context:
             @staticmethod
             def synchronize():
                 driver.synced += 1
 
         self.Device, self.Context = Device, Context
+        self.device_attribute = type("device_attribute", (), {"MULTIPROCESSOR_COUNT": "MULTIPROCESSOR_COUNT"})
 
     def init(self):
         if self._init_error:
@@ -116,9 +121,11 @@ class FakeDriver:
 
         class Module:
             def get_function(self, name):
-                def launch(*args, grid, block, shared=0, stream=None):
-                    driver.launches.append((name, args, grid, block, shared))
-                return launch
+                class Function:
+                    @staticmethod
+                    def _launch_kernel(grid, block, arg_buf, shared, stream):
+                        driver.launches.append((name, arg_buf, grid, block, shared))
+                return Function()
         return Module()
 
 
@@ -158,14 +165,14 @@ def test_tl_cuda_answers_on_a_machine_without_cuda(monkeypatch):
         tl.zeros(2, device="cuda")
 
 
-def test_device_cuda_error_says_what_is_missing_when_the_gpu_is_there(monkeypatch):
+def test_tl_cuda_names_the_gpu_when_it_is_there(monkeypatch):
     monkeypatch.setattr(probe_mod, "_status", probe_mod.probe(FakeDriver()))
     assert tl.cuda.is_available() and tl.cuda.get_device_name() == "NVIDIA H100 80GB HBM3"
     assert tl.cuda.get_device_capability(0) == (9, 0)
     with pytest.raises(ValueError, match="index 3 out of range: this machine has 1 device"):
         tl.cuda.get_device_name(3)
-    with pytest.raises(RuntimeError, match="no CUDA tensor backend yet"):
-        tl.ones(2).cuda()
+    with pytest.raises(RuntimeError, match=r"device 'cuda:1' is not available: this build drives one GPU"):
+        tl.ones(2).to("cuda:1")
 
 
 # ---- compiler ------------------------------------------------------------------------------------------
@@ -362,13 +369,19 @@ def test_runtime_compiles_loads_once_and_times_launches_only_while_listened_to(m
     drv = FakeDriver()
     rt = runtime.CudaRuntime(drv)
     assert rt.arch == "sm_90" and rt.name == "NVIDIA H100 80GB HBM3"
-    rt.launch("fill.cu", "fill_f32", (2, 1, 1), (256, 1, 1), (1, 2.0, 3))
-    rt.launch("fill.cu", "fill_f16", (2, 1, 1), (256, 1, 1), (1, 2.0, 3))
+    rt.launch("fill_f32", (2, 1, 1), (256, 1, 1), (1, 2.0, 3))
+    rt.launch("fill_f16", (2, 1, 1), (256, 1, 1), (1, 2.0, 3))
     assert compiled == [("fill.cu", "sm_90")] and len(drv.loaded) == 1 and rt.timer.pending == 0
+    # the argument buffer is cuLaunchKernel's: (float* out, float value, long long n), each naturally aligned
+    assert drv.launches[0][1] == struct.pack("<QfIq", 1, 2.0, 0, 3)
+    with pytest.raises(ValueError, match="at most 256 threads"):
+        rt.launch("fill_f32", (1, 1, 1), (512, 1, 1), (1, 2.0, 3))
+    with pytest.raises(TypeError, match=r"fill_f32\(float\* out, float value, long long n\)"):
+        rt.launch("fill_f32", (1, 1, 1), (256, 1, 1), (1, 2.0))
     seen = []
     unsubscribe = events.subscribe(seen.append)
     try:
-        rt.launch("fill.cu", "fill_f32", (8, 1, 1), (128, 1, 1), (1, 0.0, 9), shapes=((9,),), nbytes=36)
+        rt.launch("fill_f32", (8, 1, 1), (128, 1, 1), (1, 0.0, 9), shapes=((9,),), nbytes=36)
         assert rt.timer.pending == 1
         rt.synchronize()
     finally:

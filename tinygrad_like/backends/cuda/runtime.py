@@ -3,8 +3,9 @@
 Created on first use, only when :func:`probe` says CUDA is available. It uses the device's *primary*
 context (``pycuda.autoprimaryctx``), the one the runtime API and so PyTorch and CuPy use, so all
 three can share one process and one GPU. Modules are compiled by :mod:`.compiler` for the device's own
-arch and loaded with ``module_from_buffer``. ``launch`` looks a kernel up once, then launches it
-with (grid, block) and, only while someone listens to ``events``, brackets it with timing events.
+arch and loaded with ``module_from_buffer``. ``launch`` looks a kernel up once, packs its arguments by
+the signature in its source (``kernels.py``), then launches it with (grid, block) and, only while
+someone listens to ``events``, brackets it with timing events.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import threading
 
 from ... import events
 from .compiler import compile_kernel_file
+from .kernels import check_block, signature
 from .pool import BufferPool
 from .probe import arch_of, probe
 from .timing import LaunchTimer
@@ -28,6 +30,7 @@ class CudaRuntime:
         dev = driver.Device(device_index)
         self.name = dev.name()
         self.arch = arch_of(dev.compute_capability())
+        self.sm_count = int(dev.get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT))
         self.pool = BufferPool(driver.mem_alloc, lambda alloc: alloc.free(),
                                out_of_memory=(getattr(driver, "MemoryError", MemoryError),))
         self.timer = LaunchTimer(driver.Event, f"cuda:{device_index}")
@@ -46,16 +49,21 @@ class CudaRuntime:
             fn = self._functions[key] = module.get_function(kernel)
         return fn
 
-    def launch(self, source: str, kernel: str, grid: tuple, block: tuple, args: tuple, *, shared: int = 0,
-               shapes: tuple = (), nbytes: int = 0, stream=None) -> None:
-        """Launch without waiting; timed through CUDA events only while ``events`` has a listener."""
-        fn = self.function(source, kernel)
+    def launch(self, kernel: str, grid: tuple, block: tuple, args: tuple, *, shared: int = 0, shapes: tuple = (),
+               nbytes: int = 0, stream=None) -> None:
+        """Launch ``kernel`` (a name from ``kernel_src``) without waiting; ``args`` are its parameters in order,
+        pointers as ints and by-value structs as their fields. Timed through CUDA events only while ``events``
+        has a listener."""
+        sig = signature(kernel)
+        check_block(sig, block)
+        buf = sig.pack(*args)
+        fn = self.function(sig.source, kernel)
         if events.ACTIVE:
             start = self.timer.begin(stream)
-            fn(*args, grid=grid, block=block, shared=shared, stream=stream)
+            fn._launch_kernel(grid, block, buf, shared, stream)
             self.timer.end(start, kernel, grid, block, shapes, nbytes, stream)
         else:
-            fn(*args, grid=grid, block=block, shared=shared, stream=stream)
+            fn._launch_kernel(grid, block, buf, shared, stream)
 
     def synchronize(self) -> None:
         """Wait for all queued work, then turn finished launches into ``KernelTimed`` events."""
