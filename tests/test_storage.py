@@ -285,6 +285,7 @@ def test_mixing_devices_in_one_op_names_both(dev):
         assert "cpu" in msg and "testdev" in msg, msg
 
 
+@pytest.mark.skipif(tl.cuda.is_available(), reason="CUDA is available on this machine")
 def test_cuda_is_unavailable_with_an_explanation():
     with pytest.raises(RuntimeError, match="not available"):
         tl.device("cuda")

@@ -76,7 +76,9 @@ class Device:
         events.on_activation(self._set_timed)
 
     def _set_timed(self, active: bool) -> None:
-        self._timed = TimedBackend(self.raw_backend, str(self)) if active else None
+        # a backend that reports its own kernel times (CUDA events) is never wrapped: no double reports
+        wrap = active and not getattr(self.raw_backend, "times_itself", False)
+        self._timed = TimedBackend(self.raw_backend, str(self)) if wrap else None
         if not self.pending:  # else flush() puts the right one back
             self.backend = self._timed or self.raw_backend
 
@@ -115,20 +117,25 @@ CPU = Device("cpu", None, NumpyBackend())
 _devices: dict[str, Device] = {"cpu": CPU}
 
 
-def _cuda_reason() -> str:
-    """Why ``device="cuda"`` cannot be served: the probe's reason, or that tensor ops are not wired yet."""
+def _cuda_device(spec: str) -> Device:
+    """Start the CUDA backend on first use of ``cuda``/``cuda:0``; raise with the probe's reason where it cannot."""
     from .backends.cuda.probe import probe  # imports nothing from PyCUDA until probe() runs
 
     status = probe()
     if not status.available:
-        return status.reason
-    return (f"CUDA works here ({status.devices[0][0]}), but this build has no CUDA tensor backend yet: the kernels "
-            "in kernel_src/ compile and the runtime (compiler cache, buffer pool, launch timing) exists, but no "
-            "Tensor primitive runs on them")
+        raise RuntimeError(f"device '{spec}' is not available: {status.reason}")
+    index = int(spec.split(":")[1]) if ":" in spec else 0
+    if index != 0:
+        raise RuntimeError(f"device '{spec}' is not available: this build drives one GPU, cuda:0 "
+                           f"({status.device_count} present)")
+    from .backends.cuda.backend import CudaBackend
+    from .backends.cuda.runtime import get_runtime
+
+    return register_device("cuda", CudaBackend(get_runtime()), 0)
 
 
-# device kinds this build knows but cannot serve, with a function saying why (asked only on use)
-_unavailable = {"cuda": _cuda_reason}
+# device kinds started on first use (their imports and driver calls happen only then)
+_lazy = {"cuda": _cuda_device}
 
 
 def register_device(type_: str, backend, index: int = 0) -> Device:
@@ -160,7 +167,7 @@ def get_device(spec) -> Device:
     if dev is not None:
         return dev
     kind = spec.split(":")[0]
-    if kind in _unavailable:
-        raise RuntimeError(f"device '{spec}' is not available: {_unavailable[kind]()}")
-    known = sorted({k.split(':')[0] for k in _devices} | set(_unavailable))
+    if kind in _lazy:
+        return _lazy[kind](spec)
+    known = sorted({k.split(':')[0] for k in _devices} | set(_lazy))
     raise RuntimeError(f"unknown device '{spec}': expected one of {', '.join(known)}")

@@ -116,6 +116,10 @@ class profile:
     def stop(self) -> profile:
         """Unsubscribe; nothing is recorded afterwards. Stopping a stopped profile does nothing."""
         if self._unsubscribe is not None:
+            from .backends.cuda.runtime import runtime_if_started  # no PyCUDA import: only asks if it started
+            rt = runtime_if_started()
+            if rt is not None:  # a sync point: GPU launches still in flight become KernelTimed events now
+                rt.synchronize()
             unsubscribe, self._unsubscribe = self._unsubscribe, None
             unsubscribe()
             self.end_time = _events.now()

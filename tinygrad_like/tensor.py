@@ -1012,6 +1012,16 @@ class Tensor:
         if not ok:
             raise RuntimeError(f"copy_: the source of shape {src.shape} cannot be broadcast to the "
                                f"destination shape {self.shape}")
+        st = self._storage
+        if (src._dev is CPU and st.dev is not None and st.host is not None and st.dirty != "gpu"
+                and not (grad_mode.enabled and (self.requires_grad or src.requires_grad))):
+            # a host value into a device tensor whose host mirror is current: write the mirror, upload lazily
+            # (at the device's next op), as Storage's state machine says; load_state_dict takes this path
+            self._check_inplace("copy_")
+            np.copyto(CPU.backend.view(st.host, self._layout, self.dtype), src._x, casting="unsafe")
+            st.mark_host_write()
+            st.bump("copy_")
+            return self
         if src._dev is not self._dev:
             src = src.to(self._dev)
         # broadcast to our shape on both paths; with grad, the old history gets a zero gradient

@@ -445,6 +445,11 @@ class NumpyNNPrimitives:
         return loss.astype(logits.dtype, copy=False), logp, a, a.sum(axis=1)
 
     @staticmethod
+    def cross_entropy_coefs(logp, a, a_sum):
+        """The dense coefficients (a, sum_k a) for a differentiable backward (here: what forward returned)."""
+        return a, a_sum
+
+    @staticmethod
     def cross_entropy_backward(g, logp, a, a_sum):
         """d loss_i / d logits_ic = p_ic * sum_k a_ik - a_ic, scaled by the incoming g_i."""
         return (np.exp(logp) * a_sum[:, None] - a) * g[:, None]

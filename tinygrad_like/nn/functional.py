@@ -487,7 +487,7 @@ def _mean_denominator(flat_target, weight, ignore_index: int) -> float:
     if weight is None:
         n = float(keep.sum())
     else:
-        n = float(weight.numpy().astype(np.float64)[t[keep]].sum())
+        n = float(weight.detach().numpy().astype(np.float64)[t[keep]].sum())
     return n if n else math.nan
 
 
@@ -519,7 +519,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     safe = _util.wrap(np.where(keep, t, 0).astype(np.int64), flat._dev)
     coef = keep.astype(logp.dtype.np)
     if weight is not None:
-        coef = coef * weight.numpy()[np.where(keep, t, 0)]
+        coef = coef * weight.detach().numpy()[np.where(keep, t, 0)]
     picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
     loss = -picked * _util.wrap(coef.astype(logp.dtype.np), flat._dev)
     if reduction == "none":

@@ -86,7 +86,7 @@ class IndexSelect(Function):
         _check_bounds(index, x.shape[dim] if x.ndim else 1, "index_select", dim)
         self.dim, self.in_shape = dim, x.shape
         self.save_for_backward(index)
-        return x._dev.backend.index_select(x._x, dim, index._x.reshape(-1))
+        return x._dev.backend.index_select(x._x, dim, x._dev.backend.reshape(index._x, (-1,)))
 
     def backward(self, g):
         (index,) = self.saved_tensors

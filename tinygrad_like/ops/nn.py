@@ -240,7 +240,8 @@ class CrossEntropy(Function):
     def backward(self, g):
         (logits,) = self.saved_tensors
         dev = g._dev
-        coef, coef_sum = _util.wrap(self.coef, dev), _util.wrap(self.coef_sum, dev)
+        coef, coef_sum = dev.backend.cross_entropy_coefs(self.logp, self.coef, self.coef_sum)
+        coef, coef_sum = _util.wrap(coef, dev), _util.wrap(coef_sum, dev)
         p = logits.softmax(1)
         return (p * coef_sum.unsqueeze(1) - coef) * g.unsqueeze(1), None, None, None, None
 

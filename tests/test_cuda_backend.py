@@ -1,0 +1,353 @@
+"""The CUDA backend end to end, on the CPU emulator of ``tests/cuda_emu`` (or on a real GPU when there is one).
+
+Every layer above the driver is the production code: ``tl.cuda``, the runtime, argument packing by the
+kernels' own signatures, the buffer pool, ``CudaBackend``'s primitives, Storage residency and the
+Tensor, nn and optim APIs. Under the emulator the kernels of ``kernel_src`` run on the CPU with CUDA's
+execution model (blocks, barriers, warp shuffles, atomics); what only a GPU can show (speed, the
+device math library, races between blocks) is checked on the lent GPU machine with the same file.
+
+Each op runs on ``cuda`` and in PyTorch (the oracle) from the same data, forward and backward; ops that
+claim a kernel must not fall back to the host (``backend.fallbacks`` is checked around each case).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinygrad_like as tl
+import tinygrad_like.nn.functional as F
+from tinygrad_like import events
+from tinygrad_like.backends.cuda import compiler, runtime
+from tinygrad_like.backends.cuda import probe as probe_mod
+from tinygrad_like.device import get_device, unregister_device
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def cuda():
+    """The ``cuda`` device: the real one where CUDA is available, else the emulated one."""
+    if tl.cuda.is_available():
+        yield get_device("cuda")
+        return
+    from cuda_emu.emulator import Emulator
+    from emu_driver import EmuDriver
+
+    drv = EmuDriver(Emulator())
+    mp = pytest.MonkeyPatch()
+    mp.setattr(probe_mod, "_status", probe_mod.probe(drv))
+    # the emulator runs the .cu sources, not cubins: skip nvcc here (tests/test_kernel_compile.py compiles them)
+    mp.setattr(runtime, "compile_kernel_file",
+               lambda source, arch: compiler.CompiledModule(source, arch, b"", "emulated", "miss", 0.0))
+    mp.setattr(runtime, "_runtime", runtime.CudaRuntime(drv))
+    try:
+        yield get_device("cuda")
+    finally:
+        unregister_device("cuda")
+        mp.undo()
+
+
+def _fallbacks(dev) -> dict:
+    return dict(dev.raw_backend.fallbacks)
+
+
+RNG = np.random.default_rng(0)
+
+
+def _data(shape, kind="n"):
+    if kind == "pos":
+        return RNG.uniform(0.5, 2.0, shape).astype(np.float32)
+    if kind == "away":
+        return (RNG.uniform(0.3, 1.5, shape) * RNG.choice([-1, 1], shape)).astype(np.float32)
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# (name, function applied to tl and torch tensors alike, input shapes and kinds, native: no host fallback)
+CASES = [
+    ("add", lambda a, b: a + b, [((3, 4), "n"), ((3, 4), "n")], True),
+    ("add_broadcast", lambda a, b: a + b, [((2, 3, 4), "n"), ((4,), "n")], True),
+    ("sub_mul_div", lambda a, b: (a - b) * a / b, [((5, 7), "n"), ((5, 1), "pos")], True),
+    ("scalars", lambda a: (2.0 - a) * 3 + a / 4 - 1 / a, [((6, 5), "pos")], True),
+    ("pow", lambda a: a ** 2 + a ** 0.5, [((4, 4), "pos")], True),
+    ("unary", lambda a: a.exp() + a.tanh() + a.sigmoid() + a.relu() + a.abs() - a.neg().sin() + a.cos(),
+     [((3, 50), "away")], True),
+    ("log_sqrt", lambda a: a.log() + a.sqrt() + a.rsqrt(), [((2, 3, 5), "pos")], True),
+    ("clamp", lambda a: a.clamp(-0.5, 0.7), [((40,), "away")], True),
+    ("maximum", lambda a, b: tl_or_torch(a).maximum(a, b), [((3, 4), "n"), ((3, 4), "n")], True),
+    ("where", lambda a, b: tl_or_torch(a).where(a > 0, a, b * 2), [((4, 6), "away"), ((4, 6), "n")], True),
+    ("compare", lambda a, b: ((a < b).float() + (a >= 0.5).float()) * a, [((5, 5), "n"), ((5, 5), "n")], True),
+    ("sum_all", lambda a: a.sum(), [((7, 9), "n")], True),
+    ("sum_axes", lambda a: a.sum(dim=(0, 2), keepdim=True) * 2, [((3, 4, 5), "n")], True),
+    ("sum_long_rows", lambda a: a.sum(1), [((3, 3000), "n")], True),
+    ("mean_var", lambda a: a.mean(1) + a.var(0).sum(), [((6, 8), "n")], True),
+    ("max_dim", lambda a: a.max(dim=1).values * 2 + a.amax(0).sum(), [((5, 9), "n")], True),
+    ("max_all", lambda a: a.max() + a.min(), [((5, 9), "n")], True),
+    ("matmul", lambda a, b: a @ b, [((33, 17), "n"), ((17, 21), "n")], True),
+    ("matmul_batched_broadcast", lambda a, b: a @ b, [((2, 3, 5, 4), "n"), ((4, 6), "n")], True),
+    ("matmul_transposed", lambda a, b: a.T @ b, [((9, 5), "n"), ((9, 7), "n")], True),
+    ("matvec", lambda a, b: a @ b, [((6, 4), "n"), ((4,), "n")], True),
+    ("softmax_last", lambda a: a.softmax(-1) * a, [((4, 10), "n")], True),
+    ("softmax_mid", lambda a: a.softmax(1), [((2, 5, 3), "n")], True),
+    ("log_softmax_long", lambda a: a.log_softmax(1), [((3, 1500), "n")], True),
+    ("views", lambda a: a.T.exp() + a[1:, ::2].sum() + a.permute(1, 0)[::2].mean(), [((6, 8), "n")], True),
+    ("reshape_expand", lambda a: a.reshape(3, -1).unsqueeze(0).expand(2, 3, 8).sum(0), [((4, 6), "n")], True),
+    ("sum_two_pass", lambda a: a.sum() + a[:5].sum(), [((100000,), "n")], True),
+    ("matmul_tile_edges", lambda a, b: a @ b, [((130, 129), "n"), ((129, 140), "n")], True),
+    ("activations", lambda a: nnf(a).gelu(a) + nnf(a).silu(a) + nnf(a).softplus(a) + nnf(a).elu(a)
+     + nnf(a).leaky_relu(a, 0.1), [((5, 6), "away")], True),
+    ("conv2d", lambda x, w, b: nnf(x).conv2d(x, w, b, padding=1), [((2, 3, 7, 6), "n"), ((4, 3, 3, 3), "n"),
+                                                                   ((4,), "n")], True),
+    ("conv2d_stride_dilation", lambda x, w: nnf(x).conv2d(x, w, stride=2, dilation=2, padding=2),
+     [((2, 2, 9, 8), "n"), ((3, 2, 3, 2), "n")], True),
+    ("max_pool2d", lambda x: nnf(x).max_pool2d(x, 2), [((2, 3, 6, 8), "n")], True),
+    ("max_pool2d_overlap", lambda x: nnf(x).max_pool2d(x, 3, stride=2, padding=1), [((1, 2, 7, 7), "n")], True),
+    ("avg_pool2d", lambda x: nnf(x).avg_pool2d(x, 2), [((2, 2, 6, 4), "n")], True),
+    ("layer_norm", lambda x, w, b: nnf(x).layer_norm(x, (8,), w, b), [((3, 4, 8), "n"), ((8,), "n"), ((8,), "n")],
+     True),
+    ("layer_norm_wide", lambda x: nnf(x).layer_norm(x, (3, 700)), [((2, 3, 700), "n")], True),
+    ("cross_entropy", lambda x: nnf(x).cross_entropy(x, const(x, [1, 0, 4, 2, 2])), [((5, 6), "n")], True),
+    ("cross_entropy_options", lambda x: nnf(x).cross_entropy(x, const(x, [1, 0, 4, 2, 2]), ignore_index=2,
+                                                             weight=const(x, [0.5, 1.0, 2.0, 1.5, 0.7, 1.1]),
+                                                             label_smoothing=0.1), [((5, 6), "n")], True),
+    ("cross_entropy_wide", lambda x: nnf(x).cross_entropy(x, const(x, [7, 1500])), [((2, 1600), "n")], True),
+    ("cat_fallback", lambda a, b: tl_or_torch(a).cat([a, b], 0) * 2, [((2, 3), "n"), ((4, 3), "n")], False),
+    ("cumsum_fallback", lambda a: a.cumsum(1), [((3, 5), "n")], False),
+]
+
+
+def nnf(a):
+    return torch.nn.functional if isinstance(a, torch.Tensor) else F
+
+
+def const(like, values):
+    """A constant (no grad) tensor beside ``like``: same library, same device (int64 or float32 values)."""
+    values = np.asarray(values, np.float32 if isinstance(values[0], float) else np.int64)
+    if isinstance(like, torch.Tensor):
+        return torch.tensor(values)
+    return tl.tensor(values, device=like.device)
+
+
+def tl_or_torch(a):
+    return torch if isinstance(a, torch.Tensor) else tl
+
+
+def _run(fn, arrays, device, lib):
+    if lib == "torch":
+        xs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    else:
+        xs = [tl.tensor(a, device=device, requires_grad=True) for a in arrays]
+    out = fn(*xs)
+    # the same output weights in both runs: backward sees a full vector, not just ones
+    w = np.random.default_rng(1).standard_normal(tuple(out.shape)).astype(np.float32)
+    wt = torch.tensor(w) if lib == "torch" else tl.tensor(w, device=device)
+    (out * wt).sum().backward()
+    return out, [x.grad for x in xs]
+
+
+def _np(t):
+    return t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
+
+
+@pytest.mark.parametrize("name,fn,inputs,native", CASES, ids=[c[0] for c in CASES])
+def test_op_forward_and_backward_match_torch(cuda, name, fn, inputs, native):
+    arrays = [_data(s, k) for s, k in inputs]
+    before = _fallbacks(cuda)
+    out, grads = _run(fn, arrays, "cuda", "tl")
+    assert out.device == cuda and all(g is None or g.device == cuda for g in grads)
+    new = {k: v - before.get(k, 0) for k, v in _fallbacks(cuda).items() if v != before.get(k, 0)}
+    if native:
+        assert not new, f"{name} ran on the host: {new}"
+    else:
+        assert new, f"{name} was expected to use the host fallback"
+    ref, ref_grads = _run(fn, arrays, None, "torch")
+    np.testing.assert_allclose(_np(out), _np(ref), rtol=1e-4, atol=1e-5)
+    for g, rg in zip(grads, ref_grads):
+        assert (g is None) == (rg is None)
+        if g is not None:
+            np.testing.assert_allclose(_np(g), _np(rg), rtol=1e-4, atol=1e-5)
+
+
+def test_float16_ops_accumulate_in_float32(cuda):
+    a, b = _data((20, 48)), _data((48, 16))
+    ta, tb = tl.tensor(a, device="cuda").half(), tl.tensor(b, device="cuda").half()
+    before = _fallbacks(cuda)
+    out = (ta @ tb).softmax(-1) + ta.sum()
+    assert out.dtype == tl.float16 and _fallbacks(cuda) == before
+    ra, rb = torch.tensor(a).half().float(), torch.tensor(b).half().float()
+    ref = (ra @ rb).half().float().softmax(-1) + ra.sum()
+    np.testing.assert_allclose(out.float().numpy(), ref.numpy(), rtol=2e-3, atol=2e-2)
+
+
+def test_integer_and_bool_ops(cuda):
+    x = tl.arange(12, device="cuda").reshape(3, 4)
+    assert x.dtype == tl.int64
+    y = (x * 3 - 5).maximum(tl.zeros(3, 4, dtype=tl.int64, device="cuda"))
+    np.testing.assert_array_equal(y.numpy(), np.maximum(np.arange(12).reshape(3, 4) * 3 - 5, 0))
+    m = (x > 4) & (x < 9)
+    np.testing.assert_array_equal(m.numpy(), (np.arange(12) > 4).reshape(3, 4) & (np.arange(12) < 9).reshape(3, 4))
+    assert bool(m.any()) and not bool(m.all())
+    np.testing.assert_array_equal(x.float().argmax(1).numpy(), [3, 3, 3])
+
+
+def test_mixing_devices_in_one_op_is_a_clear_error(cuda):
+    with pytest.raises(RuntimeError, match="same device.*cpu and cuda:0"):
+        tl.ones(2) + tl.ones(2, device="cuda")
+    with pytest.raises(RuntimeError, match="same device"):
+        tl.ones(2, 2, device="cuda") @ tl.ones(2, 2)
+
+
+def test_residency_transitions_are_lazy_and_reported(cuda):
+    seen = []
+    unsubscribe = events.subscribe(seen.append)
+    try:
+        x = tl.tensor(np.arange(6, dtype=np.float32), device="cuda")
+        st = x.storage
+        assert st.residency == "gpu" and st.dirty is None
+        np.testing.assert_array_equal(x.numpy(), np.arange(6))          # host read: download, mirror kept
+        assert st.residency == "both" and st.dirty is None
+        x.mul_(2)                                                         # device write: mirror is stale
+        assert st.dirty == "gpu"
+        np.testing.assert_array_equal(x.numpy(), np.arange(6) * 2)      # downloads again
+        assert st.dirty is None
+    finally:
+        unsubscribe()
+    moves = [(e.direction, e.nbytes) for e in seen if isinstance(e, events.StorageStateChanged) and e.direction]
+    assert moves == [("d2h", 24), ("d2h", 24)]
+
+
+def test_load_state_dict_into_a_cuda_model_uploads_at_next_use(cuda):
+    src = tl.nn.Linear(3, 2)
+    model = tl.nn.Linear(3, 2).to("cuda")
+    st = model.weight.storage
+    for p in model.parameters():  # host mirrors exist and are current
+        p.detach().numpy()
+    seen = []
+    unsubscribe = events.subscribe(seen.append)
+    try:
+        model.load_state_dict(src.state_dict())
+        assert st.dirty == "cpu" and st in cuda.pending   # written on the host, not uploaded yet
+        assert not [e for e in seen if isinstance(e, events.StorageStateChanged) and e.direction == "h2d"]
+        x = tl.tensor(_data((4, 3)))
+        y = model(x.to("cuda"))                            # the device's next op uploads first
+        assert st.dirty is None and not cuda.pending
+    finally:
+        unsubscribe()
+    uploads = [e for e in seen if isinstance(e, events.StorageStateChanged) and e.direction == "h2d"]
+    assert [e.storage_id for e in uploads].count(st.id) == 1 and uploads[0].nbytes > 0
+    np.testing.assert_allclose(y.detach().numpy(), src(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _mlp_step_setup(device):
+    tl.manual_seed(0)
+    model = tl.nn.Sequential(tl.nn.Linear(64, 32), tl.nn.ReLU(), tl.nn.Linear(32, 10)).to(device)
+    opt = tl.optim.Adam(model.parameters(), lr=1e-2)
+    x = tl.tensor(np.random.default_rng(2).standard_normal((16, 64)).astype(np.float32), device=device)
+    y = tl.tensor(np.arange(16) % 10, device=device)
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return model, step
+
+
+def test_mlp_training_matches_the_cpu_and_runs_every_kernel_on_the_device(cuda):
+    cpu_model, cpu_step = _mlp_step_setup("cpu")
+    gpu_model, gpu_step = _mlp_step_setup("cuda")
+    before = _fallbacks(cuda)
+    for _ in range(3):
+        lc, lg = cpu_step(), gpu_step()
+    assert _fallbacks(cuda) == before, "the MLP step used a host fallback"
+    np.testing.assert_allclose(lg.item(), lc.item(), rtol=1e-5)
+    for pc, pg in zip(cpu_model.parameters(), gpu_model.parameters()):
+        assert pg.device == cuda
+        np.testing.assert_allclose(pg.detach().numpy(), pc.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_training_step_allocates_nothing_new_after_warm_up(cuda):
+    _, step = _mlp_step_setup("cuda")
+    step()
+    step()
+    stats = tl.cuda.memory_stats()
+    for _ in range(3):
+        step()
+    after = tl.cuda.memory_stats()
+    assert after["driver_allocs"] == stats["driver_allocs"], (stats, after)
+    assert after["pool_hits"] > stats["pool_hits"]
+
+
+def test_kernel_timings_reach_the_profiler(cuda):
+    x = tl.tensor(_data((8, 8)), device="cuda")
+    with tl.profile() as prof:
+        y = (x @ x).relu().sum()
+        y.item()
+    names = {e.name for e in prof.kernels}
+    assert {"gemm_f32", "ew_unary_contig_f32"} <= names, names
+    timed = [e for e in prof.kernels if e.name == "gemm_f32"][0]
+    assert timed.device == "cuda:0" and timed.grid == (1, 1, 1) and timed.block == (256, 1, 1)
+
+
+def test_a_host_fallback_is_counted_and_visible(cuda):
+    x = tl.tensor(np.arange(4.0), device="cuda")  # float64: no kernels, runs on the host
+    seen = []
+    unsubscribe = events.subscribe(seen.append)
+    try:
+        before = _fallbacks(cuda).get("add", 0)
+        y = x + x
+    finally:
+        unsubscribe()
+    assert y.device == cuda and y.dtype == tl.float64
+    np.testing.assert_array_equal(y.numpy(), np.arange(4.0) * 2)
+    assert _fallbacks(cuda)["add"] == before + 1
+    assert any(isinstance(e, events.KernelTimed) and e.name == "host:add" for e in seen)
+
+
+def test_cnn_training_matches_the_cpu_without_host_fallbacks(cuda):
+    def setup(device):
+        tl.manual_seed(0)
+        model = tl.nn.Sequential(tl.nn.Conv2d(1, 4, 3, padding=1), tl.nn.ReLU(), tl.nn.MaxPool2d(2),
+                                 tl.nn.Conv2d(4, 6, 3, padding=1), tl.nn.ReLU(), tl.nn.MaxPool2d(2), tl.nn.Flatten(),
+                                 tl.nn.Linear(6 * 2 * 2, 10)).to(device)
+        opt = tl.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        x = tl.tensor(np.random.default_rng(3).standard_normal((8, 1, 8, 8)).astype(np.float32), device=device)
+        y = tl.tensor(np.arange(8) % 10, device=device)
+
+        def step():
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss.item()
+        return model, step
+
+    cpu_model, cpu_step = setup("cpu")
+    gpu_model, gpu_step = setup("cuda")
+    before = _fallbacks(cuda)
+    losses = [(cpu_step(), gpu_step()) for _ in range(3)]
+    assert _fallbacks(cuda) == before, "the CNN step used a host fallback"
+    np.testing.assert_allclose([g for _, g in losses], [c for c, _ in losses], rtol=1e-5)
+    assert losses[-1][1] < losses[0][1]
+    for pc, pg in zip(cpu_model.parameters(), gpu_model.parameters()):
+        np.testing.assert_allclose(pg.detach().numpy(), pc.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_dropout_masks_come_from_the_same_philox_stream_as_on_the_cpu(cuda):
+    x = _data((4, 64))
+    outs = {}
+    for device in ("cpu", "cuda"):
+        tl.manual_seed(5)
+        t = tl.tensor(x, device=device)
+        outs[device] = [F.dropout(t, 0.3).numpy() for _ in range(2)]  # 256 draws each: whole Philox blocks
+    before = _fallbacks(cuda)
+    tl.manual_seed(5)
+    F.dropout(tl.tensor(x, device="cuda"), 0.3)
+    assert _fallbacks(cuda) == before, "dropout ran on the host"
+    for c, g in zip(outs["cpu"], outs["cuda"]):
+        np.testing.assert_array_equal(g, c)
+    kept = outs["cuda"][0] != 0
+    assert 0.5 < kept.mean() < 0.9
+    np.testing.assert_allclose(outs["cuda"][0][kept], x[kept] / 0.7, rtol=1e-6)
