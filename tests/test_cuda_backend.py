@@ -238,21 +238,27 @@ def test_load_state_dict_into_a_cuda_model_uploads_at_next_use(cuda):
     np.testing.assert_allclose(y.detach().numpy(), src(x).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-def _mlp_step_setup(device):
+def _training(device, layers, optimizer, x_shape, seed):
+    """A seeded model on ``device`` and a step function (same weights and batch on every device)."""
     tl.manual_seed(0)
-    model = tl.nn.Sequential(tl.nn.Linear(64, 32), tl.nn.ReLU(), tl.nn.Linear(32, 10)).to(device)
-    opt = tl.optim.Adam(model.parameters(), lr=1e-2)
-    x = tl.tensor(np.random.default_rng(2).standard_normal((16, 64)).astype(np.float32), device=device)
-    y = tl.tensor(np.arange(16) % 10, device=device)
+    model = tl.nn.Sequential(*layers()).to(device)
+    opt = optimizer(model.parameters())
+    x = tl.tensor(np.random.default_rng(seed).standard_normal(x_shape).astype(np.float32), device=device)
+    y = tl.tensor(np.arange(x_shape[0]) % 10, device=device)
 
     def step():
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
-        return loss
+        return loss.item()
 
     return model, step
+
+
+def _mlp_step_setup(device):
+    return _training(device, lambda: (tl.nn.Linear(64, 32), tl.nn.ReLU(), tl.nn.Linear(32, 10)),
+                     lambda ps: tl.optim.Adam(ps, lr=1e-2), (16, 64), 2)
 
 
 def test_mlp_training_matches_the_cpu_and_runs_every_kernel_on_the_device(cuda):
@@ -262,7 +268,7 @@ def test_mlp_training_matches_the_cpu_and_runs_every_kernel_on_the_device(cuda):
     for _ in range(3):
         lc, lg = cpu_step(), gpu_step()
     assert _fallbacks(cuda) == before, "the MLP step used a host fallback"
-    np.testing.assert_allclose(lg.item(), lc.item(), rtol=1e-5)
+    np.testing.assert_allclose(lg, lc, rtol=1e-5)
     for pc, pg in zip(cpu_model.parameters(), gpu_model.parameters()):
         assert pg.device == cuda
         np.testing.assert_allclose(pg.detach().numpy(), pc.detach().numpy(), rtol=1e-4, atol=1e-5)
@@ -308,21 +314,10 @@ def test_a_host_fallback_is_counted_and_visible(cuda):
 
 def test_cnn_training_matches_the_cpu_without_host_fallbacks(cuda):
     def setup(device):
-        tl.manual_seed(0)
-        model = tl.nn.Sequential(tl.nn.Conv2d(1, 4, 3, padding=1), tl.nn.ReLU(), tl.nn.MaxPool2d(2),
-                                 tl.nn.Conv2d(4, 6, 3, padding=1), tl.nn.ReLU(), tl.nn.MaxPool2d(2), tl.nn.Flatten(),
-                                 tl.nn.Linear(6 * 2 * 2, 10)).to(device)
-        opt = tl.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-        x = tl.tensor(np.random.default_rng(3).standard_normal((8, 1, 8, 8)).astype(np.float32), device=device)
-        y = tl.tensor(np.arange(8) % 10, device=device)
-
-        def step():
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss.item()
-        return model, step
+        return _training(device, lambda: (tl.nn.Conv2d(1, 4, 3, padding=1), tl.nn.ReLU(), tl.nn.MaxPool2d(2),
+                                          tl.nn.Conv2d(4, 6, 3, padding=1), tl.nn.ReLU(), tl.nn.MaxPool2d(2),
+                                          tl.nn.Flatten(), tl.nn.Linear(6 * 2 * 2, 10)),
+                         lambda ps: tl.optim.SGD(ps, lr=0.05, momentum=0.9), (8, 1, 8, 8), 3)
 
     cpu_model, cpu_step = setup("cpu")
     gpu_model, gpu_step = setup("cuda")

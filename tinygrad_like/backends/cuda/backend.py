@@ -106,6 +106,12 @@ class CudaBackend:
     def _grid(self, n: int) -> tuple:
         return (max(1, min(-(-n // THREADS), self.cap)), 1, 1)
 
+    def _rows_launch(self, rows: int, cols: int) -> tuple:
+        """Row kernels (softmax, layer norm, cross-entropy): a warp per row up to 1024 columns, else a block."""
+        if cols <= 1024:
+            return "warp", (max(1, min(-(-rows // 8), self.cap)), 1, 1)
+        return "block", (max(1, min(rows, self.cap)), 1, 1)
+
     def _launch(self, kernel: str, grid: tuple, args: tuple, shapes: tuple = (), nbytes: int = 0) -> None:
         self.rt.launch(kernel, grid, (THREADS, 1, 1), args, shapes=shapes, nbytes=nbytes)
 
@@ -594,8 +600,7 @@ class CudaBackend:
         cols = xc.shape[-1]
         rows = xc.size // cols
         y = self._empty(xc.shape, x.dtype)
-        kind = "warp" if cols <= 1024 else "block"
-        grid = (max(1, min(-(-rows // 8) if kind == "warp" else rows, self.cap)), 1, 1)
+        kind, grid = self._rows_launch(rows, cols)
         self._launch(f"softmax_fwd_{kind}_{_SFX[x.dtype]}", grid, (y.ptr, xc.ptr, rows, cols, log), (x.shape,),
                      2 * x.nbytes)
         return self._unpermute(y, perm)
@@ -608,8 +613,7 @@ class CudaBackend:
         cols = yc.shape[-1]
         rows = yc.size // cols
         dx = self._empty(yc.shape, y.dtype)
-        kind = "warp" if cols <= 1024 else "block"
-        grid = (max(1, min(-(-rows // 8) if kind == "warp" else rows, self.cap)), 1, 1)
+        kind, grid = self._rows_launch(rows, cols)
         self._launch(f"softmax_bwd_{kind}_{_SFX[y.dtype]}", grid, (dx.ptr, yc.ptr, gc.ptr, rows, cols, log),
                      (y.shape,), 3 * y.nbytes)
         return self._unpermute(dx, perm)
@@ -641,8 +645,7 @@ class CudaBackend:
         lse = self._empty((rows,), np.float32)
         asum = self._empty((rows,), np.float32)
         if rows and cols:
-            kind = "warp" if cols <= 1024 else "block"
-            grid = (max(1, min(-(-rows // 8) if kind == "warp" else rows, self.cap)), 1, 1)
+            kind, grid = self._rows_launch(rows, cols)
             self._launch(f"cross_entropy_fwd_{kind}_{_SFX[x.dtype]}", grid,
                          (loss.ptr, lse.ptr, asum.ptr, x.ptr, t.ptr, w.ptr if w is not None else 0, rows, cols,
                           int(ignore_index), float(smoothing)), (x.shape,), x.nbytes)
@@ -810,8 +813,7 @@ class CudaBackend:
         y = self._empty(x.shape, x.dtype)
         mean = self._empty((rows,), np.float32)
         rstd = self._empty((rows,), np.float32)
-        kind = "warp" if cols <= 1024 else "block"
-        grid = (max(1, min(-(-rows // 8) if kind == "warp" else rows, self.cap)), 1, 1)
+        kind, grid = self._rows_launch(rows, cols)
         self._launch(f"layernorm_fwd_{kind}_{_SFX[x.dtype]}", grid,
                      (y.ptr, mean.ptr, rstd.ptr, x.ptr, 0, 0, rows, cols, float(eps)), (x.shape,), 2 * x.nbytes)
         return y, mean, _LNState(x, mean, rstd, rows, cols)
@@ -822,8 +824,7 @@ class CudaBackend:
         st = rstd
         g = g if g.is_contiguous else self.contiguous(g)
         dx = self._empty(st.x.shape, g.dtype)
-        kind = "warp" if st.cols <= 1024 else "block"
-        grid = (max(1, min(-(-st.rows // 8) if kind == "warp" else st.rows, self.cap)), 1, 1)
+        kind, grid = self._rows_launch(st.rows, st.cols)
         self._launch(f"layernorm_bwd_{kind}_{_SFX[g.dtype]}", grid,
                      (dx.ptr, g.ptr, st.x.ptr, 0, st.mean.ptr, st.rstd.ptr, st.rows, st.cols), (g.shape,),
                      3 * g.nbytes)
