@@ -854,6 +854,75 @@ class CudaBackend:
             bg.advance(nblocks)
         return mask
 
+    # ---- gather / scatter-add / index-select (int64 indices) -----------------------------------
+    @staticmethod
+    def _index_layout(index: CudaArray, a: CudaArray, b: CudaArray | None, axis: int) -> tuple:
+        nd = index.ndim
+        pad = _MAXDIM - nd
+        return (*index.shape, *(1,) * pad, *a.strides, *(0,) * pad,
+                *(b.strides if b is not None else (0,) * nd), *(0,) * pad, nd, axis, a.shape[axis])
+
+    def _index_ok(self, x, index, axis) -> bool:
+        return (x.dtype in _FLOAT and index.dtype == np.int64 and 0 < x.ndim <= _MAXDIM
+                and index.ndim == x.ndim)
+
+    def gather(self, x, axis, index):
+        if not self._index_ok(x, index, axis):
+            return self._fallback("gather", (x, axis, index))
+        axis %= x.ndim
+        index = index if index.is_contiguous else self.contiguous(index)
+        out = self._empty(index.shape, x.dtype)
+        if out.size:
+            self._launch(f"gather_{_SFX[x.dtype]}", self._grid(out.size),
+                         (x.ptr, index.ptr, out.ptr, *self._index_layout(index, x, None, axis), out.size),
+                         (x.shape, index.shape), 2 * out.nbytes + index.nbytes)
+        return out
+
+    def scatter_add(self, x, axis, index, src):
+        if not self._index_ok(x, index, axis) or src.dtype != x.dtype or src.ndim != x.ndim:
+            return self._fallback("scatter_add", (x, axis, index, src))
+        axis %= x.ndim
+        index = index if index.is_contiguous else self.contiguous(index)
+        out = self.contiguous(x)
+        if index.size:
+            self._launch(f"scatter_add_{_SFX[x.dtype]}", self._grid(index.size),
+                         (out.ptr, index.ptr, src.ptr, *self._index_layout(index, out, src, axis), index.size),
+                         (x.shape, index.shape), 2 * out.nbytes + index.nbytes)
+        return out
+
+    def index_select(self, x, axis, index):
+        if x.dtype not in _FLOAT or index.dtype != np.int64 or x.ndim == 0 or index.ndim != 1:
+            return self._fallback("index_select", (x, axis, index))
+        axis %= x.ndim
+        x = x if x.is_contiguous else self.contiguous(x)
+        index = index if index.is_contiguous else self.contiguous(index)
+        shape = x.shape[:axis] + (index.shape[0],) + x.shape[axis + 1:]
+        out = self._empty(shape, x.dtype)
+        if out.size:
+            self._launch(f"index_select_{_SFX[x.dtype]}", self._grid(out.size),
+                         (x.ptr, index.ptr, out.ptr, x.shape[axis], index.shape[0], _prod(x.shape[axis + 1:]),
+                          out.size), (x.shape, index.shape), 2 * out.nbytes)
+        return out
+
+    def index_add(self, shape, dtype, index, g):
+        """Zeros of ``shape`` plus ``g`` at ``index``; on the device for the one-axis form index_select's
+        backward uses, (:, ..., idx, :, ...) with a 1-D int64 ``idx``."""
+        idx = index if isinstance(index, tuple) else (index,)
+        arrays = [d for d, i in enumerate(idx) if _is_arr(i)]
+        full = all(_is_arr(i) or i == slice(None) for i in idx)
+        if (not full or len(arrays) != 1 or len(idx) != len(shape) or g.dtype not in _FLOAT
+                or idx[arrays[0]].ndim != 1 or idx[arrays[0]].dtype != np.int64):
+            return self._fallback("index_add", (shape, dtype, index, g))
+        axis = arrays[0]
+        ind = idx[axis] if idx[axis].is_contiguous else self.contiguous(idx[axis])
+        g = g if g.is_contiguous else self.contiguous(g)
+        out = self.full(tuple(shape), 0.0, dtype)
+        if g.size:
+            self._launch(f"index_add_{_SFX[g.dtype]}", self._grid(g.size),
+                         (out.ptr, ind.ptr, g.ptr, shape[axis], ind.shape[0], _prod(shape[axis + 1:]), g.size),
+                         (tuple(shape), g.shape), 2 * g.nbytes)
+        return out
+
     # ---- basic indexing (ints, slices, None, Ellipsis): strided views, no copy ----------------
     @staticmethod
     def _basic_view(x: CudaArray, index):
