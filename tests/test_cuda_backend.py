@@ -119,6 +119,7 @@ CASES = [
     ("gather", lambda x: x.gather(1, const(x, [[0, 2, 2], [1, 0, 3], [3, 3, 1]])), [((3, 4), "n")], True),
     ("gather_transposed", lambda x: x.T.gather(0, const(x, [[0, 2], [1, 0]])), [((2, 3), "n")], True),
     ("index_select", lambda x: x.index_select(1, const(x, [2, 0, 2, 1])) * 2, [((2, 3, 4), "n")], True),
+    ("to_zero_d", lambda a: a.sum() * a.max(), [((3,), "n")], True),
     # the bounds check reduces the int64 indices, and integer reductions have no kernel: two host calls
     ("embedding_fallback_bounds", lambda w: nnf(w).embedding(const(w, [[1, 4], [4, 0]]), w), [((5, 3), "n")],
      False),
@@ -172,10 +173,12 @@ def test_op_forward_and_backward_match_torch(cuda, name, fn, inputs, native):
     else:
         assert new, f"{name} was expected to use the host fallback"
     ref, ref_grads = _run(fn, arrays, None, "torch")
+    assert tuple(out.shape) == tuple(ref.shape)
     np.testing.assert_allclose(_np(out), _np(ref), rtol=1e-4, atol=1e-5)
     for g, rg in zip(grads, ref_grads):
         assert (g is None) == (rg is None)
         if g is not None:
+            assert tuple(g.shape) == tuple(rg.shape)
             np.testing.assert_allclose(_np(g), _np(rg), rtol=1e-4, atol=1e-5)
 
 
@@ -357,3 +360,42 @@ def test_dropout_masks_come_from_the_same_philox_stream_as_on_the_cpu(cuda):
     kept = outs["cuda"][0] != 0
     assert 0.5 < kept.mean() < 0.9
     np.testing.assert_allclose(outs["cuda"][0][kept], x[kept] / 0.7, rtol=1e-6)
+
+
+def test_edge_cases_behave_as_on_the_cpu(cuda):
+    """Shapes, dtypes and in-place writes that once differed from the CPU backend on cuda."""
+    assert tl.tensor(3.0, device="cuda").shape == () and tl.tensor(3.0).to("cuda").shape == ()
+    assert tl.tensor(np.arange(4), device="cuda").sum().shape == ()   # int64 sum: a host fallback, still 0-d
+    for device in ("cpu", "cuda"):
+        t = tl.arange(600.0, device=device, dtype=tl.float32)
+        t[1:] = t[:-1]                                                  # overlapping source and destination
+        np.testing.assert_array_equal(t.numpy(), np.r_[0, np.arange(599)], err_msg=device)
+        with pytest.raises(RuntimeError, match=r"broadcast"):
+            u = tl.zeros(2, 3, device=device)
+            u[0] = tl.ones(2, 3, device=device)
+        f = tl.tensor([[0.0, 1.0], [0.0, 0.0]], device=device)          # float64: no kernels
+        np.testing.assert_array_equal(f.any(1).numpy(), [True, False], err_msg=device)
+        f[:, 1] = 5.0
+        f.T.add_(1)
+        np.testing.assert_array_equal(f.numpy(), [[1, 6], [1, 6]], err_msg=device)
+        c = tl.arange(-3, 5, device=device).clamp(max=2)
+        assert c.dtype == tl.int64, device
+        big = tl.ones((1,) * 9 + (2,), device=device) + tl.ones(2, device=device)
+        assert big.shape == (1,) * 9 + (2,) and float(big.sum()) == 4.0, device
+
+
+def test_negative_indices_wrap_as_on_the_cpu(cuda):
+    """tinygrad_like accepts indices in [-n, n) (torch.gather does not); cuda must agree with the cpu."""
+    x = _data((3, 4))
+    res = {}
+    before = _fallbacks(cuda)
+    for device in ("cpu", "cuda"):
+        t = tl.tensor(x, device=device, requires_grad=True)
+        gi = tl.tensor([[-1, 0], [-4, 2], [1, -2]], device=device)
+        si = tl.tensor([-1, 0, -3], device=device)
+        out = t.gather(1, gi) * 2 + t.index_select(0, si)[:, :2] - t[:, tl.tensor([-1, 1], device=device)]
+        (out * tl.tensor(np.arange(6.0, dtype=np.float32).reshape(3, 2), device=device)).sum().backward()
+        res[device] = (out.detach().numpy(), t.grad.numpy())
+    assert _fallbacks(cuda).keys() - before.keys() <= {"index"}  # x[:, idx] forward: advanced indexing on the host
+    for a, b in zip(res["cuda"], res["cpu"]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

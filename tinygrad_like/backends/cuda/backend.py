@@ -52,6 +52,11 @@ def _is_arr(x) -> bool:
     return type(x) is CudaArray
 
 
+def _too_many_dims(*xs) -> bool:
+    """More dims than an EwLayout holds: such ops run on the host."""
+    return max((x.ndim for x in xs if type(x) is CudaArray), default=0) > _MAXDIM
+
+
 def _prod(shape) -> int:
     n = 1
     for s in shape:
@@ -138,18 +143,18 @@ class CudaBackend:
         return r.buf, r.with_layout(r.shape, contiguous_strides(r.shape), 0)
 
     def upload(self, host) -> DeviceBuffer:
-        host = np.ascontiguousarray(host)
+        host = np.asarray(host, order="C")
         buf = DeviceBuffer(self.pool, host.nbytes)
         if host.nbytes:
             self.rt.drv.memcpy_htod(buf.address, host)
         return buf
 
     def from_numpy(self, arr) -> CudaArray:
-        arr = np.ascontiguousarray(arr)
+        arr = np.asarray(arr, order="C")
         return CudaArray(self.upload(arr), arr.shape, contiguous_strides(arr.shape), 0, arr.dtype)
 
     def upload_into(self, host, buf: DeviceBuffer) -> None:
-        host = np.ascontiguousarray(host)
+        host = np.asarray(host, order="C")
         if host.nbytes:
             self.rt.drv.memcpy_htod(buf.address, host)
 
@@ -169,8 +174,7 @@ class CudaBackend:
             if x.dtype in _SFX and x.ndim <= _MAXDIM:
                 x = self.contiguous(x)
             else:  # no copy kernel for this dtype: fetch the span the view covers, take the view on the host
-                lo = sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides))
-                hi = sum(max(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) + 1
+                lo, hi = self._span(x)
                 span = np.empty(hi - lo if x.size else 0, x.dtype)
                 if span.nbytes:
                     self.rt.drv.memcpy_dtoh(span, x.ptr + lo * x.itemsize)
@@ -252,10 +256,18 @@ class CudaBackend:
         """In-place write of ``src`` (broadcast, cast) into the view ``dst``."""
         if not _is_arr(src):
             src = self._scalar(src, dst.dtype)
-        if dst.dtype in _SFX and src.dtype in _SFX and dst.ndim <= _MAXDIM:
-            broadcast_shape(dst.shape, src.shape)
+        try:
+            ok = broadcast_shape(dst.shape, src.shape) == dst.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"could not broadcast input array from shape {src.shape} into shape {dst.shape}")
+        if src.buf is dst.buf:  # the two may overlap (t[1:] = t[:-1]): read everything before writing
+            src = self.contiguous(src)
+        if (dst.dtype in _SFX and src.dtype in _SFX and dst.ndim <= _MAXDIM
+                and not any(s == 0 and n > 1 for n, s in zip(dst.shape, dst.strides))):
             self._copy_into(dst, src)
-        else:
+        else:  # no kernel for the dtype, or a destination with repeated elements: written in order on the host
             self._write_view(dst, np.broadcast_to(self._download_view(src).astype(dst.dtype), dst.shape))
 
     def _scalar(self, value, dtype) -> CudaArray:
@@ -337,7 +349,7 @@ class CudaBackend:
         xa, ya = _is_arr(x), _is_arr(y)
         arr = x if xa else y
         sfx = _SFX.get(arr.dtype)
-        if sfx is None or sfx == "bool" or (sfx in ("i64", "i32") and op not in BINARY_INT):
+        if _too_many_dims(x, y) or sfx is None or sfx == "bool" or (sfx in ("i64", "i32") and op not in BINARY_INT):
             return self._fallback(op, (x, y))
         if xa and ya:
             if x.dtype != y.dtype:
@@ -356,13 +368,13 @@ class CudaBackend:
             x = self._scalar(x, y.dtype)
         if not _is_arr(y):
             y = self._scalar(y, x.dtype)
-        if x.dtype != y.dtype or x.dtype not in _SFX:
+        if x.dtype != y.dtype or x.dtype not in _SFX or _too_many_dims(x, y):
             return self._fallback(op, (x, y))
         return self._nary("compare", COMPARE[op], np.bool_, x, y)
 
     def _predicate(self, op: str, x: CudaArray):
         if x.dtype not in _SFX or x.ndim > _MAXDIM:
-            return self._fallback(op, (x,))
+            return self._fallback("ne", (x, 0)) if op == "nonzero" else self._fallback(op, (x,))
         out = self._empty(x.shape, np.bool_)
         n = out.size
         if n:
@@ -387,18 +399,16 @@ class CudaBackend:
             y = self._scalar(y, like.dtype)
         if cond.dtype != np.bool_:
             cond = self._predicate("nonzero", cond)
-        if x.dtype != y.dtype or x.dtype not in _SFX:
+        if x.dtype != y.dtype or x.dtype not in _SFX or _too_many_dims(cond, x, y):
             return self._fallback("where", (cond, x, y))
         return self._nary("where", 0, x.dtype, cond, x, y)
 
     def clip(self, x, lo, hi):
         if _is_arr(lo) or _is_arr(hi):
             return self._fallback("clip", (x, lo, hi))
-        lo = -math.inf if lo is None else lo
-        hi = math.inf if hi is None else hi
         if x.dtype not in _FLOAT:
             return self._fallback("clip", (x, lo, hi))
-        r = self._unary("clamp", x, lo, hi)
+        r = self._unary("clamp", x, -math.inf if lo is None else lo, math.inf if hi is None else hi)
         return r if r is not None else self._fallback("clip", (x, lo, hi))
 
     def softplus(self, x, beta, threshold):
@@ -862,6 +872,11 @@ class CudaBackend:
         return (*index.shape, *(1,) * pad, *a.strides, *(0,) * pad,
                 *(b.strides if b is not None else (0,) * nd), *(0,) * pad, nd, axis, a.shape[axis])
 
+    def _wrapped(self, index: CudaArray, n: int) -> CudaArray:
+        """Indices in [-n, n) made non-negative (the kernels read only [0, n)), contiguous."""
+        neg = self._compare("lt", index, 0)
+        return self.where(neg, self._unary("add_s", index, n), index)
+
     def _index_ok(self, x, index, axis) -> bool:
         return (x.dtype in _FLOAT and index.dtype == np.int64 and 0 < x.ndim <= _MAXDIM
                 and index.ndim == x.ndim)
@@ -870,7 +885,7 @@ class CudaBackend:
         if not self._index_ok(x, index, axis):
             return self._fallback("gather", (x, axis, index))
         axis %= x.ndim
-        index = index if index.is_contiguous else self.contiguous(index)
+        index = self._wrapped(index, x.shape[axis])
         out = self._empty(index.shape, x.dtype)
         if out.size:
             self._launch(f"gather_{_SFX[x.dtype]}", self._grid(out.size),
@@ -882,7 +897,7 @@ class CudaBackend:
         if not self._index_ok(x, index, axis) or src.dtype != x.dtype or src.ndim != x.ndim:
             return self._fallback("scatter_add", (x, axis, index, src))
         axis %= x.ndim
-        index = index if index.is_contiguous else self.contiguous(index)
+        index = self._wrapped(index, x.shape[axis])
         out = self.contiguous(x)
         if index.size:
             self._launch(f"scatter_add_{_SFX[x.dtype]}", self._grid(index.size),
@@ -895,7 +910,7 @@ class CudaBackend:
             return self._fallback("index_select", (x, axis, index))
         axis %= x.ndim
         x = x if x.is_contiguous else self.contiguous(x)
-        index = index if index.is_contiguous else self.contiguous(index)
+        index = self._wrapped(index, x.shape[axis])
         shape = x.shape[:axis] + (index.shape[0],) + x.shape[axis + 1:]
         out = self._empty(shape, x.dtype)
         if out.size:
@@ -911,10 +926,10 @@ class CudaBackend:
         arrays = [d for d, i in enumerate(idx) if _is_arr(i)]
         full = all(_is_arr(i) or i == slice(None) for i in idx)
         if (not full or len(arrays) != 1 or len(idx) != len(shape) or g.dtype not in _FLOAT
-                or idx[arrays[0]].ndim != 1 or idx[arrays[0]].dtype != np.int64):
+                or idx[arrays[0]].ndim != 1 or idx[arrays[0]].dtype != np.int64 or np.dtype(dtype.np) != g.dtype):
             return self._fallback("index_add", (shape, dtype, index, g))
         axis = arrays[0]
-        ind = idx[axis] if idx[axis].is_contiguous else self.contiguous(idx[axis])
+        ind = self._wrapped(idx[axis], shape[axis])
         g = g if g.is_contiguous else self.contiguous(g)
         out = self.full(tuple(shape), 0.0, dtype)
         if g.size:
@@ -976,15 +991,30 @@ class CudaBackend:
     def _download_view(self, x: CudaArray):
         return self.to_numpy(x)
 
+    def _span(self, x: CudaArray) -> tuple:
+        """(first, end) element offsets from ``x.ptr`` of the buffer range the view touches."""
+        lo = sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides))
+        hi = sum(max(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) + 1
+        return lo, hi
+
     def _write_view(self, dst: CudaArray, host) -> None:
-        """Write a host array into the device view ``dst`` (any strides)."""
-        host = np.ascontiguousarray(host, dtype=dst.dtype)
-        if dst.is_contiguous:
-            if host.nbytes:
-                self.rt.drv.memcpy_htod(dst.ptr, host)
+        """Write a host array into the device view ``dst`` (any strides, repeated elements included)."""
+        host = np.asarray(host, dtype=dst.dtype, order="C")
+        if dst.size == 0:
             return
-        tmp = self.from_numpy(host.reshape(dst.shape))
-        self._copy_into(dst, tmp)
+        if dst.is_contiguous:
+            self.rt.drv.memcpy_htod(dst.ptr, host)
+            return
+        if dst.dtype in _SFX and dst.ndim <= _MAXDIM and not any(s == 0 and n > 1 for n, s in
+                                                                   zip(dst.shape, dst.strides)):
+            self._copy_into(dst, self.from_numpy(host.reshape(dst.shape)))
+            return
+        lo, hi = self._span(dst)  # read the span, write the view into it in order, put the span back
+        span = np.empty(hi - lo, dst.dtype)
+        self.rt.drv.memcpy_dtoh(span, dst.ptr + lo * dst.itemsize)
+        view = np.lib.stride_tricks.as_strided(span[-lo:], dst.shape, tuple(s * dst.itemsize for s in dst.strides))
+        np.copyto(view, host.reshape(dst.shape))
+        self.rt.drv.memcpy_htod(dst.ptr + lo * dst.itemsize, span)
 
     def _to_host(self, v, seen: list):
         if _is_arr(v):
