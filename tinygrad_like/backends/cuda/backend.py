@@ -19,6 +19,7 @@ from collections import Counter
 import numpy as np
 
 from ... import events
+from ...dtypes import from_numpy as from_numpy_dtype
 from ..numpy_backend import NumpyBackend
 from .array import CudaArray, DeviceBuffer, contiguous_strides
 
@@ -240,7 +241,7 @@ class CudaBackend:
     def contiguous(self, x: CudaArray, dtype=None) -> CudaArray:
         out = self._empty(x.shape, x.dtype if dtype is None else dtype)
         if x.dtype not in _SFX or out.dtype not in _SFX or x.ndim > _MAXDIM:
-            host = self._download_view(x).astype(out.dtype)
+            host = self.to_numpy(x).astype(out.dtype)
             self.upload_into(host, out.buf)
             return out
         self._copy_into(out, x)
@@ -268,10 +269,10 @@ class CudaBackend:
                 and not any(s == 0 and n > 1 for n, s in zip(dst.shape, dst.strides))):
             self._copy_into(dst, src)
         else:  # no kernel for the dtype, or a destination with repeated elements: written in order on the host
-            self._write_view(dst, np.broadcast_to(self._download_view(src).astype(dst.dtype), dst.shape))
+            self._write_view(dst, np.broadcast_to(self.to_numpy(src).astype(dst.dtype), dst.shape))
 
     def _scalar(self, value, dtype) -> CudaArray:
-        return self.full((), value, _DT(dtype))
+        return self.full((), value, from_numpy_dtype(dtype))
 
     def full(self, shape, value, dtype) -> CudaArray:
         shape = tuple(shape)
@@ -505,8 +506,8 @@ class CudaBackend:
         return self._reduce(RED_ARGMIN, x, axis, keepdims, want_values=False, want_index=True)[1]
 
     def _any_all(self, op: int, x, axis, keepdims):
-        as_float = self.cast(self._predicate("nonzero", x), _DT(np.float32))
-        return self.cast(self._reduce(op, as_float, axis, keepdims)[0], _DT(np.bool_))
+        as_float = self.cast(self._predicate("nonzero", x), from_numpy_dtype(np.float32))
+        return self.cast(self._reduce(op, as_float, axis, keepdims)[0], from_numpy_dtype(np.bool_))
 
     def any(self, x, axis, keepdims):
         if x.size == 0:
@@ -668,7 +669,7 @@ class CudaBackend:
         x = state.logits
         rows, cols = x.shape
         if g.dtype != x.dtype:
-            g = self.cast(g, _DT(x.dtype))
+            g = self.cast(g, from_numpy_dtype(x.dtype))
         if not g.is_contiguous:
             g = self.contiguous(g)
         dx = self._empty(x.shape, x.dtype)
@@ -686,9 +687,9 @@ class CudaBackend:
             return coef, coef_sum
         s = logp
         self.fallbacks["cross_entropy_coefs"] += 1
-        logits = self._download_view(s.logits)
-        target = self._download_view(s.target)
-        weight = None if s.weight is None else self._download_view(s.weight)
+        logits = self.to_numpy(s.logits)
+        target = self.to_numpy(s.target)
+        weight = None if s.weight is None else self.to_numpy(s.weight)
         _, _, a, a_sum = self._host.cross_entropy(logits, target, weight, s.ignore_index, s.smoothing)
         return self.from_numpy(a), self.from_numpy(a_sum)
 
@@ -988,9 +989,6 @@ class CudaBackend:
         return self.contiguous(view)
 
     # ---- host fallback ------------------------------------------------------------------------
-    def _download_view(self, x: CudaArray):
-        return self.to_numpy(x)
-
     def _span(self, x: CudaArray) -> tuple:
         """(first, end) element offsets from ``x.ptr`` of the buffer range the view touches."""
         lo = sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides))
@@ -1018,7 +1016,7 @@ class CudaBackend:
 
     def _to_host(self, v, seen: list):
         if _is_arr(v):
-            h = self._download_view(v)
+            h = self.to_numpy(v)
             seen.append((v, h))
             return h
         if isinstance(v, tuple):
@@ -1028,7 +1026,7 @@ class CudaBackend:
         return v
 
     def _to_device(self, r):
-        if isinstance(r, np.ndarray) or isinstance(r, np.generic):
+        if isinstance(r, (np.ndarray, np.generic)):
             return self.from_numpy(np.asarray(r))
         if isinstance(r, tuple):
             return tuple(self._to_device(e) for e in r)
@@ -1041,8 +1039,9 @@ class CudaBackend:
         seen: list = []
         host_args = self._to_host(args, seen)
         r = getattr(self._host, name)(*host_args)
+        written = [args[i] for i in _IN_PLACE.get(name, ()) if i < len(args)]
         for dev_arr, host in seen:
-            if name in _IN_PLACE and _modified(dev_arr, host, args, name):
+            if any(dev_arr is w for w in written):
                 self._write_view(dev_arr, host)
         out = self._to_device(r)
         if events.ACTIVE:
@@ -1066,19 +1065,6 @@ class CudaBackend:
 
 # in-place primitives: which positional operands they write
 _IN_PLACE = {"setitem": (0,), "assign": (0,), "adam_step": (0, 2, 3, 11)}
-
-
-def _modified(dev_arr, host, args, name) -> bool:
-    return any(args[i] is dev_arr for i in _IN_PLACE[name] if i < len(args))
-
-
-class _DT:
-    """A stand-in for a tinygrad_like DType where a primitive only needs ``.np``."""
-
-    __slots__ = ("np",)
-
-    def __init__(self, npdt):
-        self.np = np.dtype(npdt)
 
 
 class _LNState:
