@@ -31,12 +31,13 @@ LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test test-browser chromium clean distclean
+.PHONY: help lab test test-browser notebooks chromium clean distclean
 
 help:  ## list the targets
 	@echo "make lab        JupyterLab on notebooks/00_tour.ipynb (bootstraps $(VENV))"
 	@echo "make test       ruff + pytest + nbval + browser test, as CI runs it (bootstraps $(VENV))"
 	@echo "make test-browser  only the real-browser test (JupyterLab + Chromium, tests/browser)"
+	@echo "make notebooks  re-run the tutorials and save their outputs (what nbval compares against)"
 	@echo "make clean      remove build outputs and caches (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
 
@@ -62,6 +63,11 @@ test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at 
 
 test-browser: $(STAMP) chromium  ## the real-browser test alone; screenshots in test-artifacts/browser/
 	$(BROWSER_TEST)
+
+# nbval compares each tutorial's fresh outputs with the saved ones; this makes the saved ones from a clean,
+# seeded run (cells tagged skip-execution keep their GPU outputs) and prints each notebook's wall time
+notebooks: $(STAMP)  ## re-run notebooks/NN_*.ipynb in place
+	$(BIN)/python notebooks/execute.py
 
 # Debian's Chromium for tests/browser, installed with apt when missing and we are root. If it cannot be
 # installed, the browser test fails and says why (set TL_SKIP_BROWSER=1 to skip it, outside CI only).

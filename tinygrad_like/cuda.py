@@ -23,7 +23,15 @@ def _runtime(start: bool):
     return runtime.get_runtime() if start else runtime.runtime_if_started()
 
 __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_name", "get_device_capability",
-           "synchronize", "memory_stats", "empty_cache"]
+           "synchronize", "memory_stats", "empty_cache", "Kernel"]  # noqa: F822 - Kernel comes from __getattr__
+
+
+def __getattr__(name: str):
+    if name == "Kernel":  # your own kernel from a .cu file (imports the compiler: only when asked for)
+        from .backends.cuda.user_kernel import Kernel
+
+        return Kernel
+    raise AttributeError(f"module 'tinygrad_like.cuda' has no attribute {name!r}")
 
 
 def is_available() -> bool:

@@ -41,6 +41,8 @@ def wrap_native(r, dev: Device) -> Tensor:
     """A new tensor owning the native result ``r`` of a primitive (the hot path of every op)."""
     if dev is CPU:
         if type(r) is not np.ndarray:
+            if type(r) is Tensor:  # a Function's forward may return a tensor it made (see Function.forward)
+                return r.detach()
             r = np.asarray(r)
         elif not r.flags.c_contiguous:
             r = np.ascontiguousarray(r)
@@ -52,6 +54,8 @@ def wrap_native(r, dev: Device) -> Tensor:
         t._lay = None  # contiguous from offset 0: built on first use (see Tensor._layout)
         t._x = r
     else:
+        if type(r) is Tensor:
+            return r.detach()
         buf, r = dev.backend.adopt(r)
         dt = dtypes.from_numpy(r.dtype)
         t = _new(Tensor)

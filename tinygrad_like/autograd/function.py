@@ -2,6 +2,8 @@
 
 A subclass implements ``forward(self, *inputs)`` on native arrays (via the inputs' backend) and
 ``backward(self, grad)`` with Tensor ops, returning one gradient (or ``None``) per forward input.
+``forward`` returns the backend's native array (a NumPy array on the CPU), or a Tensor it made itself
+without recording (for example the output a ``tl.cuda.Kernel`` wrote); ``Op.apply(x, ...)`` runs it.
 Because backward is written with Tensor ops, ``create_graph=True`` gives higher derivatives.
 
 >>> import tinygrad_like as tl

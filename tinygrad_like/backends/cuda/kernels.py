@@ -41,6 +41,11 @@ class Param:
     ctype: str
     name: str
     code: str  # struct codes of this parameter
+    const: bool = False  # a ``const T*``: the kernel only reads through it
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.ctype.endswith("*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +83,7 @@ def _param(text: str) -> Param:
         code = STRUCTS[ctype]
     else:
         raise ValueError(f"kernel parameter type {ctype!r} has no packing rule (see kernels.STRUCTS)")
-    return Param(ctype.replace("const ", ""), name, code)
+    return Param(ctype.replace("const ", ""), name, code, ctype.startswith("const ") and ctype.endswith("*"))
 
 
 @cache
@@ -89,16 +94,30 @@ def _defines() -> dict:
     return out
 
 
+def parse_signatures(text: str, source: str) -> dict:
+    """Every ``extern "C" __global__ __launch_bounds__(N) void name(...)`` kernel of a CUDA source text, by name.
+
+    ``N`` is a number or a ``#define`` of this text or of ``kernel_src``; ``source`` is recorded as the place the
+    kernel is compiled from."""
+    out = {}
+    local = {k: int(v) for k, v in _DEFINE_RE.findall(text)}
+    for bound, name, params in _KERNEL_RE.findall(text):
+        if bound.isdigit():
+            threads = int(bound)
+        elif bound in local or bound in _defines():
+            threads = local.get(bound) or _defines()[bound]
+        else:
+            raise ValueError(f"kernel {name} in {source}: __launch_bounds__({bound}) is neither a number nor a "
+                             "#define of that file")
+        ps = tuple(_param(p) for p in params.split(",") if p.strip())
+        out[name] = Signature(name, source, threads, ps, struct.Struct("@" + "".join(p.code for p in ps)))
+    return out
+
+
 @cache
 def signatures_of(source: str) -> dict:
     """Every ``extern "C"`` kernel of ``kernel_src/<source>``, by name."""
-    text = (kernel_dir() / source).read_text()
-    out = {}
-    for bound, name, params in _KERNEL_RE.findall(text):
-        threads = int(bound) if bound.isdigit() else _defines()[bound]
-        ps = tuple(_param(p) for p in params.split(","))
-        out[name] = Signature(name, source, threads, ps, struct.Struct("@" + "".join(p.code for p in ps)))
-    return out
+    return parse_signatures((kernel_dir() / source).read_text(), source)
 
 
 @cache

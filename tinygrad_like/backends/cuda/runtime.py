@@ -55,9 +55,15 @@ class CudaRuntime:
         pointers as ints and by-value structs as their fields. Timed through CUDA events only while ``events``
         has a listener."""
         sig = signature(kernel)
+        self.launch_signature(sig, self.function(sig.source, kernel), grid, block, args, shared=shared,
+                              shapes=shapes, nbytes=nbytes, stream=stream)
+
+    def launch_signature(self, sig, fn, grid: tuple, block: tuple, args: tuple, *, shared: int = 0,
+                         shapes: tuple = (), nbytes: int = 0, stream=None) -> None:
+        """Launch the loaded function ``fn`` whose parameters are ``sig`` (a kernel of ours or one you wrote)."""
+        kernel = sig.name
         check_block(sig, block)
         buf = sig.pack(*args)
-        fn = self.function(sig.source, kernel)
         if events.ACTIVE:
             start = self.timer.begin(stream)
             fn._launch_kernel(grid, block, buf, shared, stream)

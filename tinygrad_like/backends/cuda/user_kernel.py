@@ -1,0 +1,111 @@
+"""``tl.cuda.Kernel``: a CUDA kernel you wrote in your own ``.cu`` file, launched on tensors.
+
+The same machinery runs the project's own kernels: the signature is read from the source (so a wrong
+argument list fails with the kernel's C parameters, before the driver sees it), nvcc compiles it into the
+on-disk cubin cache, and launches are timed through CUDA events while someone listens (``tl.profile()``,
+``KernelTimeline``). Tensors are passed for pointer parameters; after the launch every tensor passed for a
+non-``const`` pointer counts as written on the device (its version goes up, a host mirror goes stale).
+
+Parsing and compiling need no GPU (compiling needs nvcc); launching needs one.
+
+>>> import tempfile, pathlib
+>>> src = pathlib.Path(tempfile.mkdtemp()) / "scale.cu"
+>>> _ = src.write_text('extern "C" __global__ __launch_bounds__(256) void scale_f32('
+...                    'float* out, const float* x, float a, long long n) {}')
+>>> k = Kernel(src, "scale_f32")
+>>> k
+Kernel scale_f32(float* out, const float* x, float a, long long n), at most 256 threads per block
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .compiler import DEFAULT_OPTIONS, CompiledModule, compile_kernel_file
+from .kernels import Signature, check_block, parse_signatures
+
+# pointer types -> the tensor dtype (name) they point at
+POINTEE_DTYPES = {"float*": "float32", "__half*": "float16", "half*": "float16", "double*": "float64",
+                  "int*": "int32", "long long*": "int64", "bool*": "bool"}
+DEFAULT_ARCH = "sm_80"  # compile target when no GPU is present to ask
+
+
+class Kernel:
+    """One ``extern "C" __global__ __launch_bounds__(N) void name(...)`` kernel of the source file ``path``.
+
+    ``kernel(grid, block, *args)`` launches it: a Tensor on ``cuda`` for each pointer parameter
+    (contiguous, of the pointer's dtype), a Python number for each scalar one. ``compile(arch)`` only
+    compiles (no GPU needed); ``signature`` is what was parsed from the source.
+    """
+
+    def __init__(self, path: str | os.PathLike, name: str) -> None:
+        self.path = Path(path).resolve()
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no CUDA source at {self.path}")
+        found = parse_signatures(self.path.read_text(), str(self.path))
+        if name not in found:
+            raise LookupError(f"{self.path.name} has no kernel named {name!r}; it defines "
+                           f"{sorted(found) or 'none'}. A kernel is found by its declaration: "
+                           f'extern "C" __global__ __launch_bounds__(N) void {name}(...)')
+        self.name = name
+        self.signature: Signature = found[name]
+
+    def __repr__(self) -> str:
+        params = ", ".join(("const " if p.const else "") + f"{p.ctype} {p.name}" for p in self.signature.params)
+        return f"Kernel {self.name}({params}), at most {self.signature.max_threads} threads per block"
+
+    def compile(self, arch: str | None = None, options: tuple[str, ...] = DEFAULT_OPTIONS) -> CompiledModule:
+        """nvcc this file for ``arch`` (default: the GPU's, or ``sm_80`` without one), through the cubin cache."""
+        return compile_kernel_file(self.path, arch or _default_arch(), options)
+
+    def __call__(self, grid: tuple, block: tuple, *args, shared: int = 0) -> None:
+        from .runtime import get_runtime  # starts CUDA (or says why it cannot)
+
+        sig = self.signature
+        if len(args) != len(sig.params):
+            raise TypeError(f"{self!r} takes {len(sig.params)} arguments, got {len(args)}")
+        check_block(sig, tuple(block) + (1,) * (3 - len(block)))
+        flat, written = [], []
+        for p, a in zip(sig.params, args):
+            if p.is_pointer:
+                flat.append(self._pointer(p, a))
+                if not p.const:
+                    written.append(a)
+            elif hasattr(a, "storage"):
+                raise TypeError(f"{self.name}: parameter `{p.ctype} {p.name}` is a scalar; pass a Python number, "
+                                f"not a tensor (use .item() for a one-element tensor)")
+            else:
+                flat.append(a)
+        rt = get_runtime()
+        fn = rt.function(str(self.path), self.name)
+        shapes = tuple(tuple(a.shape) for a in args if hasattr(a, "storage"))
+        rt.launch_signature(sig, fn, tuple(grid), tuple(block), tuple(flat), shared=shared, shapes=shapes,
+                            nbytes=sum(a.nbytes for a in args if hasattr(a, "storage")))
+        for t in written:
+            st = t.storage
+            st.mark_device_write()
+            st.bump(f"kernel {self.name}")
+
+    def _pointer(self, p, t) -> int:
+        where = f"{self.name}: parameter `{'const ' if p.const else ''}{p.ctype} {p.name}`"
+        if not hasattr(t, "storage"):
+            raise TypeError(f"{where} needs a tensor on cuda, got {type(t).__name__}")
+        if t.device.type != "cuda":
+            raise ValueError(f"{where} needs a tensor on cuda, got one on {t.device}: move it with .to('cuda')")
+        want = POINTEE_DTYPES.get(p.ctype)
+        if want is not None and t.dtype.name != want:
+            raise TypeError(f"{where} points at {want}, got a {t.dtype.name} tensor: convert it with .to(tl.{want})")
+        if not t.is_contiguous():
+            raise ValueError(f"{where} needs a contiguous tensor (the kernel indexes it as a flat array); got "
+                             f"shape {tuple(t.shape)} with strides {t.stride()}: pass t.contiguous()")
+        t.storage.device_buffer()  # a newer host copy is uploaded first
+        return t._x.ptr
+
+
+def _default_arch() -> str:
+    from .probe import arch_of, probe
+
+    status = probe()
+    return arch_of(status.devices[0][1]) if status.available else DEFAULT_ARCH
+
