@@ -416,6 +416,29 @@ def test_inplace_on_leaf_requiring_grad_raises_but_works_under_no_grad():
     assert w.is_leaf and w.requires_grad
 
 
+def test_inplace_into_an_expanded_tensor_is_refused_like_torch():
+    torch = pytest.importorskip("torch")
+    col = tl.tensor([10.0, 20.0, 30.0]).unsqueeze(1)
+    wide = col.expand(3, 4)
+    writes = {"add_": lambda t: t.add_(tl.tensor([0.0, 1.0, 2.0, 3.0])),
+              "copy_": lambda t: t.copy_(tl.ones(3, 4)), "__setitem__": lambda t: t.__setitem__(0, 5.0)}
+    for op, write in writes.items():
+        with pytest.raises(RuntimeError, match=rf"{op}: more than one element .* strides \[1, 0\].*clone\(\)"):
+            write(wide)
+        with pytest.raises(RuntimeError):  # the oracle refuses the same write
+            write_t = {"add_": lambda t: t.add_(torch.tensor([0.0, 1.0, 2.0, 3.0])),
+                       "copy_": lambda t: t.copy_(torch.ones(3, 4)), "__setitem__": lambda t: t.__setitem__(0, 5.0)}
+            write_t[op](torch.tensor([10.0, 20.0, 30.0]).unsqueeze(1).expand(3, 4))
+    np.testing.assert_array_equal(col.numpy().ravel(), [10.0, 20.0, 30.0])  # nothing was written
+    assert col._version == 0
+    col.add_(1)  # the tensor itself, and a size-1 dim with stride 0, are still writable
+    tl.zeros(3, 1).expand(3, 1).add_(1)
+    np.testing.assert_array_equal(col.numpy().ravel(), [11.0, 21.0, 31.0])
+    wide.clone().add_(1)  # the fix the message names
+    wide.fill_(2.0)  # one value for every element: well defined, and torch allows it too
+    np.testing.assert_array_equal(col.numpy().ravel(), [2.0, 2.0, 2.0])
+
+
 def test_inplace_with_autograd_on_a_view_is_refused_clearly():
     x = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = x * 1

@@ -128,6 +128,24 @@ def test_graph_view_widget_select_and_live_refresh():
     assert not events.ACTIVE
 
 
+def test_graph_view_names_tensors_and_redraws_after_backward():
+    a = tl.tensor([1.0, 2.0], requires_grad=True)
+    b = tl.tensor([3.0, 4.0], requires_grad=True)
+    loss = (a * b).sum()
+    view = GraphView(loss, names={"a": a, "b": b})
+    labels = {n.label for n in view.model.nodes.values() if n.kind in ("leaf", "param")}
+    assert labels == {"a", "b"}, labels
+    nid = next(i for i, n in view.model.nodes.items() if n.label == "a")
+    view.select(nid)
+    assert NOT_COMPUTED in view._details.value
+    loss.backward()  # BackwardStep events: the view notices without being told
+    assert view._stale or view.redraws > 1
+    view.after_cell()
+    assert NOT_COMPUTED not in view._details.value, view._details.value
+    view.close()
+    assert not events.ACTIVE
+
+
 def test_stepper_steps_highlights_and_fills_leaf_grads():
     m, loss = mlp_loss()
     s = BackwardStepper(loss, m)

@@ -897,11 +897,17 @@ class Tensor:
         return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
     # ---- in-place ----------------------------------------------------------------------------
-    def _check_inplace(self, op: str) -> None:
+    def _check_inplace(self, op: str, overlap_ok: bool = False) -> None:
         if self.requires_grad and self.grad_fn is None and grad_mode.enabled:
             raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
                                f"({op}). Wrap it in `with tl.no_grad():` if you mean to change the parameter "
                                f"itself, or use the out-of-place op.")
+        lay = self._lay  # None: contiguous from offset 0, so no element is shared
+        if lay is not None and not overlap_ok and 0 in lay.strides and any(
+                s == 0 and n > 1 for n, s in zip(lay.shape, lay.strides)):
+            raise RuntimeError(f"{op}: more than one element of the written-to tensor (shape {list(lay.shape)}, "
+                               f"strides {list(lay.strides)}) refers to a single memory location, as after "
+                               f"expand(); the writes would overwrite each other. clone() the tensor first.")
 
     def _graph_input(self) -> Tensor:
         """``self`` as an input to an op whose result will be written back into ``self``.
@@ -996,7 +1002,7 @@ class Tensor:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                    f"{value.ndim} dimensions.")
             value = value.item()
-        self._check_inplace("fill_")
+        self._check_inplace("fill_", overlap_ok=True)  # one value everywhere: shared elements agree (as torch)
         if grad_mode.enabled and self.requires_grad:
             self._rebase(self._overwritten(self._graph_input(), value), "fill_")
             return self

@@ -118,16 +118,20 @@ def node_details_html(model: GraphModel, nid: str) -> str:
 
 
 class GraphView(View):
-    """The autograd graph reachable from ``tensor`` (parameters named through ``model``)."""
+    """The autograd graph reachable from ``tensor`` (parameters named through ``model``, other tensors through
+    ``names``: ``{"a": a, "b": b}``). Redraws after an in-place write (stale saved tensors) and after a backward
+    (gradients filled, saved tensors freed)."""
 
     css_class = "tl-graph-view"
-    listens_to = (events.VersionBump,)
+    listens_to = (events.VersionBump, events.BackwardStep)
 
-    def __init__(self, tensor, model=None, *, timings=None, max_nodes: int = 300, live: bool = True) -> None:
+    def __init__(self, tensor, model=None, *, names: dict | None = None, timings=None, max_nodes: int = 300,
+                 live: bool = True) -> None:
         self.tensor, self.module, self.timings, self.max_nodes = tensor, model, timings, max_nodes
+        self.names = names
         self.expanded: tuple = ()
         self.highlight: str | None = None
-        self.model = build_graph(tensor, model, timings=timings, max_nodes=max_nodes)
+        self.model = build_graph(tensor, model, names, timings=timings, max_nodes=max_nodes)
         super().__init__(live=live)
         self._figure = W.Output(layout=W.Layout(overflow="auto", max_height="640px"))
         self._select = W.Dropdown(description="node", options=self._options())
@@ -156,7 +160,7 @@ class GraphView(View):
     def _live_update(self) -> None:
         """During a cell: rebuild the model and its note (stale versions show at once); the figure
         is redrawn after the cell."""
-        self.model = build_graph(self.tensor, self.module, timings=self.timings, max_nodes=self.max_nodes,
+        self.model = build_graph(self.tensor, self.module, self.names, timings=self.timings, max_nodes=self.max_nodes,
                                  expanded=self.expanded)
         self._note.value = self._note_html()
         self._show_details()
@@ -173,7 +177,7 @@ class GraphView(View):
         return f"<div class='tl-graph-note'>{note}</div>"
 
     def _render(self) -> None:
-        self.model = build_graph(self.tensor, self.module, timings=self.timings, max_nodes=self.max_nodes,
+        self.model = build_graph(self.tensor, self.module, self.names, timings=self.timings, max_nodes=self.max_nodes,
                                  expanded=self.expanded)
         self._note.value = self._note_html()
         figure_output(draw_graph(self.model, self.highlight), self._figure)
