@@ -217,8 +217,8 @@ def transfer_summary(log: Iterable[Any]) -> dict:
 
 _IN_USE_KEYS = ("in_use_bytes", "allocated_bytes", "allocated_bytes.all.current", "bytes_in_use", "in_use")
 _CACHED_KEYS = ("cached_bytes", "free_bytes", "cached", "reserved_free_bytes")
-_HIT_KEYS = ("hits", "cache_hits", "num_hits")
-_MISS_KEYS = ("misses", "cache_misses", "num_misses")
+_HIT_KEYS = ("hits", "pool_hits", "cache_hits", "num_hits")
+_MISS_KEYS = ("misses", "pool_misses", "cache_misses", "num_misses")
 
 
 def _first(stats: Mapping[str, Any], keys: tuple[str, ...]):
