@@ -5,7 +5,8 @@ Run with ``pytest -m browser tests/browser`` (``make test`` does; the main ``pyt
 
 * ``lab``: a JupyterLab server for the session -- a free port on 127.0.0.1, a random token, no browser,
   ``--allow-root``, its own temporary root, settings, workspace, runtime, config and IPython dirs. The
-  notebooks of this folder are copied into its root. Killed (with its kernels) at teardown.
+  notebooks of this folder and the tutorials of ``notebooks/`` are copied into its root. Killed (with its
+  kernels) at teardown.
 * ``browser``: one headless Chromium (``/usr/bin/chromium``, or ``$TL_CHROMIUM``) for the session, via
   ``launch_persistent_context`` with ``executable_path``. Never ``playwright install``: no browser is
   downloaded. Requests that leave 127.0.0.1 are aborted (no CDN is reachable here anyway).
@@ -36,6 +37,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+TUTORIALS = HERE.parents[1] / "notebooks"
 ARTIFACTS = HERE.parents[1] / "test-artifacts" / "browser"
 CHROMIUM = os.environ.get("TL_CHROMIUM") or "/usr/bin/chromium"
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
@@ -131,6 +133,9 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("labroot")
     for nb in HERE.glob("*.ipynb"):
         shutil.copy(nb, root)
+    for nb in TUTORIALS.glob("[0-9][0-9]_*.ipynb"):  # the course, beside the files it reads
+        shutil.copy(nb, root)
+    shutil.copytree(TUTORIALS / "kernels", root / "kernels")
     dirs = {name: tmp_path_factory.mktemp(name) for name in ("settings", "workspaces", "runtime", "config",
                                                              "data", "ipython", "logs")}
     for rel, value in LAB_SETTINGS.items():
