@@ -9,6 +9,7 @@ custom ``Function`` by float64 finite differences.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -120,11 +121,62 @@ def test_compiles_with_nvcc_and_reports_compile_errors(tmp_path):
 
 
 def test_launch_without_cuda_says_why(monkeypatch):
-    if tl.cuda.is_available():
-        pytest.skip("a GPU is present")
     monkeypatch.setattr(runtime, "_runtime", None)
-    with pytest.raises((RuntimeError, ValueError)):
+    monkeypatch.setattr(probe_mod, "_status", probe_mod.CudaStatus(False, "no NVIDIA driver here (test)"))
+    with pytest.raises(RuntimeError, match=r"CUDA is not available: no NVIDIA driver here \(test\)"):
         forward_kernel()((1,), (32, 1, 1), tl.zeros(3), tl.zeros(3), B, 3)
+
+
+def test_parameters_are_read_in_every_spelling(tmp_path):
+    src = tmp_path / "spellings.cu"
+    src.write_text('extern "C" __global__ __launch_bounds__(128) void k(float const* a, const float * const b, '
+                   'float* const c, float * __restrict__ d, const float* __restrict__ e, size_t n, int64_t m, '
+                   'unsigned u, bool flag) {}\n'
+                   'extern "C" __global__ __launch_bounds__(64) void other(mystery_t x) {}\n'
+                   'extern "C" __global__ __launch_bounds__(64) void none(void) {}\n')
+    sig = tl.cuda.Kernel(src, "k").signature  # another kernel's unknown type does not stop this one
+    assert [(p.ctype, p.const) for p in sig.params] == [
+        ("float*", True), ("float*", True), ("float*", False), ("float*", False), ("float*", True),
+        ("size_t", False), ("int64_t", False), ("unsigned", False), ("bool", False)]
+    assert len(sig.pack(1, 2, 3, 4, 5, 6, 7, 8, True)) == 5 * 8 + 8 + 8 + 4 + 1
+    assert tl.cuda.Kernel(src, "none").signature.params == ()
+    with pytest.raises(ValueError, match=r"kernel other in .*spellings.cu: parameter `mystery_t x`: type "
+                                         r"'mystery_t' has no packing rule"):
+        tl.cuda.Kernel(src, "other")
+
+
+class ReturnsAnInput(tl.autograd.Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        return x
+
+
+class DoublesAsATensor(tl.autograd.Function):
+    """A CPU forward that returns a tl Tensor it made (under no_grad), saving its output."""
+
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        with tl.no_grad():
+            out = x * 2
+        out.add_(0)  # a write before apply takes it: the saved version must be the one it has now
+        return out
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (g * 2 + y * 0,)
+
+
+def test_a_forward_returning_a_tensor_on_the_cpu():
+    x = tl.tensor([1.0, -2.0], requires_grad=True)
+    y = DoublesAsATensor.apply(x)
+    assert y.grad_fn.name == "DoublesAsATensor" and y.grad_fn.saved_versions == (1,)
+    y.sum().backward()  # no false version mismatch for an output written before it was returned
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    with pytest.raises(RuntimeError, match="forward returned a tensor that is already part of the autograd graph"):
+        ReturnsAnInput.apply(x)
 
 
 # ---- on the device (the GPU, or the emulator) --------------------------------------------------------------
@@ -136,17 +188,20 @@ def cuda():
     from cuda_emu.emulator import Emulator, EmuToolchainError
     from emu_driver import EmuDriver
 
-    ours, theirs = Emulator(), Emulator(kernel_dir=SRC.parent)
+    ours = Emulator()
     try:
         ours.kernel("fill_f32")
-        theirs.kernel("squareplus_f32")
+        Emulator(kernel_dir=SRC.parent).kernel("squareplus_f32")
     except EmuToolchainError as e:
         pytest.skip(f"no GPU and no toolchain for the CUDA emulator: {e}")
 
-    class Driver(EmuDriver):  # the "cubin" of a user kernel names its folder: run it on that folder's emulator
+    class Driver(EmuDriver):
+        """The "cubin" of a user kernel is its path: each load builds that file's folder as it is now (so an
+        edited file is a new module, as a new cubin would be on a GPU)."""
+
         def module_from_buffer(self, cubin):
-            if cubin == str(SRC).encode():
-                self.emulator = theirs
+            if cubin:
+                self.emulator = Emulator(kernel_dir=Path(cubin.decode()).parent)
             try:
                 return super().module_from_buffer(cubin)
             finally:
@@ -220,3 +275,52 @@ def test_bad_arguments_are_clear_errors(cuda):
         k((1,), (512, 1, 1), out, x, B, 8)
     assert out._version == 0  # nothing ran
 
+
+
+def test_views_with_offsets_and_pending_host_writes(cuda):
+    k = forward_kernel()
+    base = tl.tensor(np.arange(10, dtype=np.float32) - 5, device="cuda")
+    out = tl.zeros(12, device="cuda")
+    k(1, 64, out[3:10], base[2:9], B, 7)  # ints for grid and block; pointers into the middle of storages
+    want = 0.5 * (np.arange(-3, 4) + np.sqrt(np.arange(-3, 4) ** 2 + B))
+    got = out.numpy()
+    np.testing.assert_allclose(got[3:10], want, rtol=1e-6)
+    assert not got[:3].any() and not got[10:].any()
+    x = tl.zeros(4, device="cuda")
+    x.numpy()  # a current host mirror ...
+    x.copy_(tl.tensor([1.0, 2.0, 3.0, 4.0]))  # ... written on the host: uploaded before the kernel reads it
+    y = tl.empty(4, device="cuda")
+    k((1,), (32,), y, x, B, 4)
+    np.testing.assert_allclose(y.numpy(), 0.5 * (np.arange(1, 5) + np.sqrt(np.arange(1, 5) ** 2 + B)), rtol=1e-6)
+
+
+def test_written_arguments_follow_the_in_place_rules(cuda):
+    k = forward_kernel()
+    leaf = tl.zeros(4, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"leaf Variable .* \(kernel squareplus_f32\)"):
+        k(1, 32, leaf, tl.zeros(4, device="cuda"), B, 4)
+    wide = tl.zeros(4, 1, device="cuda").expand(4, 3)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        k(1, 32, wide, tl.zeros(12, device="cuda"), B, 12)
+    same = tl.ones(4, device="cuda")
+    k(1, 32, same, same, B, 4)  # in place: one write to one storage, one version
+    assert same._version == 1
+    with pytest.raises(ValueError, match=r"grid must be a positive int or a tuple of 1 to 3"):
+        k((1, 1, 1, 1), 32, same, same, B, 4)
+
+
+def test_an_edited_file_is_compiled_again(cuda, tmp_path):
+    src = tmp_path / "edit.cu"
+    src.write_text('extern "C" __global__ __launch_bounds__(64) void k(float* out, long long n) '
+                   '{ for (long long i = threadIdx.x; i < n; i += blockDim.x) out[i] = 1.0f; }\n')
+    k = tl.cuda.Kernel(src, "k")
+    out = tl.zeros(5, device="cuda")
+    k(1, 32, out, 5)
+    np.testing.assert_array_equal(out.numpy(), np.ones(5))
+    src.write_text('extern "C" __global__ __launch_bounds__(64) void k(float* out, float v, long long n) '
+                   '{ for (long long i = threadIdx.x; i < n; i += blockDim.x) out[i] = v; }\n')
+    os.utime(src, ns=(src.stat().st_atime_ns, src.stat().st_mtime_ns + 10**9))  # a later mtime, whatever the clock
+    with pytest.raises(TypeError, match=r"takes 3 arguments, got 2"):  # the new signature ...
+        k(1, 32, out, 5)
+    k(1, 32, out, 7.5, 5)  # ... and the new code
+    np.testing.assert_array_equal(out.numpy(), np.full(5, 7.5))

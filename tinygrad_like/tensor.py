@@ -37,12 +37,33 @@ _BY_NP = dtypes._BY_NP
 ReturnTypes = namedtuple("ReturnTypes", ["values", "indices"])
 
 
+def _refuse_shared_elements(lay, op: str) -> None:
+    """An in-place write into a layout where two elements are one memory location (a stride 0 over a dim of size
+    > 1, as after ``expand``) would overwrite itself: refuse it, as PyTorch does. ``None``: contiguous."""
+    if lay is None or 0 not in lay.strides or 0 in lay.shape:
+        return
+    if any(s == 0 and n > 1 for n, s in zip(lay.shape, lay.strides)):
+        raise RuntimeError(f"{op}: more than one element of the written-to tensor (shape {list(lay.shape)}, "
+                           f"strides {list(lay.strides)}) refers to a single memory location, as after "
+                           f"expand(); the writes would overwrite each other. clone() the tensor first.")
+
+
+def _fresh_output(r: Tensor) -> Tensor:
+    """A Tensor returned by a Function's forward becomes the op's output; one that already belongs to a graph
+    (an input that requires grad, or a recorded result) would tie two histories to one storage."""
+    if r.requires_grad or r.grad_fn is not None:
+        raise RuntimeError("a Function's forward returned a tensor that is already part of the autograd graph (an "
+                           "input that requires grad, or the result of recorded ops): return a new tensor, e.g. "
+                           "one made with tl.empty(...) or computed under tl.no_grad(), or a native array")
+    return r.detach()
+
+
 def wrap_native(r, dev: Device) -> Tensor:
     """A new tensor owning the native result ``r`` of a primitive (the hot path of every op)."""
     if dev is CPU:
         if type(r) is not np.ndarray:
             if type(r) is Tensor:  # a Function's forward may return a tensor it made (see Function.forward)
-                return r.detach()
+                return _fresh_output(r)
             r = np.asarray(r)
         elif not r.flags.c_contiguous:
             r = np.ascontiguousarray(r)
@@ -55,7 +76,7 @@ def wrap_native(r, dev: Device) -> Tensor:
         t._x = r
     else:
         if type(r) is Tensor:
-            return r.detach()
+            return _fresh_output(r)
         buf, r = dev.backend.adopt(r)
         dt = dtypes.from_numpy(r.dtype)
         t = _new(Tensor)
@@ -509,7 +530,11 @@ class Tensor:
             value = Tensor._from_value(value, self)
         if isinstance(value, Tensor) and value._dev is not self._dev:
             _util.check_same_device(self, value, "setitem")
-        self._check_inplace("__setitem__")
+        self._check_inplace("__setitem__", overlap_ok=True)
+        if self._lay is not None and 0 in self._lay.strides:  # only the written region must not share elements
+            with grad_mode.no_grad():
+                region = self._lay if advanced else self[index]._lay
+            _refuse_shared_elements(region, "__setitem__")
         needs_graph = grad_mode.enabled and (self.requires_grad or
                                               (isinstance(value, Tensor) and value.requires_grad))
         if needs_graph:
@@ -902,12 +927,8 @@ class Tensor:
             raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
                                f"({op}). Wrap it in `with tl.no_grad():` if you mean to change the parameter "
                                f"itself, or use the out-of-place op.")
-        lay = self._lay  # None: contiguous from offset 0, so no element is shared
-        if lay is not None and not overlap_ok and 0 in lay.strides and any(
-                s == 0 and n > 1 for n, s in zip(lay.shape, lay.strides)):
-            raise RuntimeError(f"{op}: more than one element of the written-to tensor (shape {list(lay.shape)}, "
-                               f"strides {list(lay.strides)}) refers to a single memory location, as after "
-                               f"expand(); the writes would overwrite each other. clone() the tensor first.")
+        if not overlap_ok:
+            _refuse_shared_elements(self._lay, op)
 
     def _graph_input(self) -> Tensor:
         """``self`` as an input to an op whose result will be written back into ``self``.

@@ -53,9 +53,10 @@ def test_tour_dashboard_and_training_monitor(open_notebook):
         page.shot(f"tutorial_00_dashboard_{title.lower()}.png", dash)
     # the Kernels tab counted the training's launches; the Storage tab lists the model's parameters
     dash.locator(".lm-TabBar-tab", has_text="Kernels").click()
-    header = dash.locator(".tl-kernel-timeline").inner_text()
-    launches = int(re.search(r"(\d+) launches", header).group(1))
-    assert launches > 1000, header
+    timeline = dash.locator(".tl-kernel-timeline")
+    expect(timeline).to_contain_text(re.compile(r"\d+ launches"), timeout=15_000)
+    launches = int(re.search(r"(\d+) launches", timeline.inner_text()).group(1))
+    assert launches > 1000, timeline.inner_text()
     dash.locator(".lm-TabBar-tab", has_text="Storage").click()
     expect(dash.locator(".tl-storage-view table.tl-storage-table")).to_contain_text("0.weight", timeout=15_000)
     page.assert_no_widget_errors()

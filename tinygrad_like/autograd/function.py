@@ -112,11 +112,12 @@ class Function:
         node.out_shape = out._x.shape
         node.out_dtype = out.dtype
         node.hooks = node.retained = None
-        if cls.save_output:
+        if cls.save_output:  # (a fresh output is at version 0; one a user kernel wrote may be further on)
+            v = out._storage.version
             if node.saved:
-                node.saved, node.saved_versions = (*node.saved, out), (*node.saved_versions, 0)
+                node.saved, node.saved_versions = (*node.saved, out), (*node.saved_versions, v)
             else:
-                node.saved, node.saved_versions = (out,), (0,)
+                node.saved, node.saved_versions = (out,), (v,)
         out.requires_grad = True
         out.grad_fn = node
         if events.ACTIVE:

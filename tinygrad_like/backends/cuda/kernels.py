@@ -27,7 +27,8 @@ from .compiler import kernel_dir
 
 # scalar parameter types -> struct codes (native alignment)
 _SCALARS = {"long long": "q", "int": "i", "float": "f", "double": "d", "unsigned long long": "Q",
-            "unsigned int": "I"}
+            "unsigned int": "I", "unsigned": "I", "int64_t": "q", "uint64_t": "Q", "int32_t": "i", "uint32_t": "I",
+            "size_t": "Q", "bool": "?"}
 # structs passed by value -> their fields as struct codes (their layouts are documented in the .cuh files)
 STRUCTS = {"EwLayout": "8q8qii", "ConvGeom": "16q", "PhiloxState": "6Q", "IndexLayout": "27q",
            "MaskLayout": "17q", "adam::AdamScalars": "8fi"}
@@ -71,19 +72,24 @@ def _fields(code: str) -> int:
 
 
 def _param(text: str) -> Param:
-    text = " ".join(text.replace("__restrict__", " ").split())
-    ctype, name = text.rsplit(" ", 1)
-    while name.startswith("*"):
-        ctype, name = ctype + "*", name[1:]
-    if ctype.endswith("*"):
+    """One C parameter: ``const float* __restrict__ x``, ``float const* x``, ``float* const x``, ``int n``..."""
+    tokens = text.replace("*", " * ").split()
+    name = tokens.pop()
+    stars = [i for i, t in enumerate(tokens) if t == "*"]
+    # const before the (last) star qualifies what the pointer points at: the kernel only reads through it
+    const = bool(stars) and "const" in tokens[:stars[-1]]
+    base = " ".join(t for t in tokens if t not in ("const", "volatile", "__restrict__", "*"))
+    ctype = base + "*" * len(stars)
+    if stars:
         code = "Q"  # a device address
-    elif ctype in _SCALARS:
-        code = _SCALARS[ctype]
-    elif ctype in STRUCTS:
-        code = STRUCTS[ctype]
+    elif base in _SCALARS:
+        code = _SCALARS[base]
+    elif base in STRUCTS:
+        code = STRUCTS[base]
     else:
-        raise ValueError(f"kernel parameter type {ctype!r} has no packing rule (see kernels.STRUCTS)")
-    return Param(ctype.replace("const ", ""), name, code, ctype.startswith("const ") and ctype.endswith("*"))
+        raise ValueError(f"parameter `{text.strip()}`: type {base!r} has no packing rule (scalars: "
+                         f"{', '.join(_SCALARS)}; structs: {', '.join(STRUCTS)})")
+    return Param(ctype, name, code, const)
 
 
 @cache
@@ -94,14 +100,17 @@ def _defines() -> dict:
     return out
 
 
-def parse_signatures(text: str, source: str) -> dict:
-    """Every ``extern "C" __global__ __launch_bounds__(N) void name(...)`` kernel of a CUDA source text, by name.
+def parse_signatures(text: str, source: str, only: str | None = None) -> dict:
+    """Every ``extern "C" __global__ __launch_bounds__(N) void name(...)`` kernel of a CUDA source text, by name
+    (just ``only``, when given: another kernel's parameters are then not read).
 
     ``N`` is a number or a ``#define`` of this text or of ``kernel_src``; ``source`` is recorded as the place the
     kernel is compiled from."""
     out = {}
     local = {k: int(v) for k, v in _DEFINE_RE.findall(text)}
     for bound, name, params in _KERNEL_RE.findall(text):
+        if only is not None and name != only:
+            continue
         if bound.isdigit():
             threads = int(bound)
         elif bound in local or bound in _defines():
@@ -109,7 +118,10 @@ def parse_signatures(text: str, source: str) -> dict:
         else:
             raise ValueError(f"kernel {name} in {source}: __launch_bounds__({bound}) is neither a number nor a "
                              "#define of that file")
-        ps = tuple(_param(p) for p in params.split(",") if p.strip())
+        try:
+            ps = tuple(_param(p) for p in params.split(",") if p.strip() not in ("", "void"))
+        except ValueError as e:
+            raise ValueError(f"kernel {name} in {source}: {e}") from None
         out[name] = Signature(name, source, threads, ps, struct.Struct("@" + "".join(p.code for p in ps)))
     return out
 

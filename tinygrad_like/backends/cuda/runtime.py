@@ -34,18 +34,19 @@ class CudaRuntime:
         self.pool = BufferPool(driver.mem_alloc, lambda alloc: alloc.free(),
                                out_of_memory=(getattr(driver, "MemoryError", MemoryError),))
         self.timer = LaunchTimer(driver.Event, f"cuda:{device_index}")
-        self._modules: dict[str, object] = {}
-        self._functions: dict[tuple[str, str], object] = {}
+        self._modules: dict[tuple[str, str], object] = {}
+        self._functions: dict[tuple[str, str, str], object] = {}
 
-    def function(self, source: str, kernel: str):
-        """The loaded kernel ``kernel`` from ``kernel_src/<source>`` (compiled and loaded once)."""
-        key = (source, kernel)
+    def function(self, source: str, kernel: str, revision: str = ""):
+        """The loaded kernel ``kernel`` from ``kernel_src/<source>`` or the file ``source`` (compiled and loaded
+        once per ``revision``: a user's file that changed is compiled and loaded again)."""
+        key = (source, revision, kernel)
         fn = self._functions.get(key)
         if fn is None:
-            module = self._modules.get(source)
+            module = self._modules.get((source, revision))
             if module is None:
                 compiled = compile_kernel_file(source, self.arch)
-                module = self._modules[source] = self.drv.module_from_buffer(compiled.cubin)
+                module = self._modules[(source, revision)] = self.drv.module_from_buffer(compiled.cubin)
             fn = self._functions[key] = module.get_function(kernel)
         return fn
 

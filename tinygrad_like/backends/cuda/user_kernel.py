@@ -19,16 +19,25 @@ Kernel scale_f32(float* out, const float* x, float a, long long n), at most 256 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 from .compiler import DEFAULT_OPTIONS, CompiledModule, compile_kernel_file
-from .kernels import Signature, check_block, parse_signatures
+from .kernels import _KERNEL_RE, Signature, check_block, parse_signatures
 
-# pointer types -> the tensor dtype (name) they point at
+# pointer types -> the tensor dtype (name) they point at; other pointee types (void*, ...) are not checked
 POINTEE_DTYPES = {"float*": "float32", "__half*": "float16", "half*": "float16", "double*": "float64",
-                  "int*": "int32", "long long*": "int64", "bool*": "bool"}
+                  "int*": "int32", "int32_t*": "int32", "long long*": "int64", "int64_t*": "int64", "bool*": "bool"}
 DEFAULT_ARCH = "sm_80"  # compile target when no GPU is present to ask
+
+
+def _dims(what: str, dims) -> tuple:
+    """A grid or block as CUDA takes it: an int or up to three ints -> (x, y, z)."""
+    t = (dims,) if isinstance(dims, int) else tuple(dims)
+    if not 1 <= len(t) <= 3 or not all(isinstance(d, int) and d > 0 for d in t):
+        raise ValueError(f"{what} must be a positive int or a tuple of 1 to 3 positive ints, got {dims!r}")
+    return t + (1,) * (3 - len(t))
 
 
 class Kernel:
@@ -36,20 +45,35 @@ class Kernel:
 
     ``kernel(grid, block, *args)`` launches it: a Tensor on ``cuda`` for each pointer parameter
     (contiguous, of the pointer's dtype), a Python number for each scalar one. ``compile(arch)`` only
-    compiles (no GPU needed); ``signature`` is what was parsed from the source.
+    compiles (no GPU needed); ``signature`` is what was parsed from the source. Edit the file and the next
+    launch reads and compiles it again.
     """
 
     def __init__(self, path: str | os.PathLike, name: str) -> None:
         self.path = Path(path).resolve()
-        if not self.path.is_file():
-            raise FileNotFoundError(f"no CUDA source at {self.path}")
-        found = parse_signatures(self.path.read_text(), str(self.path))
-        if name not in found:
-            raise LookupError(f"{self.path.name} has no kernel named {name!r}; it defines "
-                           f"{sorted(found) or 'none'}. A kernel is found by its declaration: "
-                           f'extern "C" __global__ __launch_bounds__(N) void {name}(...)')
         self.name = name
-        self.signature: Signature = found[name]
+        self._stamp = None
+        self._load()
+
+    def _load(self) -> None:
+        """(Re)read the source when it changed: its signature, and the revision the compiled module is cached by."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no CUDA source at {self.path}") from None
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp == self._stamp:
+            return
+        text = self.path.read_text()
+        found = parse_signatures(text, str(self.path), only=self.name)
+        if self.name not in found:
+            names = sorted(n for _, n, _ in _KERNEL_RE.findall(text))
+            raise LookupError(f"{self.path.name} has no kernel named {self.name!r}; it defines "
+                              f"{names or 'none'}. A kernel is found by its declaration: "
+                              f'extern "C" __global__ __launch_bounds__(N) void {self.name}(...)')
+        self.signature: Signature = found[self.name]
+        self._revision = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self._stamp = stamp
 
     def __repr__(self) -> str:
         params = ", ".join(("const " if p.const else "") + f"{p.ctype} {p.name}" for p in self.signature.params)
@@ -57,33 +81,36 @@ class Kernel:
 
     def compile(self, arch: str | None = None, options: tuple[str, ...] = DEFAULT_OPTIONS) -> CompiledModule:
         """nvcc this file for ``arch`` (default: the GPU's, or ``sm_80`` without one), through the cubin cache."""
+        self._load()
         return compile_kernel_file(self.path, arch or _default_arch(), options)
 
-    def __call__(self, grid: tuple, block: tuple, *args, shared: int = 0) -> None:
-        from .runtime import get_runtime  # starts CUDA (or says why it cannot)
+    def __call__(self, grid, block, *args, shared: int = 0) -> None:
+        from .runtime import get_runtime  # starts CUDA, or says why it cannot
 
+        rt = get_runtime()
+        self._load()
         sig = self.signature
+        grid, block = _dims("grid", grid), _dims("block", block)
         if len(args) != len(sig.params):
             raise TypeError(f"{self!r} takes {len(sig.params)} arguments, got {len(args)}")
-        check_block(sig, tuple(block) + (1,) * (3 - len(block)))
-        flat, written = [], []
+        check_block(sig, block)
+        flat, written = [], {}
         for p, a in zip(sig.params, args):
             if p.is_pointer:
+                if not p.const and hasattr(a, "storage"):
+                    a._check_inplace(f"kernel {self.name}")  # a leaf that requires grad, an expanded tensor...
+                    written[id(a.storage)] = a.storage  # once per storage, however many pointers name it
                 flat.append(self._pointer(p, a))
-                if not p.const:
-                    written.append(a)
             elif hasattr(a, "storage"):
                 raise TypeError(f"{self.name}: parameter `{p.ctype} {p.name}` is a scalar; pass a Python number, "
                                 f"not a tensor (use .item() for a one-element tensor)")
             else:
                 flat.append(a)
-        rt = get_runtime()
-        fn = rt.function(str(self.path), self.name)
+        fn = rt.function(str(self.path), self.name, self._revision)
         shapes = tuple(tuple(a.shape) for a in args if hasattr(a, "storage"))
-        rt.launch_signature(sig, fn, tuple(grid), tuple(block), tuple(flat), shared=shared, shapes=shapes,
+        rt.launch_signature(sig, fn, grid, block, tuple(flat), shared=shared, shapes=shapes,
                             nbytes=sum(a.nbytes for a in args if hasattr(a, "storage")))
-        for t in written:
-            st = t.storage
+        for st in written.values():
             st.mark_device_write()
             st.bump(f"kernel {self.name}")
 
@@ -108,4 +135,3 @@ def _default_arch() -> str:
 
     status = probe()
     return arch_of(status.devices[0][1]) if status.available else DEFAULT_ARCH
-
