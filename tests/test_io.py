@@ -660,3 +660,22 @@ def test_crash_mid_write_of_a_nested_checkpoint_keeps_the_previous_one(tmp_path,
         tio.save({"model": {"w": tl.zeros(2)}, "epoch": 2}, path)
     assert os.listdir(tmp_path) == [path.name] and path.read_bytes() == before
     assert tio.load(path)["epoch"] == 1
+
+
+def test_safetensors_names_and_metadata_load_in_the_same_order_in_every_process(tmp_path):
+    """The safetensors library hands back hash-map order, which changes per process; load must not."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "order.safetensors"
+    code = ("import tinygrad_like as tl, sys\n"
+            "m = tl.nn.Sequential(tl.nn.Linear(2, 3), tl.nn.Linear(3, 1))\n"
+            "p = sys.argv[1]\n"
+            "if sys.argv[2] == 'save': tl.save(m.state_dict(), p, metadata={'z': '1', 'a': '2', 'm': '3'})\n"
+            "print((list(tl.load(p)), list(tl.io.load_metadata(p))))\n")
+    runs = {subprocess.run([sys.executable, "-c", code, str(path), "save" if i == 0 else "load"], check=True,
+                           capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": str(i)}).stdout
+            for i in range(4)}
+    assert len(runs) == 1, runs
+    names, meta = eval(runs.pop())  # noqa: S307 - our own subprocess printed two lists of strings
+    assert sorted(names) == ["0.bias", "0.weight", "1.bias", "1.weight"] and meta == ["a", "m", "z"]

@@ -517,14 +517,19 @@ def _read_safetensors(path: str, metadata_only: bool) -> tuple[dict[str, np.ndar
         # metadata alone needs only the header: 8 bytes of length, then that much JSON
         data = head + (f.read(n) if metadata_only else f.read())
     header = _safetensors_header(path, data[8:8 + n])
+    # the safetensors library returns names and metadata in hash-map order, which changes from process to
+    # process: give them in one order every time (tensors as laid out in the file, metadata by key)
+    meta = header.get(_METADATA_KEY) or {}
+    meta = dict(sorted(meta.items())) if isinstance(meta, dict) else meta
     if metadata_only:
-        return {}, header.get(_METADATA_KEY) or {}
+        return {}, meta
     try:
         arrays = st_load(data)
     except Exception as e:  # SafetensorError, and NumPy errors for dtypes it cannot hold (e.g. bf16)
         raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .safetensors file "
                               f"(truncated or corrupted?): {e}") from e
-    return arrays, header.get(_METADATA_KEY) or {}
+    offset = {k: v.get("data_offsets", [0])[0] for k, v in header.items() if k != _METADATA_KEY and isinstance(v, dict)}
+    return {k: arrays[k] for k in sorted(arrays, key=lambda k: (offset.get(k, 0), k))}, meta
 
 
 def _read_npz(path: str, metadata_only: bool) -> tuple[dict[str, np.ndarray], Any]:
