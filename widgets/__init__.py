@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover
 try:
     from .gradcheck_view import GradcheckView  # noqa: F401
     from .dashboard import Dashboard  # noqa: F401
-    __all__ += ["GradcheckView", "Dashboard"]
+    from .training_view import TrainingMonitor, draw_filters  # noqa: F401
+    __all__ += ["GradcheckView", "Dashboard", "TrainingMonitor", "draw_filters"]
 except ImportError:  # pragma: no cover
     pass
