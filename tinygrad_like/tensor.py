@@ -927,7 +927,7 @@ class Tensor:
             raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
                                f"({op}). Wrap it in `with tl.no_grad():` if you mean to change the parameter "
                                f"itself, or use the out-of-place op.")
-        if not overlap_ok:
+        if not overlap_ok and self._lay is not None:  # None: contiguous from offset 0 (the common case)
             _refuse_shared_elements(self._lay, op)
 
     def _graph_input(self) -> Tensor:
