@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -135,7 +136,10 @@ class EmuDriver:
         ctypes.memmove(dst.ctypes.data, int(src), dst.nbytes)
 
     def module_from_buffer(self, cubin):
-        emulator = self.emulator
+        """``cubin`` is what :func:`emulated_compile` made: empty for a file of ``kernel_src`` (run by this
+        driver's emulator), else the path of a user's ``.cu`` file, whose folder is built as it is now (so an
+        edited file is a new module, as a new cubin would be on a GPU)."""
+        emulator = self.emulator if not cubin else type(self.emulator)(kernel_dir=Path(cubin.decode()).parent)
         driver = self
 
         class Function:
@@ -154,3 +158,46 @@ class EmuDriver:
                 return Function(name)
 
         return Module()
+
+
+def emulated_compile(source, arch):
+    """Stands in for ``compile_kernel_file`` under the emulator, which runs ``.cu`` sources, not cubins (nvcc is
+    tested by ``tests/test_kernel_compile.py``): the "cubin" of a user's file is its path."""
+    from tinygrad_like.backends.cuda import compiler
+
+    path = str(source).encode() if Path(str(source)).is_absolute() else b""
+    return compiler.CompiledModule(str(source), arch, path, "emulated", "miss", 0.0)
+
+
+def cuda_device(*needs: tuple[str, str | None]):
+    """For a module-scoped fixture (``yield from cuda_device()``): the ``cuda`` device, on the real GPU where
+    CUDA is available, else on the emulator, installed for the fixture's lifetime. ``needs`` are extra
+    (kernel, folder) pairs that must build; without a toolchain for the emulator the fixture skips, saying why."""
+    import pytest
+
+    import tinygrad_like as tl
+    from tinygrad_like.backends.cuda import probe as probe_mod
+    from tinygrad_like.backends.cuda import runtime
+    from tinygrad_like.device import get_device, unregister_device
+
+    if tl.cuda.is_available():
+        yield get_device("cuda")
+        return
+    from cuda_emu.emulator import Emulator, EmuToolchainError
+
+    emulator = Emulator()
+    try:
+        for kernel, folder in (("fill_f32", None), *needs):
+            (emulator if folder is None else Emulator(kernel_dir=folder)).kernel(kernel)
+    except EmuToolchainError as e:  # no g++ or no cuda_fp16.h: nothing can run the kernels here
+        pytest.skip(f"no GPU and no toolchain for the CUDA emulator: {e}")
+    drv = EmuDriver(emulator)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(probe_mod, "_status", probe_mod.probe(drv))
+    mp.setattr(runtime, "compile_kernel_file", emulated_compile)
+    mp.setattr(runtime, "_runtime", runtime.CudaRuntime(drv))
+    try:
+        yield get_device("cuda")
+    finally:
+        unregister_device("cuda")
+        mp.undo()

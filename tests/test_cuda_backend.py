@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from emu_driver import cuda_device
 
 import tinygrad_like as tl
 import tinygrad_like.nn.functional as F
 from tinygrad_like import events
-from tinygrad_like.backends.cuda import compiler, runtime
-from tinygrad_like.backends.cuda import probe as probe_mod
-from tinygrad_like.device import get_device, unregister_device
 
 torch = pytest.importorskip("torch")
 
@@ -28,29 +26,7 @@ torch = pytest.importorskip("torch")
 @pytest.fixture(scope="module")
 def cuda():
     """The ``cuda`` device: the real one where CUDA is available, else the emulated one."""
-    if tl.cuda.is_available():
-        yield get_device("cuda")
-        return
-    from cuda_emu.emulator import Emulator, EmuToolchainError
-    from emu_driver import EmuDriver
-
-    emulator = Emulator()
-    try:
-        emulator.kernel("fill_f32")
-    except EmuToolchainError as e:  # no g++ or no cuda_fp16.h: nothing can run the kernels here
-        pytest.skip(f"no GPU and no toolchain for the CUDA emulator: {e}")
-    drv = EmuDriver(emulator)
-    mp = pytest.MonkeyPatch()
-    mp.setattr(probe_mod, "_status", probe_mod.probe(drv))
-    # the emulator runs the .cu sources, not cubins: skip nvcc here (tests/test_kernel_compile.py compiles them)
-    mp.setattr(runtime, "compile_kernel_file",
-               lambda source, arch: compiler.CompiledModule(source, arch, b"", "emulated", "miss", 0.0))
-    mp.setattr(runtime, "_runtime", runtime.CudaRuntime(drv))
-    try:
-        yield get_device("cuda")
-    finally:
-        unregister_device("cuda")
-        mp.undo()
+    yield from cuda_device()
 
 
 def _fallbacks(dev) -> dict:

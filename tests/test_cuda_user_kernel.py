@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from emu_driver import cuda_device
 
 import tinygrad_like as tl
 from tinygrad_like.backends.cuda import compiler, runtime
 from tinygrad_like.backends.cuda import probe as probe_mod
 from tinygrad_like.backends.cuda.compiler import CudaCompileError
-from tinygrad_like.device import get_device, unregister_device
 
 torch = pytest.importorskip("torch")
 
@@ -182,42 +182,7 @@ def test_a_forward_returning_a_tensor_on_the_cpu():
 # ---- on the device (the GPU, or the emulator) --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cuda():
-    if tl.cuda.is_available():
-        yield get_device("cuda")
-        return
-    from cuda_emu.emulator import Emulator, EmuToolchainError
-    from emu_driver import EmuDriver
-
-    ours = Emulator()
-    try:
-        ours.kernel("fill_f32")
-        Emulator(kernel_dir=SRC.parent).kernel("squareplus_f32")
-    except EmuToolchainError as e:
-        pytest.skip(f"no GPU and no toolchain for the CUDA emulator: {e}")
-
-    class Driver(EmuDriver):
-        """The "cubin" of a user kernel is its path: each load builds that file's folder as it is now (so an
-        edited file is a new module, as a new cubin would be on a GPU)."""
-
-        def module_from_buffer(self, cubin):
-            if cubin:
-                self.emulator = Emulator(kernel_dir=Path(cubin.decode()).parent)
-            try:
-                return super().module_from_buffer(cubin)
-            finally:
-                self.emulator = ours
-
-    drv = Driver(ours)
-    mp = pytest.MonkeyPatch()
-    mp.setattr(probe_mod, "_status", probe_mod.probe(drv))
-    mp.setattr(runtime, "compile_kernel_file", lambda source, arch: compiler.CompiledModule(
-        str(source), arch, str(source).encode() if Path(str(source)).is_absolute() else b"", "emulated", "miss", 0.0))
-    mp.setattr(runtime, "_runtime", runtime.CudaRuntime(drv))
-    try:
-        yield get_device("cuda")
-    finally:
-        unregister_device("cuda")
-        mp.undo()
+    yield from cuda_device(("squareplus_f32", SRC.parent))
 
 
 def test_kernel_forward_and_backward_match_torch(cuda):

@@ -185,17 +185,8 @@ def test_pool_without_device_with_poolless_device_and_with_a_pool(dev):
         unregister_device("pooldev")
 
 
-def test_pool_of_the_cuda_backend_reports_its_hit_rate():
-    """The real BufferPool (its stats() names the counters pool_hits / pool_misses), behind a device."""
-    from itertools import count
-
-    from tinygrad_like.backends.cuda.pool import BufferPool
-
-    addresses = count(0x1000, 0x100000)
-    pool = BufferPool(lambda n: next(addresses), lambda a: None)
-    pool.free(pool.alloc(1000))
-    pool.alloc(700)  # same size class: a hit
-    pool.alloc(5 << 20)  # a miss
+def _device_with_pool(pool):
+    """A stand-in for the cuda device whose backend holds ``pool`` (what StorageView reads)."""
 
     class Backend:
         pass
@@ -209,7 +200,22 @@ def test_pool_of_the_cuda_backend_reports_its_hit_rate():
         def __str__(self):
             return "cuda:0"
 
-    (p,) = sv.pool_model([FakeDevice()])
+    return FakeDevice()
+
+
+def test_pool_of_the_cuda_backend_reports_its_hit_rate():
+    """The real BufferPool (its stats() names the counters pool_hits / pool_misses), behind a device."""
+    from itertools import count
+
+    from tinygrad_like.backends.cuda.pool import BufferPool
+
+    addresses = count(0x1000, 0x100000)
+    pool = BufferPool(lambda n: next(addresses), lambda a: None)
+    pool.free(pool.alloc(1000))
+    pool.alloc(700)  # same size class: a hit
+    pool.alloc(5 << 20)  # a miss
+
+    (p,) = sv.pool_model([_device_with_pool(pool)])
     assert (p["hits"], p["misses"]) == (1, 2) and abs(p["hit_rate"] - 1 / 3) < 1e-12, p
     assert "33.3%" in sv.pool_html([p])
 
@@ -218,17 +224,7 @@ def test_pool_read_from_a_pool_attribute():
     class Pool:
         in_use_bytes, cached_bytes, hit_rate = 100, 50, 0.5
 
-    class Backend:
-        pool = Pool()
-
-    class FakeDevice:
-        is_host = False
-        raw_backend = Backend()
-
-        def __str__(self):
-            return "cuda:0"
-
-    (p,) = sv.pool_model([FakeDevice()])
+    (p,) = sv.pool_model([_device_with_pool(Pool())])
     assert (p["device"], p["in_use_bytes"], p["cached_bytes"], p["hit_rate"]) == ("cuda:0", 100, 50, 0.5)
 
 
