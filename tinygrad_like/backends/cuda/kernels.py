@@ -126,6 +126,11 @@ def parse_signatures(text: str, source: str, only: str | None = None) -> dict:
     return out
 
 
+def kernel_names(text: str) -> list[str]:
+    """The names of the kernels a CUDA source text declares, in file order (their parameters unread)."""
+    return [name for _, name, _ in _KERNEL_RE.findall(text)]
+
+
 @cache
 def signatures_of(source: str) -> dict:
     """Every ``extern "C"`` kernel of ``kernel_src/<source>``, by name."""

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from .compiler import DEFAULT_OPTIONS, CompiledModule, compile_kernel_file
-from .kernels import _KERNEL_RE, Signature, check_block, parse_signatures
+from .kernels import Signature, check_block, kernel_names, parse_signatures
 
 # pointer types -> the tensor dtype (name) they point at; other pointee types (void*, ...) are not checked
 POINTEE_DTYPES = {"float*": "float32", "__half*": "float16", "half*": "float16", "double*": "float64",
@@ -67,7 +67,7 @@ class Kernel:
         text = self.path.read_text()
         found = parse_signatures(text, str(self.path), only=self.name)
         if self.name not in found:
-            names = sorted(n for _, n, _ in _KERNEL_RE.findall(text))
+            names = sorted(kernel_names(text))
             raise LookupError(f"{self.path.name} has no kernel named {self.name!r}; it defines "
                               f"{names or 'none'}. A kernel is found by its declaration: "
                               f'extern "C" __global__ __launch_bounds__(N) void {self.name}(...)')
