@@ -27,7 +27,8 @@ NOTEBOOK_LIBS = ("ipywidgets", "matplotlib", "IPython")
 PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md", "tinygrad_like", "widgets", "kernel_src")
 # the files every install must have, as paths inside the wheel
 MUST_SHIP = ("tinygrad_like/__init__.py", "tinygrad_like/widgets/__init__.py",
-             "tinygrad_like/kernel_src/__init__.py", "tinygrad_like/kernel_src/fill.cu")
+             "tinygrad_like/kernel_src/__init__.py", "tinygrad_like/kernel_src/fill.cu",
+             "tinygrad_like/widgets/static/graph.js", "tinygrad_like/widgets/static/graph.css")
 
 # Run in a child interpreter, from a folder outside the repository: imports the package, the widgets
 # subpackage and one kernel source as a resource, and prints where each came from.

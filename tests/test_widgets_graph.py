@@ -1,19 +1,22 @@
-"""GraphView and BackwardStepper: their models, drawings and buttons, without a browser."""
+"""GraphView and BackwardStepper without a browser: the graph model, its hierarchy and folding, the layout's
+coordinates, the payload the browser draws, the static SVG, and the views' Python API (selection, expanding,
+stepping, replay, errors)."""
 
 from __future__ import annotations
 
-import matplotlib
+import gc
+import json
+import weakref
+import xml.etree.ElementTree as ET
 
-matplotlib.use("Agg")
+import numpy as np
+import pytest
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import tinygrad_like as tl  # noqa: E402
-from tinygrad_like import events  # noqa: E402
-from tinygrad_like.widgets import BackwardStepper, GraphView, build_graph, record_timings  # noqa: E402
-from tinygrad_like.widgets.graph_model import NOT_COMPUTED  # noqa: E402
-from tinygrad_like.widgets.graph_view import HIGHLIGHT, STALE, draw_graph, node_details_html  # noqa: E402
+import tinygrad_like as tl
+from tinygrad_like import events
+from tinygrad_like.widgets import BackwardStepper, Dashboard, GraphView, build_graph, record_timings
+from tinygrad_like.widgets import graph_model as gm
+from tinygrad_like.widgets.graph_model import NOT_COMPUTED
 
 nn, F = tl.nn, tl.nn.functional
 
@@ -24,29 +27,73 @@ def mlp_loss(seed=0):
     return m, F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
 
 
-def patch_for(fig, nid):
-    return next(p for p in fig.axes[0].patches if p.get_gid() == nid)
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        return x + self.fc2(F.relu(self.fc1(x)))
 
 
-def test_graph_model_names_shapes_and_layers():
+class ResMLP(nn.Module):
+    def __init__(self, n_blocks, d=8):
+        super().__init__()
+        self.inp = nn.Linear(4, d)
+        self.blocks = nn.Sequential(*[Block(d) for _ in range(n_blocks)])
+        self.head = nn.Linear(d, 3)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.inp(x)))
+
+
+def resmlp_loss(n_blocks, seed=0):
+    tl.manual_seed(seed)
+    m = ResMLP(n_blocks)
+    return m, F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
+
+
+def node(g, label):
+    return next(n for n in g.nodes if n.label == label)
+
+
+def overlaps(boxes, pad=0.0):
+    """Pairs of boxes whose rectangles intersect (centre coordinates, as in the payload)."""
+    out = []
+    rects = sorted((b["x"] - b["w"] / 2, b["y"] - b["h"] / 2, b["x"] + b["w"] / 2, b["y"] + b["h"] / 2, b["id"])
+                    for b in boxes)
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            if b[0] >= a[2] + pad:
+                break
+            if a[1] < b[3] + pad and b[1] < a[3] + pad:
+                out.append((a[4], b[4]))
+    return out
+
+
+# ---- the model --------------------------------------------------------------------------------------------
+def test_graph_model_names_shapes_inputs_and_edges():
     m, loss = mlp_loss()
     g = build_graph(loss, m)
-    labels = sorted(n.label for n in g.nodes.values())
-    assert labels == sorted(["0.weight", "0.bias", "2.weight", "2.bias", "Linear", "Linear", "Relu", "CrossEntropy",
-                             "Sum", "Div", "output"])
-    kinds = {n.label: n.kind for n in g.nodes.values()}
+    assert sorted(n.label for n in g.nodes) == sorted(["0.weight", "0.bias", "2.weight", "2.bias", "Linear", "Linear",
+                                                       "Relu", "CrossEntropy", "Sum", "Div", "output"])
+    kinds = {n.label: n.kind for n in g.nodes}
     assert kinds["0.weight"] == "param" and kinds["output"] == "output" and kinds["Relu"] == "op"
-    assert all(g.layers[s] < g.layers[d] for s, d, _ in g.edges)  # inputs above, output at the bottom
-    assert g.layers["output"] == max(g.layers.values())
-    edge_labels = {(g.nodes[s].label, g.nodes[d].label): lab for s, d, lab in g.edges}
-    assert edge_labels[("0.weight", "Linear")] == "(8, 4)" and edge_labels[("Relu", "Linear")] == "(5, 8)"
-    assert all(n.grad == NOT_COMPUTED for n in g.nodes.values() if n.kind == "param")  # never zeros
+    shapes = {(g.nodes[s].label, g.nodes[d].label): lab for s, d, _, lab in g.edges}
+    assert shapes[("0.weight", "Linear")] == "(8, 4)" and shapes[("Relu", "Linear")] == "(5, 8)"
+    # each input slot is named from the op's forward signature
+    lin = next(n for n in g.nodes if n.label == "Linear" and any(g.nodes[s].label == "2.weight"
+                                                                  for s, d, _, _ in g.edges if d == n.index))
+    slots = {g.nodes[s].label: lin.inputs[slot] for s, d, slot, _ in g.edges if d == lin.index}
+    assert slots == {"Relu": "input", "2.weight": "weight", "2.bias": "bias"}
+    assert all(n.grad == NOT_COMPUTED for n in g.nodes if n.kind == "param")
     loss.backward()
-    g2 = build_graph(loss, m)
-    assert all(n.grad.startswith("(") for n in g2.nodes.values() if n.kind == "param")
+    assert all(n.grad.startswith("(") for n in build_graph(loss, m).nodes if n.kind == "param")
+    # the same graph gives the same indices (ids survive a rebuild)
+    assert [n.label for n in build_graph(loss, m).nodes] == [n.label for n in g.nodes]
 
 
-def test_stale_saved_tensor_is_red_with_versions_and_the_write_site():
+def test_stale_saved_tensor_with_versions_and_the_write_site():
     x = tl.randn(3, requires_grad=True)
     h = x * 1.0
     y = (h * h).sum()
@@ -58,28 +105,116 @@ def test_stale_saved_tensor_is_red_with_versions_and_the_write_site():
     row = stale[0].saved[0]
     assert (row["saved_version"], row["current_version"], row["stale"]) == (0, 1, True)
     assert "add_ at" in row["writes"][0] and "test_widgets_graph.py" in row["writes"][0]
-    fig = draw_graph(g)
-    assert matplotlib.colors.to_hex(patch_for(fig, stale[0].id).get_edgecolor()) == STALE
-    fresh = next(n for n in g.nodes.values() if n.label == "Sum")
-    assert matplotlib.colors.to_hex(patch_for(fig, fresh.id).get_edgecolor()) != STALE
-    assert "modified by add_ at" in node_details_html(g, stale[0].id)
-    view = GraphView(y, live=False)
-    assert "will fail" in view._note.value
+    assert not stale[0].stale_by_optimizer
+    notes = gm.graph_notes(g, len(g.nodes))
+    assert notes[0]["level"] == "error" and "modified in place" in notes[0]["text"]
 
 
-def test_large_graph_folds_by_module_and_expands():
+def test_optimizer_made_graph_stale_is_said_in_those_words():
+    m, loss = mlp_loss()
+    opt = tl.optim.SGD(m.parameters(), lr=0.1)
+    F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,))).backward()
+    opt.step()  # updates the weights the old loss's Linear nodes saved
+    g = build_graph(loss, m)
+    assert g.stale_nodes and all(g.nodes[i].stale_by_optimizer for i in g.stale_nodes)
+    text = gm.graph_notes(g, len(g.nodes))[0]["text"]
+    assert "stale" in text and "optimizer step" in text and "Run the forward pass again" in text
+
+
+def test_hierarchy_by_module_path_and_runs_of_identical_blocks():
+    m, loss = resmlp_loss(6)
+    g = build_graph(loss, m)
+    assert {"group:blocks", "group:blocks.3", "group:blocks.3.fc1", "group:inp", "group:head"} <= set(g.groups)
+    run = g.groups["run:blocks.0-5"]
+    assert run.kind == "run" and run.label == "blocks.0–5 ×6" and run.parent == "group:blocks"
+    assert run.children == [f"group:blocks.{i}" for i in range(6)]
+    assert g.groups["group:blocks.3"].parent == run.id
+    w = node(g, "blocks.3.fc1.weight")
+    assert w.module == "blocks.3.fc1" and g.chains[w.index] == ("group:blocks", run.id, "group:blocks.3",
+                                                                 "group:blocks.3.fc1")
+    # ops between two modules' ops belong to the module holding both (inferred when no scope was recorded)
+    relus = [n for n in g.nodes if n.label == "Relu"]
+    assert sorted(n.module for n in relus) == [f"blocks.{i}" for i in range(6)]
+
+
+def test_blocks_that_differ_do_not_fold_into_a_run():
     tl.manual_seed(0)
-    m = nn.Sequential(*[nn.Linear(6, 6) for _ in range(12)])
-    loss = m(tl.randn(2, 6)).sum()
-    full = build_graph(loss, m)
-    g = build_graph(loss, m, max_nodes=20)
-    assert len(g.nodes) < len(full.nodes)
-    assert set(g.folded) == {str(i) for i in range(12)}
-    assert all(n.kind == "module" and n.folded == 3 for n in g.nodes.values() if n.label.endswith("folded]"))
-    view = GraphView(loss, m, max_nodes=20, live=False)
-    assert "folded by module" in view._note.value
-    view.expand("3")
-    assert "3" not in view.model.folded and any(n.label == "3.weight" for n in view.model.nodes.values())
+    m = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 3))  # 1 is like neither 0 nor 2
+    loss = m(tl.randn(2, 4)).sum()
+    g = build_graph(loss, m)
+    assert not any(gid.startswith("run:") for gid in g.groups)
+    m2 = nn.Sequential(*[nn.Linear(8, 8) for _ in range(4)], nn.Linear(8, 2))
+    g2 = build_graph(m2(tl.randn(2, 8)).sum(), m2)
+    assert [gid for gid in g2.groups if gid.startswith("run:")] == ["run:0-3"]
+
+
+def test_default_view_of_a_2000_op_graph_is_folded_to_at_most_60_boxes():
+    m, loss = resmlp_loss(500)  # 500 blocks x 4 ops + the rest: over 2,000 ops
+    g = build_graph(loss, m)
+    assert len(g.ops) > 2000
+    expanded = gm.default_expanded(g)
+    boxes, _ = gm.boxes_for(g, expanded)
+    assert 3 <= len(boxes) <= 60
+    assert any(b.label == "blocks.0–499 ×500" for b in boxes)
+    # a small graph is shown whole
+    m2, loss2 = mlp_loss()
+    g2 = build_graph(loss2, m2)
+    assert len(gm.boxes_for(g2, gm.default_expanded(g2))[0]) == len(g2.nodes)
+
+
+@pytest.mark.parametrize("n_blocks,expand", [(3, "all"), (6, "default"), (40, "default"), (40, "run"),
+                                             (40, "all"), (500, "default")])
+def test_layout_has_no_overlapping_boxes_and_edges_run_downwards(n_blocks, expand):
+    m, loss = resmlp_loss(n_blocks)
+    g = build_graph(loss, m)
+    ex = {"all": set(g.groups), "default": gm.default_expanded(g),
+          "run": gm.default_expanded(g) | {"run:blocks.0-39", "group:blocks.7", "group:blocks.7.fc2"}}[expand]
+    p = gm.graph_payload(g, ex)
+    assert not overlaps(p["boxes"])
+    for e in p["edges"]:
+        s, t = p["boxes"][e["s"]], p["boxes"][e["t"]]
+        assert s["y"] < t["y"]  # inputs above, the loss below
+        assert e["points"][0][1] == pytest.approx(s["y"] + s["h"] / 2)
+        assert e["points"][-1][1] == pytest.approx(t["y"] - t["h"] / 2)
+        assert all(a[1] <= b[1] for a, b in zip(e["points"], e["points"][1:]))
+    # every node is shown by exactly one box, and a box lists the nodes it stands for
+    assert sorted(i for b in p["boxes"] for i in b["nodes"]) == list(range(len(g.nodes)))
+    assert all(i in p["boxes"][p["owner"][i]]["nodes"] for i in range(len(g.nodes)))
+    # a frame holds every box whose nodes all sit inside its group
+    for f in p["frames"]:
+        for b in p["boxes"]:
+            if b["id"] != f["id"] and all(f["id"] in g.chains[i] for i in b["nodes"]):
+                assert f["x"] <= b["x"] - b["w"] / 2 and b["x"] + b["w"] / 2 <= f["x"] + f["w"], (f, b)
+                assert f["y"] <= b["y"] - b["h"] / 2 and b["y"] + b["h"] / 2 <= f["y"] + f["h"], (f, b)
+    json.dumps(p)  # the payload is plain JSON
+
+
+def test_a_module_used_twice_folds_into_a_cycle_that_still_lays_out():
+    tl.manual_seed(0)
+    shared = nn.Linear(4, 4)
+    m = nn.Sequential(shared, nn.Tanh(), shared)  # the same module twice: its group feeds itself through Tanh
+    g = build_graph(m(tl.randn(2, 4)).sum(), m)
+    p = gm.graph_payload(g, set())
+    assert not overlaps(p["boxes"]) and len(p["edges"]) >= 2
+    up = [e for e in p["edges"] if p["boxes"][e["s"]]["y"] > p["boxes"][e["t"]]["y"]]
+    assert len(up) <= 1  # the edge that closes the cycle is drawn upwards; every other edge runs down
+
+
+def test_origins_give_every_op_its_module_and_line():
+    m, loss = resmlp_loss(3)
+    g = build_graph(loss, m)
+    adds = [n for n in g.nodes if n.label == "Add"]
+    assert sorted(n.module for n in adds) == ["blocks.0", "blocks.1", "blocks.2"]
+    assert all(n.site and "test_widgets_graph.py" in n.site for n in g.ops)
+    rows = dict(map(tuple, gm.node_tip(g, adds[0])))
+    assert rows["created at"].startswith("test_widgets_graph.py:") and "in forward" in rows["created at"]
+
+
+def test_text_fits_its_box():
+    m, loss = resmlp_loss(3)
+    g = build_graph(loss, m)
+    for b in gm.graph_payload(g, set(g.groups))["boxes"]:
+        assert gm.text_width(b["label"]) <= b["w"] - 8 and gm.text_width(b["sub"], gm.SUB_CHAR_W) <= b["w"] - 8
 
 
 def test_long_chain_builds_without_recursion():
@@ -97,85 +232,158 @@ def test_timings_from_a_profiled_run():
         loss = F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
         loss.backward()
     g = build_graph(loss, m, timings=t)
-    ops = [n for n in g.nodes.values() if n.kind == "op"]
+    ops = g.ops
     assert all(n.forward_s is not None and n.forward_s > 0 for n in ops if n.label == "Linear")
     assert all(n.backward_s is not None for n in ops)
+    assert any(r[0] == "backward" for r in gm.node_tip(g, ops[0]))
     assert not events.ACTIVE
 
 
-def test_graph_view_widget_select_and_live_refresh():
-    m, loss = mlp_loss()
+# ---- the static picture ------------------------------------------------------------------------------------
+def test_static_svg_is_well_formed_and_shows_every_box():
+    m, loss = resmlp_loss(6)
     view = GraphView(loss, m)
-    assert "tl-graph-view" in view.widget._dom_classes
-    nid = next(i for i, n in view.model.nodes.items() if n.label == "0.weight")
-    view.select(nid)
-    assert "0.weight" in view._details.value and NOT_COMPUTED in view._details.value
+    svg = view.to_svg()
+    root = ET.fromstring(svg)
+    texts = {t.text for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert {b["label"] for b in view.widget.graph["boxes"]} <= texts
+    bundle = view._repr_mimebundle_()
+    assert bundle["text/plain"] == view.summary() == f"<GraphView: {len(view.model.nodes)} nodes, 0 stale>"
+    assert "application/vnd.jupyter.widget-view+json" in bundle and bundle["image/svg+xml"] == svg
     view.close()
-    # live: an in-place write during a "cell" updates the note at once; the figure follows after the cell
+
+
+# ---- GraphView ---------------------------------------------------------------------------------------------
+def test_graph_view_select_reveal_details_and_toggle():
+    m, loss = resmlp_loss(40)
+    view = GraphView(loss, m)
+    assert "tl-graph-view" in view.widget._dom_classes and "tl-view" in view.widget._dom_classes
+    assert len(view.widget.graph["boxes"]) <= 60
+    # select a parameter folded away inside blocks.0-39: its groups expand and it is selected
+    view.select("blocks.17.fc2.weight")
+    sel = view.selected_node
+    assert sel.label == "blocks.17.fc2.weight" and view.selected == sel.id
+    assert sel.id in {b["id"] for b in view.widget.graph["boxes"]}
+    d = view.widget.details
+    assert d["title"] == "blocks.17.fc2.weight" and ["shape", "(8, 8) float32"] in d["rows"]
+    assert [".grad", NOT_COMPUTED] in d["rows"] and d["actions"] == ["collapse"]
+    # a browser click on a box sets `selected`; Python answers with its details
+    lin = next(b for b in view.widget.graph["boxes"] if b["label"] == "Linear" and "fc2" in b["sub"])
+    view.widget.selected = lin["id"]
+    rows = dict(map(tuple, view.widget.details["rows"]))
+    assert rows["op"] == "Linear" and rows["module"] == "blocks.17.fc2" and rows["in: weight"].startswith(
+        "blocks.17.fc2.weight")
+    # the collapse action (a toggle message on a node) folds its innermost group
+    view.on_message({"type": "toggle", "id": lin["id"]})
+    assert "group:blocks.17.fc2" not in view.expanded and view.selected == "group:blocks.17.fc2"
+    n_before = len(view.widget.graph["boxes"])
+    view.on_message({"type": "toggle", "id": "group:blocks.17.fc2"})
+    assert len(view.widget.graph["boxes"]) == n_before + 2  # Linear, weight, bias instead of one box
+    view.collapse("blocks")
+    assert not any(g.startswith(("group:blocks.", "run:")) for g in view.expanded)
+    view.on_message({"type": "reveal", "node": lin["nodes"][0]})
+    assert view.selected == lin["id"]
+    with pytest.raises(KeyError, match="no group 'nope'"):
+        view.expand("nope")
+    with pytest.raises(KeyError, match="no node or group named"):
+        view.select("nope")
+    view.close()
+
+
+def test_graph_view_redraws_after_an_inplace_write_and_after_backward():
     from tinygrad_like.widgets import _base
+
     x = tl.randn(3, requires_grad=True)
     h = x * 1.0
-    view = GraphView((h * h).sum())
-    assert "will fail" not in view._note.value
+    y = (h * h).sum()
+    view = GraphView(y, names={"x": x})
+    assert not view.widget.graph["notes"] and not any(b["stale"] for b in view.widget.graph["boxes"])
     view._last_draw, _base._BUDGET.next_allowed = 0.0, 0.0
-    before = view.redraws
     with tl.no_grad():
         h.add_(1)  # a VersionBump event
-    assert "will fail" in view._note.value and view.redraws == before
     view.after_cell()
-    assert view.redraws == before + 1
+    assert any(b["stale"] for b in view.widget.graph["boxes"] if b["label"] == "Mul")
+    assert view.widget.graph["notes"][0]["level"] == "error"
     view.close()
-    assert not events.ACTIVE
-
-
-def test_graph_view_names_tensors_and_redraws_after_backward():
     a = tl.tensor([1.0, 2.0], requires_grad=True)
-    b = tl.tensor([3.0, 4.0], requires_grad=True)
-    loss = (a * b).sum()
-    view = GraphView(loss, names={"a": a, "b": b})
-    labels = {n.label for n in view.model.nodes.values() if n.kind in ("leaf", "param")}
-    assert labels == {"a", "b"}, labels
-    nid = next(i for i, n in view.model.nodes.items() if n.label == "a")
-    view.select(nid)
-    assert NOT_COMPUTED in view._details.value
+    loss = (a * a).sum()
+    view = GraphView(loss, names={"a": a})
+    tip = dict(map(tuple, next(b for b in view.widget.graph["boxes"] if b["label"] == "a")["tip"]))
+    assert tip[".grad"] == NOT_COMPUTED
     loss.backward()  # BackwardStep events: the view notices without being told
-    assert view._stale or view.redraws > 1
     view.after_cell()
-    assert NOT_COMPUTED not in view._details.value, view._details.value
+    tip = dict(map(tuple, next(b for b in view.widget.graph["boxes"] if b["label"] == "a")["tip"]))
+    assert tip[".grad"].startswith("(2,)")
+    assert any("freed" in n["text"] for n in view.widget.graph["notes"])
     view.close()
     assert not events.ACTIVE
 
 
-def test_stepper_steps_highlights_and_fills_leaf_grads():
+def test_unchanged_graph_view_does_no_work_after_a_cell():
+    m, loss = mlp_loss()
+    view = GraphView(loss, m)
+    before = view.redraws
+    tl.ones(3) + 1  # a cell that touches nothing the view shows
+    view.after_cell()
+    assert view.redraws == before
+    view.close()
+
+
+# ---- BackwardStepper ------------------------------------------------------------------------------------------
+def test_stepper_steps_back_replays_and_names_gradients():
     m, loss = mlp_loss()
     s = BackwardStepper(loss, m)
-    assert "tl-backward-stepper" in s.widget._dom_classes
-    assert all(state == NOT_COMPUTED for _, state in s.leaf_grads())
-    names, highlights, panels = [], [], []
-    for _ in range(3):
-        s._buttons[0].click()  # the Step button
+    assert s.widget.stepper and "tl-backward-stepper" in s.widget._dom_classes
+    assert "press Step" in s.widget.status and s.widget.state["total"] == 6
+    names = []
+    for _ in range(4):
+        s.on_message({"type": "step", "n": 1})
         names.append(s.current_name)
-        highlights.append(s.highlighted)
-        panels.append(s._grad_panel.value)
-    assert names == ["Div", "Sum", "CrossEntropy"]
-    assert len(set(highlights)) == 3 and len(set(panels)) == 3
-    assert "incoming" in panels[-1] and "tl-current-name" in s._current.value
-    fig = draw_graph(build_graph(loss, m), s.highlighted)
-    assert matplotlib.colors.to_hex(patch_for(fig, s.highlighted).get_edgecolor()) == HIGHLIGHT
-    s.step(2)
-    filled = dict(s.leaf_grads())
-    assert filled["2.weight"] != NOT_COMPUTED and filled["0.weight"] == NOT_COMPUTED
-    s.run()
-    assert s.done and all(state != NOT_COMPUTED for _, state in s.leaf_grads())
+    assert names == ["Div", "Sum", "CrossEntropy", "Linear"]
+    st = s.widget.state
+    assert st["cursor"] == 4 and len(st["steps"]) == 4
+    boxes = s.widget.graph["boxes"]
+    assert boxes[s.widget.graph["owner"][st["steps"][-1][0]]]["id"] == s.highlighted == s.selected
+    # the Linear step sent gradients to its input, weight and bias: named, with their norms
+    grads = dict(map(tuple, s.widget.details["grads"]))
+    w2 = m[2].weight
+    assert set(grads) == {"incoming", "input", "weight: 2.weight", "bias: 2.bias"}
+    norm = float(np.linalg.norm(w2.grad.numpy().astype(np.float64)))
+    assert grads["weight: 2.weight"] == f"(3, 8) |g| {norm:.4g}"
+    edge_norms = dict((src, nrm) for src, nrm in st["steps"][-1][1])
+    assert edge_norms[s.model.node_for(w2)] == pytest.approx(norm, rel=1e-5)
+    filled = {s.model.nodes[i].label for i in st["filled"]}
+    assert filled == {"2.weight", "2.bias"}
+    # back: the drawing goes back one step; stepping again replays the recorded step (no new engine call)
+    s.on_message({"type": "back"})
+    assert s.widget.state["cursor"] == 3 and s.current_name == "CrossEntropy" and not s.widget.state["filled"]
+    rec = s.records[3]
+    s.on_message({"type": "step", "n": 1})
+    assert s.records[3] is rec and len(s.records) == 4 and s.current_name == "Linear"
+    s.on_message({"type": "run"})
+    assert s.done and s.widget.state["done"] and s.widget.status.startswith("done: step 6 of 6")
     ref = {n: p.grad.numpy().copy() for n, p in m.named_parameters()}
-    s.reset()
-    assert all(state == NOT_COMPUTED for _, state in s.leaf_grads()) and s.current is None
-    s._buttons[2].click()  # Run to end, again: the same gradients as the first time
+    s.on_message({"type": "reset"})
+    assert s.current is None and all(state == NOT_COMPUTED for _, state in s.leaf_grads())
+    s.on_message({"type": "step", "n": 10})
+    assert s.done
     for n, p in m.named_parameters():
         np.testing.assert_array_equal(p.grad.numpy(), ref[n])
+    s.close()
 
 
-def test_stepper_shows_a_version_error_instead_of_raising():
+def test_stepper_on_a_folded_graph_outlines_the_group_and_reports_the_module():
+    m, loss = resmlp_loss(40)
+    s = BackwardStepper(loss, m)
+    s.step(12)
+    cur = s.model.node_for(s.current.node)
+    assert s.model.nodes[cur].module.startswith("blocks.")
+    assert s.highlighted.startswith(("run:", "group:"))
+    assert f"({s.model.nodes[cur].module})" in s.widget.status
+    s.close()
+
+
+def test_stepper_shows_a_version_error_with_its_node_instead_of_raising():
     x = tl.randn(3, requires_grad=True)
     h = x * 1.0
     y = (h * h).sum()
@@ -184,21 +392,60 @@ def test_stepper_shows_a_version_error_instead_of_raising():
     s = BackwardStepper(y)
     s.run()
     assert s.error is not None and not s.done
-    assert "modified by an in-place operation" in s._error.value
+    err = s.widget.state["error"]
+    assert "modified by an in-place operation" in err["text"] and s.model.nodes[err["node"]].label == "Mul"
+    assert "stopped at step" in s.widget.status
     with pytest.raises(ValueError, match="needs a tensor with a graph"):
         BackwardStepper(tl.ones(2))
 
 
-def test_views_do_not_keep_themselves_or_the_graph_alive():
-    import gc
-    import weakref
+def test_stepper_from_a_graph_node_and_a_freed_graph():
+    m, loss = mlp_loss()
+    s = BackwardStepper(loss.grad_fn, m)  # what a following dashboard hands it
+    s.run()
+    assert s.done and all(p.grad is not None for p in m.parameters())
+    m2, loss2 = mlp_loss()
+    loss2.backward()
+    s2 = BackwardStepper(loss2, m2)
+    assert "freed its saved tensors" in s2.widget.status
+    s.close()
+    s2.close()
 
+
+# ---- the dashboard follows training ----------------------------------------------------------------------------
+def test_dashboard_follow_shows_the_newest_graph_after_each_cell():
+    m, loss = mlp_loss()
+    dash = Dashboard(loss, m, follow=True)
+    opt = tl.optim.SGD(m.parameters(), lr=0.1)
+    for _ in range(3):
+        last = F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
+        opt.zero_grad()
+        last.backward()
+        opt.step()
+    dash.after_cell()
+    graph = dash.views["Graph"]
+    assert graph.tensor is last.grad_fn and not graph.model.stale_nodes
+    fresh = F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
+    dash.after_cell()
+    stepper = dash.views["Backward"]
+    assert stepper.loss is fresh.grad_fn
+    stepper.run()
+    assert stepper.done and stepper.error is None
+    dash.close()
+    del dash, graph, stepper
+    gc.collect()
+    tl.zeros(1).add_(1)
+    assert not events.ACTIVE
+
+
+def test_views_do_not_keep_themselves_or_the_graph_alive():
     from tinygrad_like.widgets import KernelTimeline, StorageView
+
     w = tl.randn(3, requires_grad=True)
     loss = (w * w).sum()
     alive = weakref.ref(loss)
     views = [GraphView(loss), StorageView(), KernelTimeline(), BackwardStepper(loss)]
-    views[-1]._buttons[0].click()
+    views[-1].on_message({"type": "step", "n": 1})
     assert events.ACTIVE
     del views, loss
     gc.collect()

@@ -9,7 +9,7 @@ tensor([2., 4., 6.])
 
 __version__ = "0.1.0"
 
-from . import autograd, events
+from . import autograd, events, sites
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
                        rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
@@ -33,7 +33,7 @@ half, float, double, long, int = float16, float32, float64, int64, int32  # noqa
 
 __all__ = [
     "nn", "optim", "utils", "datasets", "cuda", "save", "load",
-    "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "profile",
+    "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "sites", "profile",
     "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand", "randn",
     "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
     "randint_like", "cat", "concat", "concatenate", "stack", "where", "pad", "one_hot", "maximum", "minimum",

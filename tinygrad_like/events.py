@@ -23,6 +23,11 @@ from typing import Any
 
 #: True while at least one subscriber listens. Emit sites test this before building a record.
 ACTIVE = False
+#: True while recorded graph nodes get an ``origin`` (switched by ``sites.record_origins``).
+ORIGINS = False
+#: ``ACTIVE or ORIGINS``: the one flag the op-recording paths test, so watching nodes costs nothing when
+#: nobody does (the three places that record nodes test this instead of ``ACTIVE``).
+WATCH_NODES = False
 
 _subscribers: list[Callable[[Any], None]] = []
 _activation_hooks: list[Callable[[bool], None]] = []
@@ -36,6 +41,7 @@ def subscribe(fn: Callable[[Any], None]) -> Callable[[], None]:
     _subscribers.append(fn)
     if not ACTIVE:
         ACTIVE = True
+        _refresh()
         for hook in _activation_hooks:
             hook(True)
 
@@ -47,10 +53,23 @@ def subscribe(fn: Callable[[Any], None]) -> Callable[[], None]:
             return
         if not _subscribers and ACTIVE:
             ACTIVE = False
+            _refresh()
             for hook in _activation_hooks:
                 hook(False)
 
     return unsubscribe
+
+
+def _refresh() -> None:
+    global WATCH_NODES
+    WATCH_NODES = ACTIVE or ORIGINS
+
+
+def _set_origins(on: bool) -> None:
+    """Called by ``sites.record_origins`` (the public switch)."""
+    global ORIGINS
+    ORIGINS = on
+    _refresh()
 
 
 def on_activation(hook: Callable[[bool], None]) -> None:

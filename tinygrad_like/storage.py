@@ -10,7 +10,8 @@ State machine (``residency`` / ``dirty``)::
                          "both" --drop_host()--> "gpu"
 
 ``version`` counts in-place writes (shared by every view of the storage); each bump remembers the
-user's line that caused it. ``fence`` is pending device work (a CUDA event) or ``None``.
+user's line that caused it (and the optimizer, inside ``step()``); repeats of one write are counted in
+one record rather than stored again. ``fence`` is pending device work (a CUDA event) or ``None``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import events
-from .sites import user_site
+from .sites import context, user_site
 
 if TYPE_CHECKING:
     from .device import Device
@@ -49,15 +50,47 @@ def live_storages() -> list[Storage]:
 
 
 class Bump:
-    """One version bump: which version it produced, by which op, at which user line."""
+    """A run of identical in-place writes: same op, same user line, same optimizer, back to back.
 
-    __slots__ = ("version", "op", "site")
+    Sixteen optimizer steps make one record with ``count`` 16, not sixteen records. ``version`` is the
+    newest version the run produced and ``first_version`` its first, so ``count`` is their span. A
+    storage's newest record grows while the run goes on; :meth:`Storage.bumps_since` hands out copies.
+    """
 
-    def __init__(self, version: int, op: str, site):
-        self.version, self.op, self.site = version, op, site
+    __slots__ = ("version", "first_version", "op", "site", "optimizer")
+
+    def __init__(self, version: int, op: str, site, optimizer: str | None = None, first_version: int | None = None):
+        self.version, self.op, self.site, self.optimizer = version, op, site, optimizer
+        self.first_version = version if first_version is None else first_version
+
+    @property
+    def count(self) -> int:
+        """How many writes this record stands for."""
+        return self.version - self.first_version + 1
 
     def __repr__(self) -> str:
-        return f"<v{self.version} by {self.op} at {self.site}>"
+        span = f"v{self.version}" if self.count == 1 else f"v{self.first_version}..v{self.version}"
+        extra = ", ".join(x for x in (f"{self.count}×" if self.count > 1 else "",
+                                      f"by {self.optimizer}.step()" if self.optimizer else "") if x)
+        return f"<{span} by {self.op} at {self.site}{f' ({extra})' if extra else ''}>"
+
+
+class Write(NamedTuple):
+    """One distinct write (op, user line, optimizer) and how many times it ran: what error messages list."""
+
+    op: str
+    site: str | None  # the site's label, e.g. "cell In[7], line 6"
+    count: int
+    optimizer: str | None  # the optimizer class name when it ran inside ``step()``, else None
+
+
+def summarize_writes(bumps) -> list[Write]:
+    """Merge records of the same write (alternating writes make separate runs), oldest first."""
+    merged: dict[tuple, int] = {}
+    for b in bumps:
+        key = (b.op, None if b.site is None else str(b.site), b.optimizer)
+        merged[key] = merged.get(key, 0) + b.count
+    return [Write(op, site, n, opt) for (op, site, opt), n in merged.items()]
 
 
 class Storage:
@@ -100,18 +133,38 @@ class Storage:
 
     # ---- versions ---------------------------------------------------------------------
     def bump(self, op: str) -> None:
-        """Record one in-place write: increments ``version`` and remembers the user's line."""
-        self.version += 1
+        """Record one in-place write: increments ``version`` and remembers the user's line.
+
+        A write that repeats the newest record (op, site, optimizer) extends it instead of adding one,
+        so the 16 records kept are 16 distinct runs, however many steps a training loop made.
+        """
+        v = self.version = self.version + 1
         site = user_site()
-        if self.bumps is None:
-            self.bumps = deque(maxlen=16)
-        self.bumps.append(Bump(self.version, op, site))
+        opt = context.optimizer
+        bumps = self.bumps
+        if bumps is None:
+            bumps = self.bumps = deque(maxlen=16)
+        last = bumps[-1] if bumps else None
+        if last is not None and last.op == op and last.optimizer == opt and last.site == site:
+            last.version = v  # (versions only move through here, so the run stays contiguous)
+        else:
+            bumps.append(Bump(v, op, site, opt))
         if events.ACTIVE:
-            events.emit(events.VersionBump(self.id, self.version, op, site, events.now()))
+            events.emit(events.VersionBump(self.id, v, op, site, events.now()))
 
     def bumps_since(self, version: int) -> list[Bump]:
-        """Recorded bumps that moved the version past ``version`` (oldest first)."""
-        return [b for b in (self.bumps or ()) if b.version > version]
+        """Copies of the records that moved the version past ``version`` (oldest first).
+
+        A run that started at or before ``version`` is trimmed to its writes after it (its
+        ``first_version`` moves up, so its ``count`` counts only those). Writes older than the kept
+        records are not listed: compare the counts' sum with ``self.version - version``.
+        """
+        return [Bump(b.version, b.op, b.site, b.optimizer, max(b.first_version, version + 1))
+                for b in (self.bumps or ()) if b.version > version]
+
+    def writes_since(self, version: int) -> list[Write]:
+        """The distinct writes since ``version``, each once with its count (see :func:`summarize_writes`)."""
+        return summarize_writes(self.bumps_since(version))
 
     # ---- residency transitions ----------------------------------------------------------
     def _changed(self, direction, nbytes: int, seconds: float) -> None:

@@ -31,6 +31,7 @@ from .ops import elementwise as E
 from .ops import indexing as I
 from .ops import movement as M
 from .ops import reduce as R
+from .sites import origin
 from .storage import Storage
 
 _BY_NP = dtypes._BY_NP
@@ -1189,9 +1190,12 @@ class ToDevice(Function):
             node.out_shape, node.out_dtype = out.shape, out.dtype
             node.hooks = node.retained = None
             out.requires_grad, out.grad_fn = True, node
-            if events.ACTIVE:
-                events.emit(events.OpRecorded(node.name, node, (x.shape,), out.shape, out.dtype.name, str(dev),
-                                              events.now()))
+            if events.WATCH_NODES:
+                if events.ORIGINS:
+                    node.origin = origin()
+                if events.ACTIVE:
+                    events.emit(events.OpRecorded(node.name, node, (x.shape,), out.shape, out.dtype.name, str(dev),
+                                                  events.now()))
         return out
 
     def backward(self, g):

@@ -12,10 +12,16 @@ or IPython. This folder lives at the top of the repository and is mapped into th
 time (see ``package-dir`` in pyproject.toml).
 """
 
+from tinygrad_like import sites as _sites
+
 from ._base import load_ipython_extension, refresh_open_views, unload_ipython_extension
 from .graph_model import build_graph, record_timings
 from .graph_view import GraphView
 from .stepper import BackwardStepper
+
+# The graph views group ops by the module that made them and show the line that made each one: from now on the
+# core records that with every graph node (tl.sites.record_origins(False) turns it off again).
+_sites.record_origins(True)
 
 __all__ = ["GraphView", "BackwardStepper", "build_graph", "record_timings", "refresh_open_views",
            "load_ipython_extension", "unload_ipython_extension"]

@@ -83,7 +83,7 @@ class View:
     listens_to: tuple = ()
 
     def __init__(self, *, live: bool = True) -> None:
-        self.widget = W.VBox()
+        self.widget = self._make_widget()
         self.widget.add_class("tl-view")
         self.widget.add_class(self.css_class)
         self._stale = False
@@ -93,6 +93,10 @@ class View:
         if live and self.listens_to:
             self._unsubscribe = _subscribe_weakly(self)
         _OPEN.add(self)
+
+    def _make_widget(self) -> W.DOMWidget:
+        """The root widget; views with their own browser code return their anywidget here."""
+        return W.VBox()
 
     # ---- refreshing -----------------------------------------------------------------------------
     def refresh(self) -> None:

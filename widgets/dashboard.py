@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import html
 import importlib
+import weakref
 
 import ipywidgets as W
+
+from tinygrad_like import events
 
 from ._base import View
 
@@ -42,8 +45,28 @@ def _note(css: str, text_html: str) -> W.HTML:
     return w
 
 
+def _subscribe_ops(dashboard: Dashboard):
+    """Note each recorded op's node without keeping the dashboard (or the node) alive."""
+    ref = weakref.ref(dashboard)
+    handle: list = []
+
+    def forward(event) -> None:
+        d = ref()
+        if d is None:
+            handle[0]()
+        elif type(event) is events.OpRecorded:
+            d._latest = weakref.ref(event.node)
+
+    handle.append(events.subscribe(forward))
+    return handle[0]
+
+
 class Dashboard(View):
     """Graph, Backward, Storage and Kernels views in an ``ipywidgets.Tab`` (class ``tl-dashboard-tabs``).
+
+    ``follow=True`` keeps the Graph and Backward tabs on the newest graph: after each cell they show the graph
+    of the last op recorded (in a training loop, the last step's loss), so they never show a graph the
+    optimizer has since made stale.
 
     ``views`` maps each tab title to its view (None for a placeholder or a view that failed to build);
     ``errors`` maps a title to the reason its view is missing. ``refresh()`` redraws the visible tab,
@@ -53,8 +76,11 @@ class Dashboard(View):
     css_class = "tl-dashboard"
     listens_to = ()
 
-    def __init__(self, loss=None, model=None) -> None:
+    def __init__(self, loss=None, model=None, *, follow: bool = False) -> None:
         self.loss, self.module = None, model
+        self.follow = follow
+        self._latest = None  # follow=True: a weak reference to the newest recorded graph node
+        self._follow_unsubscribe = _subscribe_ops(self) if follow else None
         self.views: dict[str, View | None] = dict.fromkeys(TITLES)
         self.errors: dict[str, str] = {}
         self._pages: dict[str, W.Widget] = {}
@@ -153,10 +179,19 @@ class Dashboard(View):
             self.refresh()
 
     def after_cell(self) -> None:
-        """Nothing: each view is open on its own and refreshes itself after the cell."""
+        """With ``follow=True``: show the newest graph once the cell ends (each view refreshes itself)."""
+        if not self.follow or self._latest is None:
+            return
+        node = self._latest()
+        shown = self.loss.grad_fn if hasattr(self.loss, "grad_fn") else self.loss
+        if node is not None and node is not shown:
+            self.set_loss(node)
 
     def close(self) -> None:
         """Close every view, then the dashboard."""
+        if self._follow_unsubscribe is not None:
+            self._follow_unsubscribe()
+            self._follow_unsubscribe = None
         for title in TITLES:
             self._close_view(title)
         super().close()

@@ -1,216 +1,674 @@
-"""The autograd graph as plain data: what ``GraphView`` and ``BackwardStepper`` draw.
+"""The autograd graph as plain data: what ``GraphView`` and ``BackwardStepper`` send to the browser.
 
-``build_graph(tensor)`` walks ``grad_fn`` -> ``next_functions`` iteratively (no recursion limit)
-and returns a :class:`GraphModel`: one :class:`GNode` per op node, leaf tensor and the output,
-edges from inputs to the ops that consume them (labelled with shapes), and a layering computed
-with networkx (inputs on top, the output at the bottom). Large graphs fold by module: the ops that
-consume a module's parameters, and those parameters, become one node per module until expanded.
-Nothing here imports ipywidgets or matplotlib.
+Two steps, both pure Python and unit-tested without a browser:
+
+* :func:`build_graph` walks ``grad_fn`` -> ``next_functions`` (iteratively: no recursion limit) and returns a
+  :class:`GraphModel`: every op node, leaf tensor and the output as a :class:`GNode` with a stable index, the
+  edges between them, and a hierarchy of groups by module path (``blocks`` -> ``blocks.3`` ->
+  ``blocks.3.fc1``). A node's module comes from the scope the core recorded when it was created
+  (``node.origin``, see ``tinygrad_like.sites.record_origins``), else from the parameters it consumes.
+  Runs of identical sibling blocks (``blocks.0`` ... ``blocks.39``) become one more group level, drawn as
+  "blocks.0–39 ×40".
+* :func:`layout` turns a model and the set of expanded groups into the drawing: one box per visible node or
+  collapsed group, edges between boxes as polylines, frames around expanded groups. Only what is visible is
+  laid out. Layering and crossing reduction come from python-igraph's Sugiyama layout; boxes are then spaced
+  by their real widths, so no two boxes overlap.
+
+Nothing here imports ipywidgets, matplotlib or IPython.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-
-import networkx as nx
 
 from tinygrad_like import Tensor, events
 from tinygrad_like.autograd.function import FREED, Function
 
 NOT_COMPUTED = "not computed yet"
+#: the default view of a large graph shows at most about this many boxes
+MAX_BOXES = 60
+BOX_H = 36.0
+LAYER_GAP = 44.0  # vertical space between layers: room for the edges and a frame's label
+H_GAP = 18.0
+MARGIN = 24.0
+CHAR_W = 7.6  # average width of a bold 12 px UI-font character, for box widths (the browser never clips)
+SUB_CHAR_W = 6.6
+MIN_W, MAX_W = 64.0, 230.0
+DUMMY_W = 10.0  # the width a long edge takes where it passes through a layer
+FRAME_PAD, FRAME_HEAD = 6.0, 14.0  # a group frame's padding and the height of its label row
 
 
-@dataclass
+@dataclass(slots=True)
 class GNode:
-    """One box in the drawing."""
+    """One node of the autograd graph: an op, a leaf tensor (``param`` when it has a name) or the output."""
 
+    index: int
     id: str
-    kind: str  # "leaf", "param", "op", "output" or "module" (a folded module)
+    kind: str  # "op", "param", "leaf" or "output"
     label: str
     shape: tuple = ()
     dtype: str = ""
     device: str = "cpu"
-    obj: object = None  # the Function node or the leaf Tensor
-    saved: list = field(default_factory=list)  # saved tensors: shape, dtype, saved_version, current_version, stale
+    obj: object = None  # the Function node or the Tensor
+    module: str | None = None  # module path ("blocks.3.fc1"); None outside any named module
+    saved: list = field(default_factory=list)  # per saved tensor: shape, dtype, versions, stale, writes
     stale: bool = False  # a saved tensor moved since it was saved
-    grad: str = NOT_COMPUTED  # for leaves: the state of .grad
+    stale_by_optimizer: bool = False  # ... and every write that moved it was an optimizer step
+    grad: str = NOT_COMPUTED  # leaves: the state of .grad
+    site: str | None = None  # the user's line that created it (ops, when origins were recorded)
+    inputs: tuple = ()  # ops: a name per input slot ("input", "weight", "bias", "a", ...)
     forward_s: float | None = None
     backward_s: float | None = None
-    module: str | None = None
-    folded: int = 0  # for kind "module": how many nodes it stands for
+
+
+@dataclass(slots=True)
+class Group:
+    """A module (``kind="module"``) or a run of identical sibling modules (``kind="run"``)."""
+
+    id: str
+    kind: str
+    path: str  # module path, or the run's "blocks.0-39"
+    label: str
+    parent: str | None
+    type_name: str = ""
+    children: list = field(default_factory=list)  # child group ids
+    members: list = field(default_factory=list)  # node indices directly inside
+    size: int = 0  # node indices anywhere inside
 
 
 @dataclass
 class GraphModel:
-    nodes: dict[str, GNode]
-    edges: list[tuple[str, str, str]]  # (src, dst, shape label)
-    layers: dict[str, int]
-    order: dict[str, int]  # position within the layer
-    folded: dict[str, list[str]] = field(default_factory=dict)  # module -> the node ids folded into it
-    root: str | None = None
+    nodes: list[GNode]
+    edges: list[tuple[int, int, int, str]]  # (src, dst, input slot of dst, shape carried)
+    groups: dict[str, Group]
+    top: list[str]  # top-level group ids
+    chains: list[tuple[str, ...]]  # per node: its groups, outermost first
+    root: int  # the output node
+    index: dict[int, int]  # id(Function or Tensor) -> node index
+    device: str = "cpu"  # the output's device (what the ops ran on)
 
-    def node_for(self, obj) -> str | None:
-        """The id of the node drawn for a Function or leaf Tensor (its module's id when folded)."""
-        nid = _obj_id(obj)
-        if nid in self.nodes:
-            return nid
-        for mod, ids in self.folded.items():
-            if nid in ids:
-                return f"module:{mod}"
-        return None
+    def node_for(self, obj) -> int | None:
+        """The index of the node drawn for a Function or a leaf Tensor (None when it is not in the graph)."""
+        return self.index.get(id(obj))
+
+    def by_id(self, nid: str) -> GNode:
+        return self.nodes[int(nid[1:])]
 
     @property
-    def stale_nodes(self) -> list[str]:
-        return [n.id for n in self.nodes.values() if n.stale]
+    def stale_nodes(self) -> list[int]:
+        return [n.index for n in self.nodes if n.stale]
+
+    @property
+    def ops(self) -> list[GNode]:
+        return [n for n in self.nodes if n.kind == "op"]
 
 
-def _obj_id(obj) -> str:
-    return f"{'op' if isinstance(obj, Function) else 'leaf'}:{id(obj)}"
-
-
-def parameter_names(model) -> dict[int, str]:
-    """id(tensor) -> dotted name for every parameter and buffer of a module."""
-    names: dict[int, str] = {}
-    if model is None:
-        return names
-    for name, p in model.named_parameters():
-        names[id(p)] = name
-    for name, b in model.named_buffers():
-        names.setdefault(id(b), name)
-    return names
-
-
+# ---- building the model -----------------------------------------------------------------------------------
 def _fmt_shape(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ")" if len(shape) != 1 else f"({shape[0]},)"
 
 
 def _grad_state(t: Tensor) -> str:
-    if t.grad is None:
-        return NOT_COMPUTED
     g = t.grad
-    return f"{_fmt_shape(g.shape)} |g|max={float(abs(g.detach().numpy()).max()) if g.numel() else 0:.3g}"
+    if g is None:
+        return NOT_COMPUTED
+    a = g.detach().numpy()
+    return f"{_fmt_shape(g.shape)} |g| {float((a.astype('float64') ** 2).sum()) ** 0.5:.3g}" if a.size else "()"
 
 
-def build_graph(tensor: Tensor, model=None, names: dict | None = None, timings: Timings | None = None,
-                max_nodes: int = 300, expanded: tuple = ()) -> GraphModel:
-    """The graph reachable from ``tensor``; parameters named by their module path when ``model`` is given."""
-    if not isinstance(tensor, Tensor):
-        raise TypeError(f"GraphView expects a Tensor, got {type(tensor).__name__}")
-    pnames = parameter_names(model)
+_INPUT_NAMES: dict[type, tuple] = {}
+
+
+def input_names(fn: Function) -> tuple:
+    """The names of an op's inputs, from its ``forward`` signature (``x`` reads as "input")."""
+    cls = type(fn)
+    names = _INPUT_NAMES.get(cls)
+    if names is None:
+        try:
+            params = list(inspect.signature(cls.forward).parameters)[1:]
+        except (TypeError, ValueError):
+            params = []
+        names = tuple("input" if p in ("x", "input") else p for p in params if not p.startswith("*"))
+        _INPUT_NAMES[cls] = names
+    return names
+
+
+def _module_names(model, roots) -> tuple[dict[int, str], dict[int, str], dict[str, str]]:
+    """id(module) -> path, id(parameter) -> dotted name, path -> module type name (from ``model`` and from
+    the outermost modules recorded in the nodes' scopes)."""
+    mods: dict[int, str] = {}
+    params: dict[int, str] = {}
+    types: dict[str, str] = {}
+    for m in ([model] if model is not None else []) + [r for r in roots if r is not model]:
+        if id(m) in mods and m is not model:
+            continue  # a submodule of a model already named
+        for name, sub in m.named_modules():
+            mods.setdefault(id(sub), name)
+            types.setdefault(name, type(sub).__name__)
+        for name, p in m.named_parameters():
+            params.setdefault(id(p), name)
+        for name, b in m.named_buffers():
+            params.setdefault(id(b), name)
+    return mods, params, types
+
+
+def build_graph(root, model=None, names: dict | None = None, timings: Timings | None = None) -> GraphModel:
+    """The graph reachable from ``root`` (a Tensor, or a graph node): parameters named by their module path
+    (through ``model``, or through the modules recorded when the graph was built), other tensors through
+    ``names`` ({"x": x} or {id(x): "x"})."""
+    if isinstance(root, Function):
+        tensor, root_fn = None, root
+    elif isinstance(root, Tensor):
+        tensor, root_fn = root, root.grad_fn
+    else:
+        raise TypeError(f"a graph view expects a Tensor (or a graph node), got {type(root).__name__}")
+    # walk the graph once: ops in a deterministic order (so indices survive a rebuild), leaves as met
+    fns: list[Function] = []
+    if root_fn is not None:
+        stack, seen = [root_fn], {id(root_fn)}
+        while stack:
+            fn = stack.pop()
+            fns.append(fn)
+            for inp in fn.next_functions or ():
+                if isinstance(inp, Function) and id(inp) not in seen:
+                    seen.add(id(inp))
+                    stack.append(inp)
+    scopes = [getattr(getattr(fn, "origin", None), "scope", ()) or () for fn in fns]
+    roots = {id(s[0]): s[0] for s in scopes if s}
+    mod_names, pnames, types = _module_names(model, list(roots.values()))
     if names:
         pnames.update({id(t): n for n, t in names.items()} if isinstance(next(iter(names), None), str) else names)
-    nodes: dict[str, GNode] = {}
-    edges: list[tuple[str, str, str]] = []
-    root = tensor.grad_fn
-    if root is None:  # a leaf (or a tensor without history): one node
-        nid = _obj_id(tensor)
-        nodes[nid] = GNode(nid, "output", pnames.get(id(tensor), "tensor"), tensor.shape, tensor.dtype.name,
-                           str(tensor.device), tensor, grad=_grad_state(tensor))
-        return GraphModel(nodes, edges, {nid: 0}, {nid: 0}, root=nid)
-    stack, seen = [root], {id(root)}
-    while stack:  # iterative: a 10,000-op chain is fine
-        fn = stack.pop()
-        fid = _obj_id(fn)
-        nodes[fid] = _op_node(fn, fid, timings)
-        for inp in fn.next_functions or ():
+
+    nodes: list[GNode] = []
+    index: dict[int, int] = {}
+    edges: list[tuple[int, int, int, str]] = []
+
+    def add(n: GNode, obj) -> int:
+        n.index, n.id = len(nodes), f"n{len(nodes)}"
+        nodes.append(n)
+        index[id(obj)] = n.index
+        return n.index
+
+    for fn, scope in zip(fns, scopes):
+        module = next((mod_names[id(m)] for m in reversed(scope) if id(m) in mod_names), None) or None
+        add(_op_node(fn, timings, module), fn)
+    for fn in fns:
+        dst = index[id(fn)]
+        for slot, inp in enumerate(fn.next_functions or ()):
             if inp is None:
                 continue
             if isinstance(inp, Function):
-                iid = _obj_id(inp)
-                edges.append((iid, fid, _fmt_shape(inp.out_shape)))
-                if id(inp) not in seen:
-                    seen.add(id(inp))
-                    stack.append(inp)
-            else:  # a leaf tensor that accumulates .grad
-                lid = _obj_id(inp)
-                if lid not in nodes:
-                    name = pnames.get(id(inp))
-                    nodes[lid] = GNode(lid, "param" if name else "leaf", name or "leaf", inp.shape, inp.dtype.name,
-                                       str(inp.device), inp, grad=_grad_state(inp),
-                                       module=name.rsplit(".", 1)[0] if name and "." in name else None)
-                edges.append((lid, fid, _fmt_shape(inp.shape)))
-    out_id = "output"
-    nodes[out_id] = GNode(out_id, "output", "output", tensor.shape, tensor.dtype.name, str(tensor.device), tensor,
-                          grad=_grad_state(tensor) if tensor.retains_grad else "")
-    edges.append((_obj_id(root), out_id, _fmt_shape(tensor.shape)))
-    _assign_modules(nodes, edges)
-    folded: dict[str, list[str]] = {}
-    if len(nodes) > max_nodes:
-        nodes, edges, folded = _fold_modules(nodes, edges, expanded)
-    layers, order = _layout(nodes, edges)
-    return GraphModel(nodes, edges, layers, order, folded, root=out_id)
-
-
-def _op_node(fn: Function, fid: str, timings) -> GNode:
-    saved = [] if fn.saved is None else fn.saved_info()
-    if saved and saved[0].get("freed"):
-        saved_rows, stale = [{"freed": True}], False
+                edges.append((index[id(inp)], dst, slot, _fmt_shape(inp.out_shape)))
+                continue
+            src = index.get(id(inp))
+            if src is None:
+                name = pnames.get(id(inp))
+                src = add(GNode(0, "", "param" if name else "leaf", name or "leaf", tuple(inp.shape), inp.dtype.name,
+                                str(inp.device), inp, module=name.rsplit(".", 1)[0] if name and "." in name else None,
+                                grad=_grad_state(inp)), inp)
+            edges.append((src, dst, slot, _fmt_shape(inp.shape)))
+    if tensor is not None:
+        label = "output" if root_fn is not None else pnames.get(id(tensor), "tensor")
+        out = add(GNode(0, "", "output", label, tuple(tensor.shape), tensor.dtype.name, str(tensor.device), tensor,
+                        grad=_grad_state(tensor) if (tensor.retains_grad or root_fn is None) else ""), tensor)
+        if root_fn is not None:
+            edges.append((index[id(root_fn)], out, 0, _fmt_shape(tensor.shape)))
+        root_index = out
     else:
-        saved_rows = [{k: r[k] for k in ("shape", "dtype", "saved_version", "current_version", "stale")}
-                      | {"writes": [f"{b.op} at {b.site}" for b in r["bumps"]]} for r in saved]
-        stale = any(r["stale"] for r in saved)
-    n = GNode(fid, "op", fn.name, tuple(fn.out_shape), fn.out_dtype.name, "", fn, saved_rows, stale)
+        root_index = 0
+    _infer_modules(nodes, edges)
+    groups, top, chains = _hierarchy(nodes, types)
+    device = str(tensor.device) if tensor is not None else (nodes[-1].device if nodes else "cpu")
+    return GraphModel(nodes, edges, groups, top, chains, root_index, index, device)
+
+
+def _op_node(fn: Function, timings, module: str | None) -> GNode:
+    saved = [] if fn.saved is None else fn.saved_info()
+    rows, stale, by_opt = [], False, False
+    if saved and saved[0].get("freed"):
+        rows = [{"freed": True}]
+    else:
+        for r in saved:
+            bumps = r["bumps"]
+            rows.append({k: r[k] for k in ("shape", "dtype", "saved_version", "current_version", "stale")}
+                        | {"writes": [_write_text(b) for b in bumps],
+                           "optimizer": bool(bumps) and all(getattr(b, "optimizer", None) for b in bumps)})
+        stale = any(r["stale"] for r in rows)
+        by_opt = stale and all(r["optimizer"] for r in rows if r["stale"])
+    origin = getattr(fn, "origin", None)
+    site = getattr(origin, "site", None)
+    n = GNode(0, "", "op", fn.name, tuple(fn.out_shape), fn.out_dtype.name, "", fn, module, rows, stale, by_opt,
+              site=None if site is None else str(site), inputs=input_names(fn))
     if timings is not None:
         n.forward_s = timings.forward.get(id(fn))
         n.backward_s = timings.backward.get(id(fn))
     return n
 
 
-def _assign_modules(nodes: dict, edges: list) -> None:
-    """An op that consumes a module's parameter belongs to that module (how folding groups ops)."""
-    for src, dst, _ in edges:
-        s, d = nodes[src], nodes.get(dst)
-        if s.kind == "param" and s.module and d is not None and d.kind == "op" and d.module is None:
+def _write_text(b) -> str:
+    count = getattr(b, "count", 1)
+    opt = getattr(b, "optimizer", None)
+    extra = ", ".join(x for x in (f"{count}×" if count > 1 else "", f"by {opt}.step()" if opt else "") if x)
+    return f"{b.op} at {b.site}" + (f" ({extra})" if extra else "")
+
+
+def _infer_modules(nodes: list[GNode], edges) -> None:
+    """For graphs built while no scope was recorded: an op that consumes a module's parameter belongs to that
+    module, and an op between two modules' ops belongs to the deepest module holding both (the ReLU between
+    ``blocks.3.fc1`` and ``blocks.3.fc2`` belongs to ``blocks.3``)."""
+    if any(n.site is not None for n in nodes):
+        return  # origins were recorded: each op already has the scope it ran in
+    for src, dst, _, _ in edges:
+        s, d = nodes[src], nodes[dst]
+        if s.kind == "param" and s.module and d.kind == "op" and d.module is None:
             d.module = s.module
+    producers: dict[int, list[int]] = {}
+    consumers: dict[int, list[int]] = {}
+    for src, dst, _, _ in edges:
+        producers.setdefault(dst, []).append(src)
+        consumers.setdefault(src, []).append(dst)
+    for _ in range(2):  # a second pass places ops whose neighbours were placed by the first
+        for n in nodes:
+            if n.kind != "op" or n.module is not None:
+                continue
+            ins = [m for i in producers.get(n.index, ()) if (m := nodes[i].module) and nodes[i].kind == "op"]
+            outs = [m for i in consumers.get(n.index, ()) if (m := nodes[i].module) and nodes[i].kind == "op"]
+            if ins and outs:
+                n.module = _common_prefix(ins + outs)
 
 
-def _fold_modules(nodes, edges, expanded):
-    folded: dict[str, list[str]] = {}
-    for n in nodes.values():
-        if n.module and n.module not in expanded:
-            folded.setdefault(n.module, []).append(n.id)
-    if not folded:
-        return nodes, edges, folded
-    where = {nid: f"module:{mod}" for mod, ids in folded.items() for nid in ids}
-    new_nodes = {nid: n for nid, n in nodes.items() if nid not in where}
-    for mod, ids in folded.items():
-        new_nodes[f"module:{mod}"] = GNode(f"module:{mod}", "module", f"{mod} [{len(ids)} folded]", module=mod,
-                                           folded=len(ids), stale=any(nodes[i].stale for i in ids))
-    new_edges, seen = [], set()
-    for src, dst, lab in edges:
-        s, d = where.get(src, src), where.get(dst, dst)
-        if s != d and (s, d) not in seen:
-            seen.add((s, d))
-            new_edges.append((s, d, lab))
-    return new_nodes, new_edges, folded
+def _common_prefix(paths: list[str]) -> str | None:
+    parts = [p.split(".") for p in paths]
+    common = []
+    for level in zip(*parts):
+        if len(set(level)) != 1:
+            break
+        common.append(level[0])
+    return ".".join(common) or None
 
 
-def _layout(nodes, edges) -> tuple[dict[str, int], dict[str, int]]:
-    """Layers by longest path from the inputs (networkx), so every edge points downwards."""
-    g = nx.DiGraph()
-    g.add_nodes_from(nodes)
-    g.add_edges_from((s, d) for s, d, _ in edges)
-    layer: dict[str, int] = {}
-    for nid in nx.topological_sort(g):
-        preds = list(g.predecessors(nid))
-        layer[nid] = 1 + max(layer[p] for p in preds) if preds else 0
-    # leaves sit just above their first consumer rather than all on the top row
-    for nid in nodes:
-        succ = list(g.successors(nid))
-        if not list(g.predecessors(nid)) and succ:
-            layer[nid] = max(0, min(layer[s] for s in succ) - 1)
-    order: dict[str, int] = {}
-    by_layer: dict[int, list[str]] = {}
-    for nid, lay in layer.items():
-        by_layer.setdefault(lay, []).append(nid)
-    for ids in by_layer.values():
-        ids.sort(key=lambda i: (nodes[i].kind != "op", nodes[i].label))
-        for k, nid in enumerate(ids):
-            order[nid] = k
-    return layer, order
+_INDEXED = re.compile(r"^(.*?)(\d+)$")
 
 
+def _hierarchy(nodes: list[GNode], types: dict[str, str]):
+    """Groups by module path, with runs of identical numbered siblings folded into one more level."""
+    groups: dict[str, Group] = {}
+
+    def ensure(path: str) -> str:
+        gid = f"group:{path}"
+        if gid not in groups:
+            parent = ensure(path.rsplit(".", 1)[0]) if "." in path else None
+            groups[gid] = Group(gid, "module", path, path, parent, types.get(path, ""))
+            if parent is not None:
+                groups[parent].children.append(gid)
+        return gid
+
+    for n in nodes:
+        if n.module:
+            groups[ensure(n.module)].members.append(n.index)
+    top = [g.id for g in groups.values() if g.parent is None]
+
+    def signature(gid: str) -> tuple:
+        g, base = groups[gid], len(groups[gid].path) + 1
+        items = Counter()
+        stack = [gid]
+        while stack:
+            h = groups[stack.pop()]
+            stack.extend(h.children)
+            for i in h.members:
+                n = nodes[i]
+                label = n.label[base:] if n.kind == "param" else n.label
+                items[(h.path[base:], n.kind, label, n.shape)] += 1
+        return g.type_name, tuple(sorted(items.items()))
+
+    def fold_runs(child_ids: list[str], parent: str | None) -> list[str]:
+        numbered = []
+        for c in child_ids:
+            m = _INDEXED.match(groups[c].path)
+            if m and (m.group(1) == "" or m.group(1).endswith(".")):
+                numbered.append((int(m.group(2)), c))
+        numbered.sort()
+        out, i = [c for c in child_ids if c not in {c for _, c in numbered}], 0
+        while i < len(numbered):
+            j, sig = i + 1, signature(numbered[i][1])
+            while j < len(numbered) and numbered[j][0] == numbered[j - 1][0] + 1 and signature(numbered[j][1]) == sig:
+                j += 1
+            run = [c for _, c in numbered[i:j]]
+            if len(run) >= 2:
+                first = groups[run[0]].path
+                stem = first[: len(first) - len(str(numbered[i][0]))]
+                path = f"{stem}{numbered[i][0]}-{numbered[j - 1][0]}"
+                rid = f"run:{path}"
+                groups[rid] = Group(rid, "run", path, f"{stem}{numbered[i][0]}–{numbered[j - 1][0]} ×{len(run)}",
+                                    parent, groups[run[0]].type_name, children=run)
+                for c in run:
+                    groups[c].parent = rid
+                out.append(rid)
+            else:
+                out.extend(run)
+            i = j
+        return sorted(out, key=lambda c: _natural(groups[c].path))
+
+    for gid in list(groups):
+        g = groups[gid]
+        if g.kind == "module" and len(g.children) > 1:
+            g.children = fold_runs(g.children, gid)
+    top = fold_runs(top, None) if len(top) > 1 else top
+
+    chains: list[tuple[str, ...]] = []
+    for n in nodes:
+        chain: list[str] = []
+        gid = f"group:{n.module}" if n.module else None
+        while gid is not None:
+            chain.append(gid)
+            gid = groups[gid].parent
+        chains.append(tuple(reversed(chain)))
+        for gid in chain:
+            groups[gid].size += 1
+    for g in groups.values():
+        kind = g.type_name
+        n_ops = sum(1 for i in _all_nodes(groups, g.id) if nodes[i].kind == "op")
+        g.label = g.label if g.kind == "run" else g.path
+        g.type_name = f"{kind} · {n_ops} ops" if kind else f"{n_ops} ops"
+    return groups, top, chains
+
+
+def _all_nodes(groups: dict[str, Group], gid: str) -> list[int]:
+    out, stack = [], [gid]
+    while stack:
+        g = groups[stack.pop()]
+        out.extend(g.members)
+        stack.extend(g.children)
+    return out
+
+
+def _natural(path: str) -> list:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", path)]
+
+
+# ---- what is visible --------------------------------------------------------------------------------------
+def owners(model: GraphModel, expanded: set[str]) -> list[str]:
+    """For each node, the id of the box that shows it: its outermost collapsed group, or the node itself."""
+    out = []
+    for n, chain in zip(model.nodes, model.chains):
+        out.append(next((g for g in chain if g not in expanded), n.id))
+    return out
+
+
+def default_expanded(model: GraphModel, max_boxes: int = MAX_BOXES) -> set[str]:
+    """Expand groups breadth-first while the drawing stays within ``max_boxes`` boxes; runs of identical
+    blocks stay folded. A graph that fits is shown whole."""
+    n_boxes = len(set(owners(model, set())))
+    expanded: set[str] = set()
+    queue = list(model.top)
+    while queue:
+        gid = queue.pop(0)
+        g = model.groups[gid]
+        if g.kind == "run":
+            continue
+        grows = len(g.children) + len(g.members) - 1
+        if n_boxes + grows <= max_boxes:
+            expanded.add(gid)
+            n_boxes += grows
+            queue.extend(g.children)
+    if len(model.nodes) <= max_boxes:  # small enough to show every node, runs included
+        expanded = set(model.groups)
+    return expanded
+
+
+# ---- layout -------------------------------------------------------------------------------------------------
+def text_width(text: str, char_w: float = CHAR_W) -> float:
+    return len(text) * char_w
+
+
+def _clip(text: str, width: float, char_w: float) -> str:
+    room = int((width - 16) / char_w + 1e-6)
+    return text if len(text) <= room else ("…" + text[-(room - 1):] if room > 1 else "…")
+
+
+@dataclass
+class Box:
+    id: str
+    kind: str
+    label: str
+    sub: str
+    nodes: list[int]
+    w: float = 0.0
+    h: float = BOX_H
+    x: float = 0.0  # centre
+    y: float = 0.0
+    expandable: bool = False
+    stale: bool = False
+
+
+def boxes_for(model: GraphModel, expanded: set[str]) -> tuple[list[Box], list[str]]:
+    """The boxes to draw (one per visible node or collapsed group) and each node's box id."""
+    own = owners(model, expanded)
+    boxes: dict[str, Box] = {}
+    for n, bid in zip(model.nodes, own):
+        b = boxes.get(bid)
+        if b is None:
+            if bid == n.id:
+                b = Box(bid, n.kind, _node_label(n), _node_sub(n), [])
+            else:
+                g = model.groups[bid]
+                label = g.label if g.kind == "run" else g.path
+                b = Box(bid, "group", label, g.type_name, [], expandable=True)
+            boxes[bid] = b
+        b.nodes.append(n.index)
+        b.stale = b.stale or n.stale
+    for b in boxes.values():
+        w = max(text_width(b.label) + 22, text_width(b.sub, SUB_CHAR_W) + 16, MIN_W)
+        b.w = min(w, MAX_W)
+        b.label, b.sub = _clip(b.label, b.w, CHAR_W), _clip(b.sub, b.w, SUB_CHAR_W)
+    return list(boxes.values()), own
+
+
+def _node_label(n: GNode) -> str:
+    """A parameter shows its own name ("weight"); its module is on the second line and in its frame."""
+    return n.label.rsplit(".", 1)[-1] if n.kind == "param" and n.module else n.label
+
+
+def _node_sub(n: GNode) -> str:
+    shape = _fmt_shape(n.shape) if n.shape or n.kind != "op" else "()"
+    if n.module and n.kind in ("op", "param"):
+        return f"{n.module.rsplit('.', 1)[-1]} · {shape}"
+    return shape
+
+
+def layout(model: GraphModel, expanded: set[str]) -> dict:
+    """Boxes, edges (polylines through the layers they cross) and frames for the visible part."""
+    boxes, own = boxes_for(model, expanded)
+    pos = {b.id: i for i, b in enumerate(boxes)}
+    bedges: dict[tuple[int, int], list] = {}
+    for s, d, _, shape in model.edges:
+        bs, bd = pos[own[s]], pos[own[d]]
+        if bs != bd:
+            e = bedges.setdefault((bs, bd), [shape, []])
+            e[1].append((s, d))
+    layers = _layers(len(boxes), list(bedges))
+    points = _place(boxes, layers, list(bedges))
+    edges = [{"s": s, "t": t, "points": points[(s, t)], "label": lab, "pairs": [list(p) for p in pairs]}
+             for (s, t), (lab, pairs) in bedges.items()]
+    frames = _frames(model, boxes, own, expanded)
+    xs = [b.x + b.w / 2 for b in boxes] + [f["x"] + f["w"] for f in frames]
+    ys = [b.y + b.h / 2 for b in boxes] + [f["y"] + f["h"] for f in frames]
+    return {"boxes": boxes, "edges": edges, "frames": frames, "own": own,
+            "width": (max(xs) if xs else 0) + MARGIN, "height": (max(ys) if ys else 0) + MARGIN}
+
+
+def _layers(n: int, edges: list[tuple[int, int]]) -> list[int]:
+    """Longest-path layers (inputs on top); a source that feeds something sits just above its first consumer.
+    Edges that would close a cycle (a folded group used twice) are ignored for the layering."""
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for s, t in edges:
+        succ[s].append(t)
+    # drop back edges found by an iterative depth-first search
+    state, dag = [0] * n, [[] for _ in range(n)]
+    for start in range(n):
+        if state[start]:
+            continue
+        stack = [(start, iter(succ[start]))]
+        state[start] = 1
+        while stack:
+            v, it = stack[-1]
+            w = next(it, None)
+            if w is None:
+                state[v] = 2
+                stack.pop()
+            elif state[w] == 1:
+                continue  # back edge: skipped
+            else:
+                dag[v].append(w)
+                if state[w] == 0:
+                    state[w] = 1
+                    stack.append((w, iter(succ[w])))
+    indeg = [0] * n
+    for v in range(n):
+        for w in dag[v]:
+            indeg[w] += 1
+    layer = [0] * n
+    ready = [v for v in range(n) if indeg[v] == 0]
+    order = []
+    while ready:
+        v = ready.pop()
+        order.append(v)
+        for w in dag[v]:
+            layer[w] = max(layer[w], layer[v] + 1)
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                ready.append(w)
+    has_pred = [False] * n
+    for v in range(n):
+        for w in dag[v]:
+            has_pred[w] = True
+    for v in range(n):
+        if not has_pred[v] and dag[v]:
+            layer[v] = max(0, min(layer[w] for w in dag[v]) - 1)
+    return layer
+
+
+def _place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]]) -> dict:
+    """x from igraph's Sugiyama layout (crossing reduction) on the boxes plus one dummy vertex per layer a long
+    edge crosses; then each layer is spaced by the boxes' real widths, left to right, so nothing overlaps."""
+    import igraph
+
+    n = len(boxes)
+    vlayer = list(layers)
+    widths = [b.w for b in boxes]
+    chains: dict[tuple[int, int], list[int]] = {}
+    g_edges = []
+    for s, t in edges:
+        a, b = (s, t) if layers[s] < layers[t] else (t, s)  # an edge against the layering is drawn upwards
+        chain = [a]
+        for lay in range(layers[a] + 1, layers[b]):
+            vlayer.append(lay)
+            widths.append(DUMMY_W)
+            chain.append(len(vlayer) - 1)
+        chain.append(b)
+        if layers[a] == layers[b]:  # cannot happen with longest-path layers; kept as a guard
+            chain = [a, b]
+        g_edges.extend(zip(chain, chain[1:]))
+        chains[(s, t)] = chain if (a, b) == (s, t) else chain[::-1]
+    total = len(vlayer)
+    if total > 1 and g_edges:
+        g = igraph.Graph(n=total, edges=g_edges, directed=True)
+        coords = g.layout_sugiyama(layers=vlayer, maxiter=100 if total < 400 else 20).coords
+        ideal = [c[0] for c in coords[:total]]
+    else:
+        ideal = [float(i) for i in range(total)]
+    unit = max((b.w for b in boxes), default=MIN_W) + H_GAP  # igraph spaces a layer's vertices one unit apart
+    by_layer: dict[int, list[int]] = {}
+    for v in range(total):
+        by_layer.setdefault(vlayer[v], []).append(v)
+    x = [0.0] * total
+    for vs in by_layer.values():
+        vs.sort(key=lambda v: ideal[v])
+        right = MARGIN
+        for v in vs:
+            cx = max(ideal[v] * unit + MARGIN + widths[v] / 2, right + widths[v] / 2)
+            x[v] = cx
+            right = cx + widths[v] / 2 + (H_GAP if v < n else 4.0)
+    shift = min((x[v] - widths[v] / 2 for v in range(total)), default=MARGIN) - MARGIN
+    for v in range(total):
+        x[v] -= shift
+    _straighten(chains, x, vlayer, n, by_layer, widths)
+    y = [MARGIN + 16 + lay * (BOX_H + LAYER_GAP) + BOX_H / 2 for lay in vlayer]
+    for i, b in enumerate(boxes):
+        b.x, b.y = round(x[i], 1), round(y[i], 1)
+    points = {}
+    for (s, t), chain in chains.items():
+        down = layers[s] <= layers[t]
+        pts = [[x[s], y[s] + (BOX_H / 2 if down else -BOX_H / 2)]]
+        pts += [[x[v], y[v]] for v in chain[1:-1]]
+        pts.append([x[t], y[t] - (BOX_H / 2 if down else -BOX_H / 2)])
+        points[(s, t)] = [[round(a, 1), round(b, 1)] for a, b in pts]
+    return points
+
+
+def _straighten(chains, x, vlayer, n, by_layer, widths) -> None:
+    """Run each long edge down one vertical line where that line crosses no box (igraph's dummies otherwise
+    zig-zag between the boxes of the layers they pass)."""
+    for chain in chains.values():
+        dummies = [v for v in chain if v >= n]
+        if len(dummies) < 2:
+            continue
+        xs = sorted(x[v] for v in dummies)
+        mid = xs[len(xs) // 2]
+        for cx in sorted(xs + [max(xs) + DUMMY_W], key=lambda c: abs(c - mid)):
+            if all(abs(cx - x[b]) >= widths[b] / 2 + 6 for v in dummies for b in by_layer[vlayer[v]] if b < n):
+                for v in dummies:
+                    x[v] = cx
+                break
+
+
+def _frames(model: GraphModel, boxes: list[Box], own: list[str], expanded: set[str]) -> list[dict]:
+    """A frame around each expanded group that holds two or more ops (a lone Linear and its parameters need
+    none: the op's second line names its module), built inside out: a frame holds its boxes and its inner
+    frames, plus a header row for its label."""
+    where = {b.id: b for b in boxes}
+    inside: dict[str, set[str]] = {}
+    for n, chain in zip(model.nodes, model.chains):
+        for gid in chain:
+            if gid not in expanded:
+                break
+            inside.setdefault(gid, set()).add(own[n.index])
+    depth = {gid: _depth(model, gid) for gid in inside}
+    rects: dict[str, list[float]] = {}
+    for gid in sorted(inside, key=lambda g: -depth[g]):  # innermost first
+        if len(inside[gid]) < 2 or sum(1 for i in _all_nodes(model.groups, gid) if model.nodes[i].kind == "op") < 2:
+            continue
+        r = [float("inf"), float("inf"), float("-inf"), float("-inf")]
+        for bid in inside[gid]:
+            b = where[bid]
+            r = [min(r[0], b.x - b.w / 2), min(r[1], b.y - b.h / 2), max(r[2], b.x + b.w / 2), max(r[3], b.y + b.h / 2)]
+        for child in model.groups[gid].children:
+            for c in ([child] if child in rects else [c for c in model.groups[child].children if c in rects]):
+                x0, y0, x1, y1 = rects[c]
+                r = [min(r[0], x0), min(r[1], y0), max(r[2], x1), max(r[3], y1)]
+        rects[gid] = [r[0] - FRAME_PAD, r[1] - FRAME_PAD - FRAME_HEAD, r[2] + FRAME_PAD, r[3] + FRAME_PAD]
+    frames = []
+    for gid, (x0, y0, x1, y1) in rects.items():
+        g = model.groups[gid]
+        label = g.label if g.kind == "run" else f"{g.path} · {g.type_name}"
+        frames.append({"id": gid, "label": label, "depth": depth[gid], "x": round(x0, 1), "y": round(y0, 1),
+                       "w": round(x1 - x0, 1), "h": round(y1 - y0, 1)})
+    frames.sort(key=lambda f: f["depth"])
+    return frames
+
+
+def _depth(model: GraphModel, gid: str) -> int:
+    d, g = 0, model.groups[gid].parent
+    while g is not None:
+        d, g = d + 1, model.groups[g].parent
+    return d
+
+
+# ---- timings ------------------------------------------------------------------------------------------------
 class Timings:
     """Forward kernel time and backward time per graph node, from events.
 
@@ -249,3 +707,85 @@ def record_timings():
 
 def is_freed(fn: Function) -> bool:
     return fn.saved is FREED
+
+
+# ---- the payload the browser draws (see static/CONTRACT.md) --------------------------------------------------
+def _us(s: float | None) -> str | None:
+    return None if s is None else f"{s * 1e6:.1f} µs"
+
+
+def node_tip(model: GraphModel, n: GNode) -> list[list[str]]:
+    """The hover rows of a node: what it is, its output, where it was made, its saved tensors and times."""
+    rows: list[list[str]] = []
+    if n.kind == "op":
+        rows += [["op", n.label], ["module", n.module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
+                 ["device", model.device], ["created at", n.site or "not recorded"]]
+        if n.saved and n.saved[0].get("freed"):
+            rows.append(["saved", "freed after backward"])
+        for i, r in enumerate(n.saved if not (n.saved and n.saved[0].get("freed")) else ()):
+            mark = " ← modified in place" if r["stale"] else ""
+            rows.append([f"saved {i}", f"{_fmt_shape(r['shape'])} {r['dtype']}, version {r['saved_version']} "
+                                      f"at save, {r['current_version']} now{mark}"])
+    else:
+        rows += [["tensor", n.label], ["shape", f"{_fmt_shape(n.shape)} {n.dtype}"], ["device", n.device]]
+        if n.kind in ("param", "leaf"):
+            rows.append([".grad", n.grad])
+    for key, val in (("forward", _us(n.forward_s)), ("backward", _us(n.backward_s))):
+        if val is not None:
+            rows.append([key, val])
+    return rows
+
+
+def group_tip(model: GraphModel, gid: str) -> list[list[str]]:
+    g = model.groups[gid]
+    ids = _all_nodes(model.groups, gid)
+    n_ops = sum(1 for i in ids if model.nodes[i].kind == "op")
+    rows = [["group", g.label], ["contains", f"{len(ids)} nodes, {n_ops} ops"]]
+    if g.kind == "run":
+        rows.append(["blocks", f"{len(g.children)} identical {g.type_name.split(' · ')[0] or 'blocks'}"])
+    rows.append(["click", "to expand"])
+    return rows
+
+
+def graph_notes(model: GraphModel, n_boxes: int) -> list[dict]:
+    """Plain-text banners: why nodes are red, whether backward already ran, how the graph is folded."""
+    notes = []
+    stale = [n for n in model.nodes if n.stale]
+    if stale and all(n.stale_by_optimizer for n in stale):
+        writes = sorted({w for n in stale for r in n.saved if r.get("stale") for w in r["writes"]})
+        notes.append({"level": "warn", "text": (
+            f"This graph is stale: the optimizer step updated the parameters in place after this forward pass "
+            f"({'; '.join(writes[:3])}). {len(stale)} node(s) saved the old weights (red borders), so backward "
+            f"through this graph would fail. Run the forward pass again to see a fresh graph.")})
+    elif stale:
+        notes.append({"level": "error", "text": (
+            f"{len(stale)} node(s) hold a saved tensor that was modified in place after it was saved (red "
+            f"borders): backward through them will fail. Hover or click one to see which write moved it.")})
+    if any(n.saved and n.saved[0].get("freed") for n in model.nodes):
+        notes.append({"level": "info", "text": "Backward has run through this graph and freed its saved tensors "
+                                               "(pass retain_graph=True to keep them)."})
+    if n_boxes < len(model.nodes):
+        notes.append({"level": "info", "text": f"{len(model.nodes)} nodes shown as {n_boxes} boxes, grouped by "
+                                               f"module: click a group to expand it, or search by name."})
+    return notes
+
+
+def graph_payload(model: GraphModel, expanded: set[str], notes: list[dict] | None = None) -> dict:
+    """The ``graph`` traitlet: everything the browser draws, as plain JSON-able data."""
+    lay = layout(model, expanded)
+    boxes = lay["boxes"]
+    pos = {b.id: i for i, b in enumerate(boxes)}
+    out_boxes = []
+    for b in boxes:
+        if b.kind == "group":
+            tip = group_tip(model, b.id)
+        else:
+            tip = node_tip(model, model.nodes[b.nodes[0]])
+        out_boxes.append({"id": b.id, "kind": b.kind, "label": b.label, "sub": b.sub, "x": b.x, "y": b.y,
+                          "w": b.w, "h": b.h, "stale": b.stale, "expandable": b.expandable, "nodes": b.nodes,
+                          "tip": tip})
+    return {"width": round(lay["width"], 1), "height": round(lay["height"], 1), "boxes": out_boxes,
+            "edges": lay["edges"], "frames": lay["frames"],
+            "nodes": [[n.label, n.module or ""] for n in model.nodes],
+            "owner": [pos[o] for o in lay["own"]],
+            "notes": (notes if notes is not None else graph_notes(model, len(boxes)))}

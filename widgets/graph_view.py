@@ -1,197 +1,270 @@
-"""``GraphView(tensor)``: the autograd graph as a layered drawing, with a details panel per node.
+"""``GraphView(loss, model)``: the autograd graph as an interactive drawing in the browser.
+
+Python builds the model and the layout (``graph_model``); the browser (``static/graph.js``, through
+``graph_widget.GraphWidget``) draws it, zooms, pans, shows a tooltip per node and reports clicks. Large graphs
+start folded by module path (at most about 60 boxes); click a group to expand it. ``view.selected`` is the id
+of the selected box, ``view.selected_node`` its graph node (or group).
+
+A saved notebook shows a static SVG of the same drawing where no kernel runs the widget, and a one-line
+``text/plain`` summary that stays the same from run to run.
 
 >>> import tinygrad_like as tl
 >>> from tinygrad_like.widgets import GraphView
 >>> x = tl.randn(3, requires_grad=True)
->>> view = GraphView((x * 2).relu().sum())
->>> sorted(n.label for n in view.model.nodes.values())
-['Mul', 'Relu', 'Sum', 'leaf', 'output']
+>>> view = GraphView((x * 2).sum(), names={"x": x})
+>>> view.summary()
+'<GraphView: 4 nodes, 0 stale>'
 """
 
 from __future__ import annotations
 
-import html
+from tinygrad_like import Tensor, events
+from tinygrad_like.autograd.function import Function
 
-import ipywidgets as W
-
-from tinygrad_like import events
-
-from ._base import View, figure_output, weak_callback
-from .graph_model import NOT_COMPUTED, GraphModel, build_graph
-
-COLORS = {"leaf": "#cfe8ff", "param": "#b9e4c9", "op": "#eeeeee", "output": "#ffe08a", "module": "#e3d5f5"}
-DEVICE_EDGE = {"cpu": "#444444", "cuda": "#2e7d32"}
-STALE = "#d32f2f"
-HIGHLIGHT = "#ff6f00"
-
-
-def draw_graph(model: GraphModel, highlight: str | None = None, selected: str | None = None,
-               max_width_in: float = 11.0):
-    """A matplotlib Figure of ``model``: boxes by kind, inputs at the top, the output at the bottom.
-
-    Stale nodes (a saved tensor modified in place) get a red border and a ``v saved->now`` line;
-    ``highlight`` (the node being stepped) gets a thick orange border.
-    """
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
-
-    n_layers = max(model.layers.values(), default=0) + 1
-    width = max((sum(1 for v in model.layers.values() if v == k) for k in range(n_layers)), default=1)
-    fig_w = min(max_width_in, 1.6 + 1.7 * width)
-    fig_h = min(40.0, 0.9 + 1.0 * n_layers)
-    fig, ax = plt.subplots(figsize=(fig_w, fig_h), dpi=80)
-    ax.set_axis_off()
-    pos = {}
-    for nid, lay in model.layers.items():
-        row = [k for k, v in model.layers.items() if v == lay]
-        x = (model.order[nid] + 0.5) / len(row)
-        pos[nid] = (x, 1 - (lay + 0.5) / n_layers)
-    bw, bh = min(0.9 / width, 0.22), min(0.55 / n_layers, 0.12)
-    for src, dst, label in model.edges:
-        (x0, y0), (x1, y1) = pos[src], pos[dst]
-        ax.annotate("", xy=(x1, y1 + bh / 2), xytext=(x0, y0 - bh / 2),
-                    arrowprops=dict(arrowstyle="->", color="#888888", lw=0.8))
-        ax.text((x0 + x1) / 2, (y0 + y1) / 2, label, fontsize=6, color="#555555", ha="center", va="center",
-                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
-    for nid, node in model.nodes.items():
-        x, y = pos[nid]
-        edge = DEVICE_EDGE["cuda" if node.device.startswith("cuda") else "cpu"]
-        lw = 1.0
-        if node.stale:
-            edge, lw = STALE, 2.0
-        if nid == highlight:
-            edge, lw = HIGHLIGHT, 3.0
-        if nid == selected:
-            lw = max(lw, 2.5)
-        ax.add_patch(FancyBboxPatch((x - bw / 2, y - bh / 2), bw, bh, boxstyle="round,pad=0.005",
-                                    fc=COLORS[node.kind], ec=edge, lw=lw, gid=nid))
-        text = node.label
-        if node.kind in ("leaf", "param", "output") and node.shape is not None:
-            text += f"\n{tuple(node.shape)}"
-        if node.kind == "op" and node.stale:
-            moved = [f"v{r['saved_version']}->{r['current_version']}" for r in node.saved if r.get("stale")]
-            text += "\n" + " ".join(moved)
-        if node.forward_s is not None or node.backward_s is not None:
-            f = f"{node.forward_s * 1e6:.0f}" if node.forward_s is not None else "-"
-            b = f"{node.backward_s * 1e6:.0f}" if node.backward_s is not None else "-"
-            text += f"\nfwd {f}us bwd {b}us"
-        ax.text(x, y, text, ha="center", va="center", fontsize=7,
-                color=STALE if node.stale and node.kind != "output" else "black")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    return fig
-
-
-def node_details_html(model: GraphModel, nid: str) -> str:
-    """The details panel for one node: kind, shape, saved tensors with versions, grad state, timings."""
-    n = model.nodes[nid]
-    rows = [("kind", n.kind), ("shape", tuple(n.shape) if n.shape is not None else ""), ("dtype", n.dtype)]
-    if n.kind in ("leaf", "param"):
-        rows.append(("grad", n.grad))
-    if n.kind == "op":
-        attrs = n.obj.attributes() if hasattr(n.obj, "attributes") else {}
-        rows += [(k, v) for k, v in attrs.items() if k not in ("cols", "mask", "logp", "coef", "coef_sum", "xhat",
-                                                                "rstd", "fn", "rng_state")]
-        rows.append(("device", "CPU (NumPy): no compiled kernel"))
-    if n.forward_s is not None:
-        rows.append(("forward time", f"{n.forward_s * 1e6:.1f} us"))
-    if n.backward_s is not None:
-        rows.append(("backward time", f"{n.backward_s * 1e6:.1f} us"))
-    if n.kind == "module":
-        rows.append(("folded", f"{n.folded} nodes; view.expand({n.module!r}) shows them"))
-    body = "".join(f"<tr><td><b>{html.escape(str(k))}</b></td><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    saved = ""
-    if n.saved:
-        if n.saved[0].get("freed"):
-            saved = "<p>saved tensors: freed after backward (use retain_graph=True to keep them)</p>"
-        else:
-            items = []
-            for i, r in enumerate(n.saved):
-                color = STALE if r["stale"] else "black"
-                where = "; ".join(r["writes"]) if r["writes"] else ""
-                items.append(f"<li style='color:{color}'>saved {i}: {r['shape']} {r['dtype']}, version at save "
-                             f"{r['saved_version']}, now {r['current_version']}"
-                             f"{' &mdash; modified by ' + html.escape(where) if where else ''}</li>")
-            saved = "<p>saved tensors:</p><ul>" + "".join(items) + "</ul>"
-    return (f"<div class='tl-node-details'><h4 style='margin:2px'>{html.escape(n.label)}</h4>"
-            f"<table>{body}</table>{saved}</div>")
+from ._base import View
+from .graph_model import (
+    MAX_BOXES,
+    GNode,
+    GraphModel,
+    _fmt_shape,
+    _us,
+    build_graph,
+    default_expanded,
+    graph_notes,
+    graph_payload,
+)
+from .graph_svg import graph_svg
+from .graph_widget import GraphWidget
 
 
 class GraphView(View):
     """The autograd graph reachable from ``tensor`` (parameters named through ``model``, other tensors through
-    ``names``: ``{"a": a, "b": b}``). Redraws after an in-place write (stale saved tensors) and after a backward
-    (gradients filled, saved tensors freed)."""
+    ``names``: ``{"a": a, "b": b}``). Redraws after an in-place write (stale saved tensors) and after a
+    backward (gradients filled, saved tensors freed)."""
 
     css_class = "tl-graph-view"
     listens_to = (events.VersionBump, events.BackwardStep)
+    stepper = False
 
-    def __init__(self, tensor, model=None, *, names: dict | None = None, timings=None, max_nodes: int = 300,
-                 live: bool = True) -> None:
-        self.tensor, self.module, self.timings, self.max_nodes = tensor, model, timings, max_nodes
-        self.names = names
-        self.expanded: tuple = ()
-        self.highlight: str | None = None
-        self.model = build_graph(tensor, model, names, timings=timings, max_nodes=max_nodes)
+    def __init__(self, tensor, model=None, *, names: dict | None = None, timings=None, max_boxes: int = MAX_BOXES,
+                 height: int = 560, live: bool = True) -> None:
+        self.tensor, self.module, self.names, self.timings = tensor, model, names, timings
+        self.max_boxes = max_boxes
+        self.model: GraphModel = build_graph(tensor, model, names, timings)
+        self.expanded: set[str] = default_expanded(self.model, max_boxes)
+        self._height = height
         super().__init__(live=live)
-        self._figure = W.Output(layout=W.Layout(overflow="auto", max_height="640px"))
-        self._select = W.Dropdown(description="node", options=self._options())
-        self._select.observe(weak_callback(self, "_show_details"), names="value")
-        self._details = W.HTML()
-        self._note = W.HTML()
-        self.widget.children = (self._note, self._figure, self._select, self._details)
         self.refresh()
 
-    def _options(self):
-        return [(f"{n.label} ({n.kind})", nid) for nid, n in sorted(
-            self.model.nodes.items(), key=lambda kv: (self.model.layers[kv[0]], self.model.order[kv[0]]))]
+    def _make_widget(self) -> GraphWidget:
+        return GraphWidget(self, stepper=self.stepper, height=self._height)
 
-    def summary(self) -> str:
-        return f"<GraphView: {len(self.model.nodes)} nodes, {len(self.model.stale_nodes)} stale>"
+    # ---- what the user does ----------------------------------------------------------------------------
+    @property
+    def selected(self) -> str:
+        """The id of the selected box: a node ("n12") or a folded group ("group:blocks.3"); "" for none."""
+        return self.widget.selected
 
-    def select(self, nid: str) -> None:
-        """Show the details of node ``nid`` (also what the dropdown does)."""
-        self._select.value = nid
+    @property
+    def selected_node(self) -> GNode | object | None:
+        """The selected graph node (a :class:`GNode`), group (a ``Group``), or None."""
+        sel = self.widget.selected
+        if not sel:
+            return None
+        return self.model.groups.get(sel) or self.model.by_id(sel)
 
-    def expand(self, module: str) -> None:
-        """Unfold a module that was folded to keep a large graph readable."""
-        self.expanded = (*self.expanded, module)
-        self.refresh()
+    def select(self, what) -> None:
+        """Select a node: its id ("n12"), index, graph node (Function), leaf Tensor, name, or a group id.
+        A node inside a folded group is revealed first (its groups expand)."""
+        idx = self._resolve(what)
+        if isinstance(idx, str):  # a group
+            self.widget.selected = idx
+            return
+        self.reveal(idx)
 
-    def _live_update(self) -> None:
-        """During a cell: rebuild the model and its note (stale versions show at once); the figure
-        is redrawn after the cell."""
-        self.model = build_graph(self.tensor, self.module, self.names, timings=self.timings, max_nodes=self.max_nodes,
-                                 expanded=self.expanded)
-        self._note.value = self._note_html()
-        self._show_details()
+    def reveal(self, index: int) -> None:
+        """Expand the groups around node ``index`` and select it."""
+        chain = self.model.chains[index]
+        if any(g not in self.expanded for g in chain):
+            self.expanded |= set(chain)
+            self._send_graph()
+        self.widget.selected = self.model.nodes[index].id
 
-    def _note_html(self) -> str:
-        note = f"{len(self.model.nodes)} nodes"
-        if self.model.folded:
-            parts = ", ".join(f"{m} ({len(ids)} nodes)" for m, ids in self.model.folded.items())
-            note += f"; folded by module to stay readable: {parts}. Expand one with view.expand(name)."
-        stale = self.model.stale_nodes
-        if stale:
-            note += (f" <span style='color:{STALE}'>{len(stale)} node(s) hold a saved tensor modified in place "
-                     f"since: backward through them will fail.</span>")
-        return f"<div class='tl-graph-note'>{note}</div>"
+    def expand(self, group: str) -> None:
+        """Unfold a group: "blocks.3", "group:blocks.3" or a run id such as "run:blocks.0-39"."""
+        gid = self._group_id(group)
+        self.expanded.add(gid)
+        self._send_graph()
+
+    def collapse(self, group: str) -> None:
+        gid = self._group_id(group)
+        inner = {g for g in self.expanded if g == gid or self._inside(g, gid)}
+        self.expanded -= inner
+        self._send_graph()
+
+    def toggle(self, box_id: str) -> None:
+        """What a click on a group does: expand it, or collapse it when expanded. For a node, collapse the
+        innermost group around it."""
+        if box_id in self.model.groups:
+            (self.collapse if box_id in self.expanded else self.expand)(box_id)
+            self.widget.selected = box_id
+        elif box_id.startswith("n"):
+            chain = self.model.chains[int(box_id[1:])]
+            if chain:
+                self.collapse(chain[-1])
+                self.widget.selected = chain[-1]
+
+    def on_message(self, msg: dict) -> None:
+        kind = msg.get("type")
+        if kind == "toggle":
+            self.toggle(str(msg.get("id", "")))
+        elif kind == "reveal":
+            self.reveal(int(msg["node"]))
+
+    def on_selected(self, box_id: str) -> None:
+        self.widget.details = self.details(box_id) if box_id else {}
+
+    # ---- helpers -------------------------------------------------------------------------------------------
+    def _group_id(self, group: str) -> str:
+        gid = group if group.startswith(("group:", "run:")) else f"group:{group}"
+        if gid not in self.model.groups:
+            known = ", ".join(sorted(g.split(":", 1)[1] for g in self.model.groups)[:12])
+            raise KeyError(f"no group {group!r} in this graph; groups are named by module path: {known}")
+        return gid
+
+    def _inside(self, gid: str, outer: str) -> bool:
+        g = self.model.groups[gid].parent
+        while g is not None:
+            if g == outer:
+                return True
+            g = self.model.groups[g].parent
+        return False
+
+    def _resolve(self, what) -> int | str:
+        m = self.model
+        if isinstance(what, (Function, Tensor)):
+            idx = m.node_for(what)
+            if idx is None:
+                raise KeyError(f"{what!r} is not a node of this graph")
+            return idx
+        if isinstance(what, int):
+            if not 0 <= what < len(m.nodes):
+                raise IndexError(f"node index {what} out of range: this graph has {len(m.nodes)} nodes")
+            return what
+        if isinstance(what, str):
+            if what in m.groups:
+                return what
+            if what.startswith("n") and what[1:].isdigit() and int(what[1:]) < len(m.nodes):
+                return int(what[1:])
+            hits = [n.index for n in m.nodes if n.label == what or f"{n.module}.{n.label}" == what]
+            if hits:
+                return hits[0]
+            if f"group:{what}" in m.groups:
+                return f"group:{what}"
+            raise KeyError(f"no node or group named {what!r} in this graph")
+        raise TypeError(f"select() takes a node id, index, name, Function or Tensor, got {type(what).__name__}")
+
+    # ---- drawing --------------------------------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        old = self.model
+        self.model = build_graph(self.tensor, self.module, self.names, self.timings)
+        if len(self.model.nodes) != len(old.nodes):  # a different graph: fold it afresh
+            self.expanded = default_expanded(self.model, self.max_boxes)
+        self.expanded &= set(self.model.groups)
+
+    def _notes(self, n_boxes: int) -> list[dict]:
+        return graph_notes(self.model, n_boxes)
+
+    def _send_graph(self) -> None:
+        payload = graph_payload(self.model, self.expanded, notes=None)
+        payload["notes"] = self._notes(len(payload["boxes"]))
+        self.widget.graph = payload
+        if self.widget.selected:
+            self.on_selected(self.widget.selected)
 
     def _render(self) -> None:
-        self.model = build_graph(self.tensor, self.module, self.names, timings=self.timings, max_nodes=self.max_nodes,
-                                 expanded=self.expanded)
-        self._note.value = self._note_html()
-        figure_output(draw_graph(self.model, self.highlight), self._figure)
-        opts = self._options()
-        if [o[1] for o in self._select.options] != [o[1] for o in opts]:
-            self._select.options = opts
-        self._show_details()
+        self._rebuild()
+        self._send_graph()
 
-    def _show_details(self) -> None:
-        nid = self._select.value
-        if nid is None or nid not in self.model.nodes:
-            self._details.value = ""
-            return
-        self._details.value = node_details_html(self.model, nid)
+    def after_cell(self) -> None:
+        """Redraw after a cell only when something it shows changed (an in-place write, a backward, a step)."""
+        if self._stale:
+            self.refresh()
+
+    # ---- details of the selection ---------------------------------------------------------------------------
+    def details(self, box_id: str) -> dict:
+        """What the details panel shows for a box (plain data; the browser renders it)."""
+        m = self.model
+        if box_id in m.groups:
+            g = m.groups[box_id]
+            from .graph_model import _all_nodes
+
+            ids = _all_nodes(m.groups, box_id)
+            ops = [m.nodes[i] for i in ids if m.nodes[i].kind == "op"]
+            rows = [["group", g.label], ["kind", g.type_name], ["nodes", str(len(ids))], ["ops", str(len(ops))]]
+            if g.kind == "run":
+                rows.append(["blocks", ", ".join(m.groups[c].path for c in g.children[:4])
+                             + (" …" if len(g.children) > 4 else "")])
+            return {"title": g.label, "rows": rows, "saved": [], "grads": [],
+                    "actions": ["collapse" if box_id in self.expanded else "expand"]}
+        if not (box_id.startswith("n") and box_id[1:].isdigit()) or int(box_id[1:]) >= len(m.nodes):
+            return {}
+        return self._node_details(m.nodes[int(box_id[1:])])
+
+    def _node_details(self, n: GNode) -> dict:
+        m = self.model
+        title = f"{n.label} · {n.module}" if n.module and n.kind == "op" else n.label
+        if n.kind == "op":
+            rows = [["op", n.label], ["module", n.module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
+                    ["device", m.device], ["created at", n.site or "not recorded (import tinygrad_like.widgets "
+                                                                  "before the forward pass to record it)"]]
+            for src, dst, slot, shape in m.edges:
+                if dst == n.index:
+                    name = n.inputs[slot] if slot < len(n.inputs) else f"input {slot}"
+                    rows.append([f"in: {name}", f"{m.nodes[src].label} {shape}"])
+            attrs = {k: v for k, v in n.obj.attributes().items() if _plain(v)}
+            rows += [[k, str(v)] for k, v in attrs.items()]
+        else:
+            rows = [["tensor", n.label], ["kind", {"param": "parameter", "leaf": "leaf tensor"}.get(n.kind, n.kind)],
+                    ["shape", f"{_fmt_shape(n.shape)} {n.dtype}"], ["device", n.device]]
+            if n.kind != "output" or n.grad:
+                rows.append([".grad", n.grad])
+        for key, val in (("forward time", _us(n.forward_s)), ("backward time", _us(n.backward_s))):
+            if val is not None:
+                rows.append([key, val])
+        saved = []
+        if n.saved and n.saved[0].get("freed"):
+            saved.append({"text": "saved tensors: freed after backward (use retain_graph=True to keep them)",
+                          "stale": False})
+        else:
+            for i, r in enumerate(n.saved):
+                where = "; ".join(r["writes"])
+                saved.append({"text": f"saved {i}: {_fmt_shape(r['shape'])} {r['dtype']}, version at save "
+                                      f"{r['saved_version']}, now {r['current_version']}"
+                                      + (f" — modified by {where}" if where and r["stale"] else ""),
+                              "stale": bool(r["stale"])})
+        return {"title": title, "rows": rows, "saved": saved, "grads": [],
+                "actions": ["collapse"] if m.chains[n.index] else []}
+
+    # ---- display ----------------------------------------------------------------------------------------------
+    def summary(self) -> str:
+        return f"<{type(self).__name__}: {len(self.model.nodes)} nodes, {len(self.model.stale_nodes)} stale>"
+
+    def to_svg(self) -> str:
+        """The current drawing as a static SVG document (what nbconvert and GitHub show)."""
+        return graph_svg(self.widget.graph, self.widget.state if self.stepper else None)
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = self.widget._repr_mimebundle_(**kwargs) or {}
+        if isinstance(data, tuple):
+            data = data[0]
+        data["image/svg+xml"] = self.to_svg()
+        data["text/plain"] = self.summary()
+        return data
 
 
-__all__ = ["GraphView", "draw_graph", "node_details_html", "NOT_COMPUTED"]
+def _plain(v) -> bool:
+    return isinstance(v, (int, float, str, bool, tuple)) and len(str(v)) < 60
+
+
+__all__ = ["GraphView"]

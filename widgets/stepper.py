@@ -1,7 +1,11 @@
-"""``BackwardStepper(loss)``: run a backward pass one node at a time and watch the gradients flow.
+"""``BackwardStepper(loss, model)``: run a backward pass one node at a time, on the same graph drawing.
 
-It drives ``loss.backward_steps(retain_graph=True)`` (the same generator ``backward()`` drains),
-so Reset can start over: it puts every leaf's ``.grad`` back to what it was before the first step.
+It drives ``loss.backward_steps(retain_graph=True)`` (the generator ``backward()`` drains). Visited nodes are
+coloured, the current one is outlined and kept in view, edges thicken with the norm of the gradient they
+carried, and a parameter's box fills when its ``.grad`` lands. Back steps replay the recorded steps (the
+drawing goes back; ``.grad`` keeps what the engine accumulated until Reset, which puts every leaf's ``.grad``
+back to what it was before the first step). An error met while stepping (a ``VersionMismatchError``) shows in
+the view with its node marked.
 
 >>> import tinygrad_like as tl
 >>> from tinygrad_like.widgets import BackwardStepper
@@ -15,121 +19,124 @@ so Reset can start over: it puts every leaf's ``.grad`` back to what it was befo
 
 from __future__ import annotations
 
-import html
-
-import ipywidgets as W
 import numpy as np
 
-from ._base import View, figure_output, html_table, weak_callback
-from .graph_model import NOT_COMPUTED, build_graph
-from .graph_view import STALE, draw_graph
+from tinygrad_like.autograd.function import FREED, Function
+
+from .graph_model import NOT_COMPUTED, GNode, _fmt_shape
+from .graph_view import GraphView
 
 
 def grad_stats(g) -> dict:
-    """Shape, mean, std, min and max of a gradient (None stays None)."""
+    """Shape, L2 norm, mean, std, min and max of a gradient (None stays None)."""
     if g is None:
         return {"shape": None}
     a = np.asarray(g.detach().numpy(), dtype=np.float64)
     if a.size == 0:
-        return {"shape": tuple(a.shape), "mean": None, "std": None, "min": None, "max": None}
-    return {"shape": tuple(a.shape), "mean": float(a.mean()), "std": float(a.std()), "min": float(a.min()),
-            "max": float(a.max())}
-
-
-def draw_heatmap(g, title: str = "incoming gradient"):
-    """A small heatmap of a 1-D or 2-D gradient (None for other ranks)."""
-    import matplotlib.pyplot as plt
-
-    if g is None or g.ndim not in (1, 2) or g.numel() == 0:
-        return None
-    a = np.asarray(g.detach().numpy(), dtype=np.float64)
-    a = a.reshape(1, -1) if a.ndim == 1 else a
-    a = a[:64, :64]
-    fig, ax = plt.subplots(figsize=(3.2, max(0.8, min(3.2, 3.2 * a.shape[0] / a.shape[1]))), dpi=80)
-    im = ax.imshow(a, cmap="coolwarm", aspect="auto", vmin=-np.abs(a).max() or -1, vmax=np.abs(a).max() or 1)
-    ax.set_title(title, fontsize=8)
-    ax.tick_params(labelsize=6)
-    fig.colorbar(im, ax=ax, fraction=0.05)
-    return fig
+        return {"shape": tuple(a.shape), "norm": 0.0, "mean": None, "std": None, "min": None, "max": None}
+    return {"shape": tuple(a.shape), "norm": float(np.sqrt((a * a).sum())), "mean": float(a.mean()),
+            "std": float(a.std()), "min": float(a.min()), "max": float(a.max())}
 
 
 def _fmt(v) -> str:
     return "-" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
-class BackwardStepper(View):
-    """Buttons Step, Step 10, Run to end, Reset; the same as ``step(n)``, ``run()``, ``reset()``."""
+def _norm(g) -> float:
+    a = np.asarray(g.detach().numpy(), dtype=np.float64)
+    return float(np.sqrt((a * a).sum())) if a.size else 0.0
+
+
+class _Root:
+    """Stands for the output tensor of a graph node, for the engine (which reads only these two attributes)."""
+
+    __slots__ = ("grad_fn",)
+    requires_grad = True
+
+    def __init__(self, node) -> None:
+        self.grad_fn = node
+
+
+class BackwardStepper(GraphView):
+    """Buttons Back, Step, Step 10, Run to end, Reset (and the arrow keys); the same as ``back()``,
+    ``step(n)``, ``run()``, ``reset()`` from Python."""
 
     css_class = "tl-backward-stepper"
+    stepper = True
+    listens_to = ()  # its own steps update it; a rebuild comes with refresh()
 
-    def __init__(self, loss, model=None, gradient=None) -> None:
-        if loss.grad_fn is None:
+    def __init__(self, loss, model=None, gradient=None, *, names: dict | None = None, height: int = 560) -> None:
+        root = loss.grad_fn if hasattr(loss, "grad_fn") else loss
+        if root is None:
             raise ValueError("BackwardStepper needs a tensor with a graph (grad_fn is None: did you compute it "
                              "from tensors with requires_grad=True, outside no_grad?)")
-        self.loss, self.module, self.gradient = loss, model, gradient
-        graph = build_graph(loss, model, max_nodes=10_000)
-        self._leaves = [n.obj for n in graph.nodes.values() if n.kind in ("leaf", "param")]
-        self._initial = {id(t): (None if t.grad is None else t.grad.detach().clone()) for t in self._leaves}
-        self._names = {id(n.obj): n.label for n in graph.nodes.values() if n.kind in ("leaf", "param")}
-        self.steps: list = []
+        self.loss, self.gradient = loss, gradient
+        self.records: list = []  # the engine's step records, in order
+        self._entries: list = []  # per record: [node index, [[input index, gradient norm], ...]]
+        self.cursor = 0  # records[:cursor] are shown as done
         self.error: Exception | None = None
-        self.done = False
+        self._exhausted = False
         self._gen = None
-        super().__init__(live=False)
-        self._buttons = []
-        for label, method in (("Step", "step"), ("Step 10", "step10"), ("Run to end", "run"), ("Reset", "reset")):
-            b = W.Button(description=label)
-            b.add_class("tl-stepper-button")
-            b.on_click(weak_callback(self, method))
-            self._buttons.append(b)
-        self._current = W.HTML()
-        self._current.add_class("tl-current-node")
-        self._grad_panel = W.HTML()
-        self._grad_panel.add_class("tl-grad-panel")
-        self._heatmap = W.Output()
-        self._leaf_panel = W.HTML()
-        self._leaf_panel.add_class("tl-leaf-grads")
-        self._graph = W.Output(layout=W.Layout(overflow="auto", max_height="560px"))
-        self._error = W.HTML()
-        self._error.add_class("tl-error")
-        self.widget.children = (W.HBox(self._buttons), self._current, self._error,
-                                W.HBox([W.VBox([self._grad_panel, self._heatmap]), self._graph]), self._leaf_panel)
-        self.refresh()
+        super().__init__(loss, model, names=names, height=height, live=False)
+        self._leaves = [n.obj for n in self.model.nodes if n.kind in ("param", "leaf")]
+        self._initial = {id(t): (None if t.grad is None else t.grad.detach().clone()) for t in self._leaves}
+        self._total = sum(1 for n in self.model.nodes if n.kind == "op")
+        self._send_state()
 
-    # ---- driving -------------------------------------------------------------------------------
+    # ---- driving ---------------------------------------------------------------------------------------------
     def _generator(self):
         if self._gen is None:
-            self._gen = self.loss.backward_steps(self.gradient, retain_graph=True)
+            if isinstance(self.loss, Function):  # a graph node (what Dashboard(follow=True) finds): seed with ones
+                import tinygrad_like as tl
+                from tinygrad_like.autograd import engine
+
+                node = self.loss
+                seed = self.gradient if self.gradient is not None else tl.ones(*node.out_shape, dtype=node.out_dtype)
+                self._gen = engine.backward_steps((_Root(node),), (seed,), True, False)
+            else:
+                self._gen = self.loss.backward_steps(self.gradient, retain_graph=True)
         return self._gen
 
     def step(self, n: int = 1) -> None:
-        """Run the next ``n`` nodes of the backward pass (fewer if it ends)."""
+        """Show the next ``n`` nodes of the backward pass: replay recorded ones first, then run new ones."""
         for _ in range(n):
-            if self.done or self.error is not None:
+            if self.cursor < len(self.records):
+                self.cursor += 1
+                continue
+            if self._exhausted or self.error is not None:
                 break
             try:
-                self.steps.append(next(self._generator()))
+                self.records.append(next(self._generator()))
+                self.cursor += 1
             except StopIteration:
-                self.done = True
-            except Exception as exc:  # noqa: BLE001 - e.g. a VersionMismatchError: show it, don't break
+                self._exhausted = True
+                break
+            except Exception as exc:  # noqa: BLE001 - e.g. a VersionMismatchError: show it in the view
                 self.error = exc
-        if not self.done and self.error is None and self.steps:
-            self._peek_end()
-        self.refresh()
+                break
+        if self.cursor == len(self.records) == self._total and not self._exhausted and self.error is None:
+            self._finish()
+        self._stale = True  # tooltips (.grad) are rebuilt after the cell, the drawing state now
+        self._send_state()
 
-    def _peek_end(self) -> None:
-        """Mark done as soon as no node is left (so 'Run to end' is not needed after the last step)."""
-        total = sum(1 for n in build_graph(self.loss, max_nodes=10_000).nodes.values() if n.kind == "op")
-        if len(self.steps) >= total:
-            try:
-                self.steps.append(next(self._generator()))  # not expected: the engine had one more node
-            except StopIteration:
-                self.done = True
-            except Exception as exc:  # noqa: BLE001 - shown in the view like any error met while stepping
-                self.error = exc
+    def _finish(self) -> None:
+        """Every node ran: close the generator so the pass counts as done without another click."""
+        try:
+            extra = next(self._generator())
+            self.records.append(extra)  # not expected: the engine had one more node
+            self.cursor += 1
+        except StopIteration:
+            self._exhausted = True
+        except Exception as exc:  # noqa: BLE001
+            self.error = exc
 
     def step10(self) -> None:
         self.step(10)
+
+    def back(self, n: int = 1) -> None:
+        """Go back ``n`` steps in the drawing (the recorded steps replay when you step forward again)."""
+        self.cursor = max(0, self.cursor - n)
+        self._send_state()
 
     def run(self) -> None:
         """Run the rest of the backward pass."""
@@ -143,66 +150,155 @@ class BackwardStepper(View):
         for t in self._leaves:
             init = self._initial[id(t)]
             t.grad = None if init is None else init.clone()
-        self.steps, self.error, self.done = [], None, False
-        self.refresh()
+        self.records, self._entries, self.cursor, self.error, self._exhausted = [], [], 0, None, False
+        self._send_state()
 
-    # ---- what is shown ---------------------------------------------------------------------------
-    def summary(self) -> str:
-        state = "done" if self.done else "error" if self.error is not None else f"{len(self.steps)} steps taken"
-        return f"<BackwardStepper: {state}>"
+    def on_message(self, msg: dict) -> None:
+        kind = msg.get("type")
+        if kind == "step":
+            self.step(int(msg.get("n", 1)))
+        elif kind == "back":
+            self.back()
+        elif kind == "run":
+            self.run()
+        elif kind == "reset":
+            self.reset()
+        else:
+            super().on_message(msg)
+
+    # ---- what is shown ------------------------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self._exhausted and self.cursor == len(self.records)
+
+    @property
+    def steps(self) -> list:
+        """The step records shown so far (node, grad_in, grads_out, seconds)."""
+        return self.records[: self.cursor]
 
     @property
     def current(self):
-        """The last step record (node, grad_in, grads_out, seconds), or None before the first step."""
-        return self.steps[-1] if self.steps else None
+        """The step record of the current node, or None before the first step."""
+        return self.records[self.cursor - 1] if self.cursor else None
 
     @property
     def current_name(self) -> str | None:
         return None if self.current is None else self.current.node.name
 
+    @property
+    def highlighted(self) -> str | None:
+        """The id of the box outlined as current (the node, or the folded group that holds it)."""
+        cur = self.current
+        if cur is None:
+            return None
+        idx = self.model.node_for(cur.node)
+        return None if idx is None else self._box_of(idx)
+
+    def _box_of(self, idx: int) -> str:
+        chain = self.model.chains[idx]
+        return next((g for g in chain if g not in self.expanded), self.model.nodes[idx].id)
+
     def leaf_grads(self) -> list[tuple[str, str]]:
         """(name, state of .grad) per leaf: 'not computed yet' until backward reaches it."""
         rows = []
-        for t in self._leaves:
-            if t.grad is None:
-                rows.append((self._names[id(t)], NOT_COMPUTED))
+        for n in self.model.nodes:
+            if n.kind not in ("param", "leaf"):
+                continue
+            g = n.obj.grad
+            if g is None:
+                rows.append((n.label, NOT_COMPUTED))
             else:
-                s = grad_stats(t.grad)
-                rows.append((self._names[id(t)], f"{s['shape']} mean {_fmt(s['mean'])} max {_fmt(s['max'])}"))
+                s = grad_stats(g)
+                rows.append((n.label, f"{s['shape']} mean {_fmt(s['mean'])} max {_fmt(s['max'])}"))
         return rows
 
-    def _render(self) -> None:
+    def _step_entry(self, rec) -> list:
+        idx = self.model.node_for(rec.node)
+        edges = rec.node.next_functions or ()
+        out = []
+        for slot, g in enumerate(rec.grads_out):
+            if g is None or slot >= len(edges) or edges[slot] is None:
+                continue
+            src = self.model.node_for(edges[slot])
+            if src is not None:
+                out.append([src, round(_norm(g), 6)])
+        return [idx, out]
+
+    def _send_state(self) -> None:
+        shown = self.records[: self.cursor]
+        while len(self._entries) < len(self.records):  # each record's norms are computed once
+            self._entries.append(self._step_entry(self.records[len(self._entries)]))
+        entries = self._entries
+        filled = sorted({src for idx, outs in entries[: self.cursor] for src, _ in outs
+                         if self.model.nodes[src].kind in ("param", "leaf")})
+        err = None
+        if self.error is not None:
+            node = getattr(self.error, "node", None)
+            idx = self.model.node_for(node) if node is not None else None
+            err = {"node": idx, "text": f"{type(self.error).__name__}: {self.error}"}
+        self.widget.state = {"cursor": self.cursor, "total": self._total, "steps": entries, "filled": filled,
+                             "error": err, "done": self.done}
+        self.widget.status = self._status(shown)
         cur = self.current
-        # the graph first, so the highlight never lags behind the text below
-        graph = build_graph(self.loss, self.module, max_nodes=300)
-        self.highlighted = graph.node_for(cur.node) if cur is not None else None
-        figure_output(draw_graph(graph, self.highlighted), self._graph)
-        status = "done" if self.done else f"step {len(self.steps)}"
+        if cur is not None:
+            idx = self.model.node_for(cur.node)
+            if idx is not None:
+                box = self._box_of(idx)
+                if self.widget.selected != box:
+                    self.widget.selected = box  # details follow the current node
+                else:
+                    self.on_selected(box)
+        elif self.widget.selected:
+            self.on_selected(self.widget.selected)
+
+    def _status(self, shown) -> str:
+        if self.error is not None:
+            return f"stopped at step {len(shown) + 1}: {type(self.error).__name__} (see the message above)"
+        if self._freed():
+            return ("backward already ran through this graph and freed its saved tensors: compute the loss again "
+                    "(or pass retain_graph=True) to step through it")
+        cur = self.current
         if cur is None:
-            self._current.value = f"<b>{status}</b>: press Step to run the first backward node"
-            self._grad_panel.value = ""
-            self._heatmap.outputs = ()
-        else:
-            self._current.value = (f"<b>{status}</b>: node <span class='tl-current-name'>{html.escape(cur.node.name)}"
-                                   f"</span> (#{cur.index}, {cur.seconds * 1e6:.1f} us)")
-            s = grad_stats(cur.grad_in)
-            rows = [["incoming", s["shape"], _fmt(s.get("mean")), _fmt(s.get("std")), _fmt(s.get("min")),
-                     _fmt(s.get("max"))]]
-            edges = cur.node.next_functions or ()
-            for i, g in enumerate(cur.grads_out):
-                if i < len(edges) and edges[i] is None:
-                    continue  # not an input that takes part in autograd (an index, an option)
-                so = grad_stats(g)
-                rows.append([f"to input {i}", so["shape"] if g is not None else "none (no grad needed)",
-                             _fmt(so.get("mean")), _fmt(so.get("std")), _fmt(so.get("min")), _fmt(so.get("max"))])
-            self._grad_panel.value = html_table(["gradient", "shape", "mean", "std", "min", "max"], rows,
-                                                "tl-grad-table")
-            fig = draw_heatmap(cur.grad_in)
-            if fig is None:
-                self._heatmap.outputs = ()
-            else:
-                figure_output(fig, self._heatmap)
-        self._error.value = "" if self.error is None else (
-            f"<pre style='color:{STALE};white-space:pre-wrap'>{type(self.error).__name__}: "
-            f"{html.escape(str(self.error))}</pre>")
-        self._leaf_panel.value = html_table(["leaf", ".grad"], [list(r) for r in self.leaf_grads()], "tl-leaf-table")
+            return "press Step (or →) to run the first backward node"
+        idx = self.model.node_for(cur.node)
+        where = f" ({self.model.nodes[idx].module})" if idx is not None and self.model.nodes[idx].module else ""
+        state = "done: " if self.done else ""
+        return f"{state}step {self.cursor} of {self._total}: {cur.node.name}{where}, {cur.seconds * 1e6:.1f} µs"
+
+    def _freed(self) -> bool:
+        return not self.records and any(isinstance(n.obj, Function) and n.obj.saved is FREED
+                                        for n in self.model.nodes)
+
+    def _node_details(self, n: GNode) -> dict:
+        d = super()._node_details(n)
+        rec = next((r for r in reversed(self.records[: self.cursor]) if self.model.node_for(r.node) == n.index), None)
+        if rec is None:
+            return d
+        s = grad_stats(rec.grad_in)
+        grads = [["incoming", f"{_fmt_shape(s['shape'] or ())} |g| {_fmt(s.get('norm'))}"]]
+        edges = rec.node.next_functions or ()
+        for slot, g in enumerate(rec.grads_out):
+            if slot >= len(edges) or edges[slot] is None:
+                continue  # not an input that takes part in autograd (an index, an option)
+            grads.append([self.input_name(n, slot), "none (no grad needed)" if g is None else
+                          f"{_fmt_shape(tuple(g.shape))} |g| {_fmt(_norm(g))}"])
+        d["grads"] = grads
+        d["rows"].append(["backward time", f"{rec.seconds * 1e6:.1f} µs"])
+        return d
+
+    def input_name(self, n: GNode, slot: int) -> str:
+        """An input's name: the op's argument name ("weight", "bias", "input") and, for a named tensor, its
+        name ("weight: blocks.3.fc1.weight")."""
+        arg = n.inputs[slot] if slot < len(n.inputs) else f"input {slot}"
+        edges = n.obj.next_functions or ()
+        src = self.model.node_for(edges[slot]) if slot < len(edges) and edges[slot] is not None else None
+        if src is not None and self.model.nodes[src].kind == "param":
+            return f"{arg}: {self.model.nodes[src].label}"
+        return arg
+
+    def summary(self) -> str:
+        state = "done" if self.done else "error" if self.error is not None else f"{self.cursor} steps taken"
+        return f"<BackwardStepper: {state}>"
+
+
+__all__ = ["BackwardStepper", "grad_stats"]

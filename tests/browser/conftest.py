@@ -1,4 +1,5 @@
-"""Real-browser tests: JupyterLab on 127.0.0.1 driven by Debian's Chromium through Python Playwright.
+"""Real-browser tests: JupyterLab, Notebook 7 and Voila on 127.0.0.1, driven by Debian's Chromium through
+Python Playwright.
 
 Run with ``pytest -m browser tests/browser`` (``make test`` does; the main ``pytest`` run deselects the
 ``browser`` marker). Every test here gets that marker.
@@ -13,7 +14,17 @@ Run with ``pytest -m browser tests/browser`` (``make test`` does; the main ``pyt
 * ``open_notebook(name)``: a fresh page on ``/lab/tree/NAME?reset`` with the kernel idle; the page gains
   ``run(command)``, ``wait_idle()``, ``notebook`` (the visible notebook's locator; its CSS selector is
   ``notebook_selector``), ``shot(name, locator=None)`` (a screenshot under ``test-artifacts/browser/``),
-  ``cell_errors()`` and ``assert_no_widget_errors()``.
+  ``cell_errors()``, ``assert_no_widget_errors()``, ``set_theme("light" | "dark")`` and ``frontend``.
+* ``notebook7`` and ``voila``: the same kind of session server (own temporary root and Jupyter dirs, free
+  port, random token), started only when a test asks for it. Notebook 7 (``python -m notebook``) serves
+  ``/notebooks/NAME`` and exposes ``window.jupyterapp`` like Lab; Voila (``python -m voila ROOT``, a
+  directory) executes ``/voila/render/NAME`` itself when the page is requested and shows outputs only.
+* ``open_notebook7(name)``: like ``open_notebook`` in Notebook 7. ``open_voila(name, theme="light")``: the
+  rendered page once Voila has run every cell and the widget manager has drawn what it outputs; ``run``
+  and ``wait_idle`` do not exist there (the page *is* the run), ``notebook`` is the rendered cells.
+* ``open_frontend(frontend, name)``: any of the three (``"jupyterlab"``, ``"notebook7"``, ``"voila"``), with
+  every cell run and the kernel idle -- a parametrised test's way in. ``open_page(browser, server, frontend,
+  name)`` and ``close_page(page)`` are the same as plain functions, for module-scoped pages.
 
 Chromium or Playwright missing is a *failure* with the reason (``make test`` installs Chromium with apt
 when it is root). Outside CI, ``TL_SKIP_BROWSER=1`` turns it into a skip; under ``CI`` a skip in this
@@ -43,6 +54,9 @@ CHROMIUM = os.environ.get("TL_CHROMIUM") or "/usr/bin/chromium"
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
                "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VISIBLE_NB = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+VOILA_CELLS = "#rendered_cells"
+FRONTENDS = ("jupyterlab", "notebook7", "voila")
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 BAD_TEXTS = ("Error displaying widget", "Loading widget")
 KERNEL_IDLE_JS = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
   const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
@@ -57,7 +71,8 @@ LAB_SETTINGS = {
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
 }
 
-LAB_START_S = 90
+LAB_START_S = 90  # any of the three servers
+VOILA_RENDER_MS = 120_000  # Voila answers the page request only after running every cell
 KERNEL_IDLE_MS = 90_000
 COMMAND_MS = 90_000
 
@@ -124,20 +139,10 @@ def _sigterm_to_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory):
-    try:
-        import jupyterlab  # noqa: F401
-    except ImportError:
-        _unavailable("jupyterlab is not installed (pip install -e '.[dev,notebook]')")
-    root = tmp_path_factory.mktemp("labroot")
-    for nb in HERE.glob("*.ipynb"):
-        shutil.copy(nb, root)
-    for nb in TUTORIALS.glob("[0-9][0-9]_*.ipynb"):  # the course, beside the files it reads
-        shutil.copy(nb, root)
-    shutil.copytree(TUTORIALS / "kernels", root / "kernels")
-    dirs = {name: tmp_path_factory.mktemp(name) for name in ("settings", "workspaces", "runtime", "config",
-                                                             "data", "ipython", "logs")}
+def _isolated_env(tmp_path_factory, prefix: str) -> tuple[dict, dict]:
+    """Temporary settings, workspace, runtime, config, data, IPython and log dirs; the Lab user settings above."""
+    dirs = {name: tmp_path_factory.mktemp(f"{prefix}-{name}") for name in ("settings", "workspaces", "runtime",
+                                                                          "config", "data", "ipython", "logs")}
     for rel, value in LAB_SETTINGS.items():
         p = dirs["settings"] / rel
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -146,14 +151,26 @@ def lab(tmp_path_factory):
                JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]), JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
                JUPYTER_CONFIG_DIR=str(dirs["config"]), JUPYTER_DATA_DIR=str(dirs["data"]),
                IPYTHONDIR=str(dirs["ipython"]), PYTHONUNBUFFERED="1")
+    return dirs, env
+
+
+def _serve(tmp_path_factory, name: str, argv, *, tutorials: bool = False, ready_path: str = "/api/status"):
+    """Start a server (``argv(port, token, root)`` is its command line) in its own process group with its own
+    temporary root (this folder's notebooks; the tutorials too if asked) and Jupyter dirs; yield its info once
+    ``ready_path`` answers; kill it (and its kernels) at the end and keep its log in test-artifacts/browser/."""
+    root = tmp_path_factory.mktemp(f"{name}root")
+    for nb in HERE.glob("*.ipynb"):
+        shutil.copy(nb, root)
+    if tutorials:
+        for nb in TUTORIALS.glob("[0-9][0-9]_*.ipynb"):  # the course, beside the files it reads
+            shutil.copy(nb, root)
+        shutil.copytree(TUTORIALS / "kernels", root / "kernels")
+    dirs, env = _isolated_env(tmp_path_factory, name)
     port, token = _free_port(), secrets.token_hex(16)
-    log_path = dirs["logs"] / "lab.log"  # outside the root, so it is not in Lab's file browser
+    log_path = dirs["logs"] / f"{name}.log"  # outside the root, so it is not in the file browser
     log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-           "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={token}",
-           "--LabApp.expose_app_in_browser=True", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-           "--ServerApp.open_browser=False"]
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True)
+    proc = subprocess.Popen(argv(port, token, root), env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
+                            start_new_session=True)
     # a SIGTERM (e.g. from `timeout` in the Makefile) becomes KeyboardInterrupt, so this teardown still runs
     old_term = signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
     base = f"http://127.0.0.1:{port}"
@@ -161,20 +178,67 @@ def lab(tmp_path_factory):
     try:
         while True:
             try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2).read()
+                urllib.request.urlopen(f"{base}{ready_path}?token={token}", timeout=2).read()
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() - t0 > LAB_START_S:
-                    raise RuntimeError(f"JupyterLab did not come up in {LAB_START_S} s "
+                    raise RuntimeError(f"{name} did not come up in {LAB_START_S} s "
                                        f"(exit code {proc.poll()}):\n{log_path.read_text()[-3000:]}") from None
                 time.sleep(0.25)
-        yield {"base": base, "token": token, "root": root, "log": log_path, "startup_s": time.monotonic() - t0}
+        yield {"name": name, "base": base, "token": token, "root": root, "log": log_path,
+               "startup_s": time.monotonic() - t0}
     finally:
         _stop(proc)
         signal.signal(signal.SIGTERM, old_term)
         log.close()
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shutil.copy(log_path, ARTIFACTS / "lab.log")
+        shutil.copy(log_path, ARTIFACTS / f"{name}.log")
+
+
+def _require(module: str, what: str) -> None:
+    try:
+        __import__(module)
+    except ImportError:
+        _unavailable(f"{what} is not installed (pip install -e '.[dev,notebook]')")
+
+
+SERVER_ARGS = ["--no-browser", "--allow-root", "--ip=127.0.0.1", "--ServerApp.port_retries=0",
+               "--ServerApp.open_browser=False"]
+
+
+def lab_argv(port: int, token: str, root) -> list[str]:
+    """JupyterLab's command line (also used by benchmarks/graph_browser.py)."""
+    return [sys.executable, "-m", "jupyterlab", *SERVER_ARGS, f"--port={port}", f"--ServerApp.root_dir={root}",
+            f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    _require("jupyterlab", "jupyterlab")
+    yield from _serve(tmp_path_factory, "lab", lab_argv, tutorials=True)
+
+
+@pytest.fixture(scope="session")
+def notebook7(tmp_path_factory):
+    """Notebook 7 (``python -m notebook``): the Lab components in one-document pages, ``window.jupyterapp``."""
+    _require("notebook", "notebook (Notebook 7)")
+    yield from _serve(tmp_path_factory, "notebook7", lambda port, token, root: [
+        sys.executable, "-m", "notebook", *SERVER_ARGS, f"--port={port}", f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={token}", "--JupyterNotebookApp.expose_app_in_browser=True"])
+
+
+@pytest.fixture(scope="session")
+def voila(tmp_path_factory):
+    """Voila serving the root directory: ``/voila/render/NAME`` runs NAME in a new kernel and shows its outputs.
+    The token is checked like Jupyter Server's (``?token=``); ``?theme=dark`` picks the dark theme."""
+    _require("voila", "voila")
+    yield from _serve(tmp_path_factory, "voila", lambda port, token, root: [
+        sys.executable, "-m", "voila", str(root), "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
+        "--Voila.port_retries=0", f"--token={token}", "--show_tracebacks=True"], ready_path="/")
+
+
+SERVERS = {"jupyterlab": "lab", "notebook7": "notebook7", "voila": "voila"}
 
 
 # ---- the browser -----------------------------------------------------------------------------------
@@ -200,74 +264,179 @@ def browser(tmp_path_factory):
             ctx.close()
 
 
-@pytest.fixture
-def open_notebook(browser, lab):  # the browser first: a missing Chromium fails before Lab starts
+def _shutdown_kernels(server: dict) -> None:
+    """Shut the server's kernels down through the REST API (the server's teardown kills whatever is left)."""
+    auth = {"Authorization": f"token {server['token']}"}
+    try:
+        for what in ("sessions", "kernels"):
+            req = urllib.request.Request(f"{server['base']}/api/{what}", headers=auth)
+            for s in json.loads(urllib.request.urlopen(req, timeout=5).read()):
+                urllib.request.urlopen(urllib.request.Request(
+                    f"{server['base']}/api/{what}/{s['id']}", method="DELETE", headers=auth), timeout=10).read()
+    except (OSError, ValueError):
+        pass
+
+
+def open_page(browser, server: dict, frontend: str, name: str, *, run_all: bool = False, theme: str = "light"):
+    """A new page with notebook ``name`` open in ``frontend`` ("jupyterlab", "notebook7" or "voila") on
+    ``server`` (the fixture's dict), with the kernel idle; with ``run_all`` every cell has run (Voila always
+    runs them). The page gains the helpers listed at the top of this file. Close it with ``close_page``."""
+    if frontend not in FRONTENDS:
+        raise ValueError(f"unknown front-end {frontend!r}; one of {FRONTENDS}")
+    page = browser.new_page()
+    page.frontend, page.server = frontend, server
+    page.console_errors = []
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    token = server["token"]
+
+    def run(command: str, args: dict | None = None, timeout_ms: int = COMMAND_MS):
+        """A JupyterLab command; returns when the command's promise resolves (run-all: after the last
+        cell), failing after ``timeout_ms`` (page.evaluate itself never times out)."""
+        if frontend == "voila":
+            raise RuntimeError("Voila has no command registry: the page runs the notebook when it loads")
+        return page.evaluate(
+            """([c, a, ms]) => Promise.race([window.jupyterapp.commands.execute(c, a || {}),
+                 new Promise((_, no) => setTimeout(() => no(new Error(`${c}: no result in ${ms} ms`)), ms))])""",
+            [command, args, timeout_ms])
+
+    def wait_idle(timeout_ms: int = KERNEL_IDLE_MS):
+        if frontend == "voila":
+            raise RuntimeError("Voila shows no kernel status: wait for what the page shows instead")
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=timeout_ms)
+        # no cell still queued or running
+        page.wait_for_function(
+            "sel => ![...document.querySelectorAll(sel + ' .jp-InputPrompt')]"
+            ".some(p => p.textContent.includes('*'))", arg=page.notebook_selector, timeout=timeout_ms)
+
+    def goto_voila(theme_name: str):
+        # Voila streams the page while it executes the cells: "load" is after the last one
+        page.goto(f"{server['base']}/voila/render/{name}?token={token}&theme={theme_name}",
+                  timeout=VOILA_RENDER_MS, wait_until="load")
+        page.wait_for_selector(VOILA_CELLS, state="visible", timeout=60_000)
+        # the spinner goes once the widget manager has rendered the outputs
+        page.wait_for_function("() => !document.querySelector('#loading') || "
+                               "getComputedStyle(document.querySelector('#loading')).display === 'none'",
+                               timeout=60_000)
+
+    def set_theme(which: str):
+        """"light" or "dark": Lab and Notebook 7 switch live (apputils:change-theme; it is saved in the
+        server's settings, so switch back before the test ends); Voila reloads with ?theme= (runs again)."""
+        if frontend == "voila":
+            goto_voila(which)
+        else:
+            run("apputils:change-theme", {"theme": THEMES[which]})
+        page.wait_for_function("t => document.body.dataset.jpThemeName === t", arg=THEMES[which], timeout=30_000)
+        # let the theme's CSS variables reach every element before anything is measured or photographed
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+    def shot(fname: str, locator=None):
+        """A full-page screenshot, or one of ``locator``, into test-artifacts/browser/."""
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        if locator is None:
+            page.screenshot(path=str(ARTIFACTS / fname), full_page=True)
+        else:
+            locator.scroll_into_view_if_needed()
+            locator.screenshot(path=str(ARTIFACTS / fname))
+
+    def cell_errors() -> list[str]:
+        """Texts of error (traceback) and stderr outputs in the visible notebook."""
+        return page.evaluate(
+            """sel => [...document.querySelectorAll(sel + ' [data-mime-type="application/vnd.jupyter.error"], '
+                       + sel + ' [data-mime-type="application/vnd.jupyter.stderr"]')].map(e => e.innerText)""",
+            page.notebook_selector)
+
+    def assert_no_widget_errors():
+        """No widget is stuck loading or failed to render, anywhere on the page."""
+        body = page.locator("body").inner_text(timeout=10_000)
+        for bad in BAD_TEXTS:
+            assert bad not in body, f"{bad!r} is on the page"
+
+    page.run, page.wait_idle, page.shot, page.set_theme = run, wait_idle, shot, set_theme
+    page.cell_errors, page.assert_no_widget_errors = cell_errors, assert_no_widget_errors
+    page.notebook_selector = VOILA_CELLS if frontend == "voila" else VISIBLE_NB
+    page.notebook = page.locator(page.notebook_selector)
+    try:
+        if frontend == "voila":
+            goto_voila(theme)
+            return page
+        path = f"lab/tree/{name}?reset&" if frontend == "jupyterlab" else f"notebooks/{name}?"
+        page.goto(f"{server['base']}/{path}token={token}", timeout=60_000)
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=KERNEL_IDLE_MS)
+        page.notebook.wait_for(state="visible", timeout=30_000)
+        if theme != "light":
+            set_theme(theme)
+        if run_all:
+            run("notebook:run-all-cells", timeout_ms=VOILA_RENDER_MS)
+            wait_idle(VOILA_RENDER_MS)
+        return page
+    except BaseException:
+        close_page(page)
+        raise
+
+
+def close_page(page) -> None:
+    """Close a page from ``open_page`` and shut its server's kernels down."""
+    try:
+        page.close()
+    except Exception:  # noqa: BLE001 - the browser may be gone already
+        pass
+    _shutdown_kernels(page.server)
+
+
+def _page_factory(browser, server: dict, frontend: str, **defaults):
     pages = []
 
-    def _open(name: str):
-        page = browser.new_page()
+    def _open(name: str, **kwargs):
+        page = open_page(browser, server, frontend, name, **{**defaults, **kwargs})
         pages.append(page)
-        page.console_errors = []
-        page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
-        page.goto(f"{lab['base']}/lab/tree/{name}?reset&token={lab['token']}", timeout=60_000)
-        page.wait_for_function(KERNEL_IDLE_JS, timeout=KERNEL_IDLE_MS)
-        page.notebook_selector = VISIBLE_NB
-        page.notebook = page.locator(VISIBLE_NB)
-        page.notebook.wait_for(state="visible", timeout=30_000)
-
-        def run(command: str, args: dict | None = None, timeout_ms: int = COMMAND_MS):
-            """A JupyterLab command; returns when the command's promise resolves (run-all: after the last
-            cell), failing after ``timeout_ms`` (page.evaluate itself never times out)."""
-            return page.evaluate(
-                """([c, a, ms]) => Promise.race([window.jupyterapp.commands.execute(c, a || {}),
-                     new Promise((_, no) => setTimeout(() => no(new Error(`${c}: no result in ${ms} ms`)), ms))])""",
-                [command, args, timeout_ms])
-
-        def wait_idle(timeout_ms: int = KERNEL_IDLE_MS):
-            page.wait_for_function(KERNEL_IDLE_JS, timeout=timeout_ms)
-            # no cell still queued or running
-            page.wait_for_function(
-                "sel => ![...document.querySelectorAll(sel + ' .jp-InputPrompt')]"
-                ".some(p => p.textContent.includes('*'))", arg=VISIBLE_NB, timeout=timeout_ms)
-
-        def shot(fname: str, locator=None):
-            """A full-page screenshot, or one of ``locator``, into test-artifacts/browser/."""
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            if locator is None:
-                page.screenshot(path=str(ARTIFACTS / fname), full_page=True)
-            else:
-                locator.scroll_into_view_if_needed()
-                locator.screenshot(path=str(ARTIFACTS / fname))
-
-        def cell_errors() -> list[str]:
-            """Texts of error (traceback) and stderr outputs in the visible notebook."""
-            return page.evaluate(
-                """sel => [...document.querySelectorAll(sel + ' [data-mime-type="application/vnd.jupyter.error"], '
-                           + sel + ' [data-mime-type="application/vnd.jupyter.stderr"]')].map(e => e.innerText)""",
-                VISIBLE_NB)
-
-        def assert_no_widget_errors():
-            """No widget is stuck loading or failed to render, anywhere on the page."""
-            body = page.locator("body").inner_text(timeout=10_000)
-            for bad in BAD_TEXTS:
-                assert bad not in body, f"{bad!r} is on the page"
-
-        page.run, page.wait_idle, page.shot = run, wait_idle, shot
-        page.cell_errors, page.assert_no_widget_errors = cell_errors, assert_no_widget_errors
         return page
 
-    yield _open
+    return _open, pages
+
+
+def _close_all(pages) -> None:
     for page in pages:
         try:
             page.close()
         except Exception:  # noqa: BLE001 - the browser may be gone already
             pass
-    # shut the kernels down through the REST API (the server's teardown kills whatever is left)
-    try:
-        req = urllib.request.Request(f"{lab['base']}/api/sessions", headers={"Authorization": f"token {lab['token']}"})
-        for s in json.loads(urllib.request.urlopen(req, timeout=5).read()):
-            urllib.request.urlopen(urllib.request.Request(
-                f"{lab['base']}/api/sessions/{s['id']}", method="DELETE",
-                headers={"Authorization": f"token {lab['token']}"}), timeout=10).read()
-    except OSError:
-        pass
+    if pages:
+        _shutdown_kernels(pages[0].server)
+
+
+@pytest.fixture
+def open_notebook(browser, lab):  # the browser first: a missing Chromium fails before Lab starts
+    opener, pages = _page_factory(browser, lab, "jupyterlab")
+    yield opener
+    _close_all(pages)
+
+
+@pytest.fixture
+def open_notebook7(browser, notebook7):
+    opener, pages = _page_factory(browser, notebook7, "notebook7")
+    yield opener
+    _close_all(pages)
+
+
+@pytest.fixture
+def open_voila(browser, voila):
+    opener, pages = _page_factory(browser, voila, "voila")
+    yield opener
+    _close_all(pages)
+
+
+@pytest.fixture
+def open_frontend(browser, request):
+    """``open_frontend(frontend, name)``: ``name`` open in that front-end, every cell run, the kernel idle.
+    Only the servers a test uses are started."""
+    pages = []
+
+    def _open(frontend: str, name: str, **kwargs):
+        server = request.getfixturevalue(SERVERS[frontend])
+        page = open_page(browser, server, frontend, name, run_all=True, **kwargs)
+        pages.append(page)
+        return page
+
+    yield _open
+    for page in pages:
+        close_page(page)

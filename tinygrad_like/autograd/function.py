@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 
 from .. import events
+from ..sites import origin
+from ..storage import summarize_writes
 from . import grad_mode
 
 _seq = itertools.count().__next__
@@ -35,27 +37,51 @@ class VersionMismatchError(RuntimeError):
     """A tensor saved for backward was modified in place afterwards.
 
     Attributes: ``node`` (the op), ``index`` (which saved tensor), ``shape``, ``dtype``,
-    ``saved_version``, ``current_version``, ``bumps`` (the writes that moved it, with their sites).
+    ``saved_version``, ``current_version``, ``bumps`` (the recorded write runs since the save, as
+    :class:`~tinygrad_like.storage.Bump` copies), ``writes`` (each distinct write once:
+    :class:`~tinygrad_like.storage.Write` ``(op, site, count, optimizer)``), ``unrecorded`` (writes
+    older than the kept records) and ``from_optimizer`` (every recorded write came from an optimizer's
+    ``step()``: the graph was built from weights that have since been updated).
     """
 
     def __init__(self, node, index, tensor, saved_version, current_version, bumps):
         self.node, self.index = node, index
         self.shape, self.dtype = tensor.shape, tensor.dtype.name
         self.saved_version, self.current_version, self.bumps = saved_version, current_version, bumps
-        where = "; ".join(f"{b.op} at {b.site}" for b in bumps) if bumps else "at an unrecorded place"
+        self.writes = summarize_writes(bumps)
+        self.unrecorded = max(0, current_version - saved_version - sum(w.count for w in self.writes))
+        self.from_optimizer = bool(self.writes) and all(w.optimizer for w in self.writes)
         super().__init__(
             f"one of the tensors needed for gradient computation was modified by an in-place operation: "
             f"the {tensor.dtype.name} tensor of shape {list(tensor.shape)} saved by {node.name} "
             f"(saved tensor {index}) is at version {current_version}; expected version {saved_version} "
-            f"instead. It was modified by {where}. Fix: use the out-of-place op (e.g. `x = x * 2` "
-            f"instead of `x.mul_(2)`) or `.clone()` the tensor before writing to it.")
+            f"instead. It was modified by {self._where()}. Fix: {self._advice()}")
+
+    def _where(self) -> str:
+        parts = []
+        for w in self.writes:
+            extra = ", ".join(x for x in (f"{w.count}×" if w.count > 1 else "",
+                                          f"by {w.optimizer}.step()" if w.optimizer else "") if x)
+            parts.append(f"{w.op} at {w.site or 'an unrecorded place'}" + (f" ({extra})" if extra else ""))
+        where = "; ".join(parts) if parts else "writes at an unrecorded place"
+        n = self.unrecorded
+        return where + (f" and {n} earlier write{'s' if n > 1 else ''}" if n and parts else "")
+
+    def _advice(self) -> str:
+        if self.from_optimizer:
+            opt = self.writes[-1].optimizer
+            return (f"the graph was built from the weights before `{opt}.step()` updated them in place. Run the "
+                    f"forward pass again after `optimizer.step()`, or call `backward()` before `step()` (the "
+                    f"usual order: zero_grad(), forward, backward(), step()).")
+        return ("use the out-of-place op (e.g. `x = x * 2` instead of `x.mul_(2)`) or `.clone()` the tensor "
+                "before writing to it.")
 
 
 class Function:
     """Base class of graph nodes. Subclasses add ``__slots__`` for their attributes (shapes, dims)."""
 
     __slots__ = ("next", "saved", "saved_versions", "seq", "out_shape", "out_dtype", "hooks", "retained",
-                 "__weakref__")
+                 "origin", "__weakref__")  # origin: set only while sites.record_origins is on
     save_output = False  # class flag: append the output tensor to saved_tensors after forward
 
     # ---- the op ------------------------------------------------------------------------
@@ -120,9 +146,12 @@ class Function:
                 node.saved, node.saved_versions = (out,), (v,)
         out.requires_grad = True
         out.grad_fn = node
-        if events.ACTIVE:
-            events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
-                                          out.shape, out.dtype.name, str(dev), events.now()))
+        if events.WATCH_NODES:  # (one flag for both watchers: nothing added to the path when neither is on)
+            if events.ORIGINS:
+                node.origin = origin()
+            if events.ACTIVE:
+                events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
+                                              out.shape, out.dtype.name, str(dev), events.now()))
         return out
 
     # ---- saved tensors -------------------------------------------------------------------
@@ -183,7 +212,11 @@ class Function:
         return out
 
     def saved_info(self) -> list[dict]:
-        """Each saved tensor's shape, dtype, version at save time and now, and the writes since."""
+        """Each saved tensor's shape, dtype, version at save time and now, and the writes since.
+
+        ``bumps`` are the recorded runs (trimmed to the part after the save), ``writes`` the same
+        merged per distinct write (``storage.Write``), as the version-mismatch error lists them.
+        """
         if self.saved is FREED:
             return [{"freed": True}]
         rows = []
@@ -191,9 +224,10 @@ class Function:
             return []
         for t, v in zip(self.saved, self.saved_versions):
             st = t._storage
+            bumps = st.bumps_since(v)
             rows.append({"shape": t.shape, "dtype": t.dtype.name, "saved_version": v,
                          "current_version": st.version, "stale": st.version != v,
-                         "storage_id": st.id, "bumps": st.bumps_since(v)})
+                         "storage_id": st.id, "bumps": bumps, "writes": summarize_writes(bumps)})
         return rows
 
     def register_hook(self, fn) -> None:

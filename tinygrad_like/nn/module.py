@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 
+from .. import events, sites
 from ..autograd import grad_mode
 from ..tensor import Tensor, _new
 
@@ -70,6 +71,22 @@ class RemovableHandle:
         self._hooks.pop(self._key, None)
 
 
+def _call_with_hooks(module: Module, args: tuple, kwargs: dict):
+    """``forward`` between the forward pre-hooks and hooks (kept off the plain call's path)."""
+    if module._forward_pre_hooks:
+        for hook in list(module._forward_pre_hooks.values()):
+            r = hook(module, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+    out = module.forward(*args, **kwargs)
+    if module._forward_hooks:
+        for hook in list(module._forward_hooks.values()):
+            r = hook(module, args, out)
+            if r is not None:
+                out = r
+    return out
+
+
 class Module:
     """Base class of every layer and network: subclass it, assign children in ``__init__``, write ``forward``."""
 
@@ -89,18 +106,19 @@ class Module:
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        if self._forward_pre_hooks:
-            for hook in list(self._forward_pre_hooks.values()):
-                r = hook(self, args)
-                if r is not None:
-                    args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        if self._forward_hooks:
-            for hook in list(self._forward_hooks.values()):
-                r = hook(self, args, out)
-                if r is not None:
-                    out = r
-        return out
+        if events.ORIGINS:  # graph nodes made inside get this module in their origin's scope
+            ctx = sites.context  # (per thread; a tuple, so each node keeps the snapshot it saw for free)
+            outer = ctx.scope
+            ctx.scope = (*outer, self)
+            try:  # (inline, not a helper: every frame here is one more for sites.origin() to walk past)
+                if self._forward_pre_hooks or self._forward_hooks:
+                    return _call_with_hooks(self, args, kwargs)
+                return self.forward(*args, **kwargs)
+            finally:
+                ctx.scope = outer
+        if self._forward_pre_hooks or self._forward_hooks:
+            return _call_with_hooks(self, args, kwargs)
+        return self.forward(*args, **kwargs)
 
     # ---- registration by attribute -----------------------------------------------------------
     def __setattr__(self, name: str, value) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from .. import events
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import normalize_dim
+from ..sites import origin
 from . import _util
 from ._util import sum_to
 
@@ -31,10 +33,12 @@ class ViewFunction(Function):
         node.retained = None
         out.requires_grad = True
         out.grad_fn = node
-        from .. import events
-        if events.ACTIVE:
-            events.emit(events.OpRecorded(node.name, node, (x.shape,), out.shape, out.dtype.name, str(x._dev),
-                                          events.now()))
+        if events.WATCH_NODES:
+            if events.ORIGINS:
+                node.origin = origin()
+            if events.ACTIVE:
+                events.emit(events.OpRecorded(node.name, node, (x.shape,), out.shape, out.dtype.name, str(x._dev),
+                                              events.now()))
         return out
 
     def _pad(self, grads):

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from .. import sites
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
@@ -32,7 +33,9 @@ def _wrap_step(step: Callable) -> Callable:
     """Run a subclass's ``step`` under ``no_grad`` and note that it ran (for the scheduler's order check).
 
     Installed by ``Optimizer.__init_subclass__`` so every optimizer, including user-written ones,
-    updates its parameters without recording the graph, as PyTorch's optimizers do.
+    updates its parameters without recording the graph, as PyTorch's optimizers do. It also names the
+    optimizer in this thread's ``sites.context`` while ``step`` runs, so each in-place write records
+    who made it (``Bump.optimizer``) and a stale-graph error can say "by SGD.step()".
     """
     if getattr(step, "_optimizer_step", False):
         return step
@@ -40,8 +43,14 @@ def _wrap_step(step: Callable) -> Callable:
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         self._opt_called = True
-        with grad_mode.no_grad():
-            return step(self, *args, **kwargs)
+        ctx = sites.context
+        outer = ctx.optimizer
+        ctx.optimizer = type(self).__name__
+        try:
+            with grad_mode.no_grad():
+                return step(self, *args, **kwargs)
+        finally:
+            ctx.optimizer = outer
 
     wrapper._optimizer_step = True  # type: ignore[attr-defined]
     return wrapper

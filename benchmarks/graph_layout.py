@@ -1,0 +1,73 @@
+"""How long the graph views' Python side takes on large graphs: building the model, folding it, and the layered
+layout (python-igraph's Sugiyama) of the default view and of the whole graph expanded.
+
+    python benchmarks/graph_layout.py [--blocks 500]
+
+Prints JSON. The residual MLP has 4 ops per block (fc1, relu, fc2, add), so 500 blocks is just over 2,000 ops.
+There is no peer in the same run: the number to compare with is the browser-side budget in
+``benchmarks/graph_browser.py`` (first draw of a 2,000-op graph <= 1 s) and the layout libraries' own times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import _env
+
+import tinygrad_like as tl
+from tinygrad_like.widgets import graph_model as gm
+
+nn, F = tl.nn, tl.nn.functional
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        return x + self.fc2(F.relu(self.fc1(x)))
+
+
+def loss_of(n_blocks: int, d: int = 16):
+    tl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, d), nn.Sequential(*[Block(d) for _ in range(n_blocks)]), nn.Linear(d, 4))
+    return model, F.cross_entropy(model(tl.randn(4, 8)), tl.randint(0, 4, (4,)))
+
+
+def timed(fn, repeat: int = 5) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--blocks", type=int, default=500)
+    args = ap.parse_args()
+    model, loss = loss_of(args.blocks)
+    gm.layout(*(lambda g: (g, set(g.groups)))(gm.build_graph(loss, model)))  # warm-up: imports igraph
+    build_s, g = timed(lambda: gm.build_graph(loss, model))
+    default = gm.default_expanded(g)
+    payload_s, payload = timed(lambda: gm.graph_payload(g, default))
+    full_s, full = timed(lambda: gm.layout(g, set(g.groups)), repeat=3)
+    run = next(gid for gid in g.groups if gid.startswith("run:"))
+    expand_s, expanded = timed(lambda: gm.graph_payload(g, default | {run}))
+    print(json.dumps({
+        "benchmark": "graph_layout", "machine": _env.machine_info("igraph"),
+        "graph": {"blocks": args.blocks, "nodes": len(g.nodes), "ops": len(g.ops), "groups": len(g.groups)},
+        "build_graph_ms": round(build_s * 1e3, 2),
+        "default_view": {"boxes": len(payload["boxes"]), "payload_ms": round(payload_s * 1e3, 2)},
+        "expand_run": {"boxes": len(expanded["boxes"]), "payload_ms": round(expand_s * 1e3, 2)},
+        "everything_expanded": {"boxes": len(full["boxes"]), "layout_ms": round(full_s * 1e3, 2)},
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

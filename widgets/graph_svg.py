@@ -1,0 +1,65 @@
+"""The graph as a static SVG: what a saved notebook shows where no kernel runs the widget (nbconvert, GitHub,
+a notebook opened before its kernel starts).
+
+It draws the same payload the browser draws (``graph_model.graph_payload``) with the same coordinates, in fixed
+colours that read on light and dark pages (the SVG carries its own background). No plotting library needed.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+#: fills and strokes per box kind: (fill, stroke)
+COLOURS = {"op": ("#e8f0fe", "#4a6fa5"), "param": ("#fff4d6", "#b58900"), "leaf": ("#eeeeee", "#777777"),
+           "output": ("#e6f4ea", "#2e7d32"), "group": ("#f3e8fd", "#7b4fa0")}
+STALE = "#d32f2f"
+VISITED, CURRENT, FILLED = "#c8e6c9", "#ef6c00", "#ffd54f"
+
+
+def graph_svg(graph: dict, state: dict | None = None, max_width: float = 900.0) -> str:
+    """An SVG document of ``graph`` (the ``graph`` traitlet), with the stepper's ``state`` if given."""
+    boxes, edges, frames = graph["boxes"], graph["edges"], graph["frames"]
+    width, height = max(graph["width"], 10.0), max(graph["height"], 10.0)
+    visited, current, filled = set(), None, set()
+    if state and state.get("cursor"):
+        owner = graph["owner"]
+        steps = state["steps"][: state["cursor"]]
+        visited = {owner[s[0]] for s in steps}
+        current = owner[steps[-1][0]]
+        filled = {owner[i] for i in state.get("filled", ())}
+    scale = min(1.0, max_width / width)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:.0f}" height="{height * scale:.0f}" '
+           f'viewBox="0 0 {width:.1f} {height:.1f}" font-family="sans-serif">',
+           f'<rect width="{width:.1f}" height="{height:.1f}" fill="#ffffff"/>',
+           '<defs><marker id="a" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="6" markerHeight="6" '
+           'orient="auto"><path d="M0,0L8,4L0,8z" fill="#888"/></marker></defs>']
+    for f in frames:
+        out.append(f'<rect x="{f["x"]}" y="{f["y"]}" width="{f["w"]}" height="{f["h"]}" rx="8" fill="#7b4fa0" '
+                   f'fill-opacity="0.04" stroke="#b39ddb" stroke-dasharray="4 3"/>'
+                   f'<text x="{f["x"] + 6}" y="{f["y"] + 11}" font-size="10" fill="#5e35b1">'
+                   f'{escape(f["label"])}</text>')
+    for e in edges:
+        pts = " ".join(f"{x},{y}" for x, y in e["points"])
+        out.append(f'<polyline points="{pts}" fill="none" stroke="#999" stroke-width="1.2" marker-end="url(#a)"/>')
+    for i, b in enumerate(boxes):
+        fill, stroke = COLOURS.get(b["kind"], COLOURS["op"])
+        if i in filled:
+            fill = FILLED
+        elif i in visited:
+            fill = VISITED
+        if b["stale"]:
+            stroke = STALE
+        sw = 3 if i == current else 2 if b["stale"] else 1
+        if i == current:
+            stroke = CURRENT
+        x0, y0 = b["x"] - b["w"] / 2, b["y"] - b["h"] / 2
+        rx = b["h"] / 2 if b["kind"] in ("param", "leaf") else 5
+        out.append(f'<g><title>{escape(chr(10).join(f"{k}: {v}" for k, v in b["tip"]))}</title>'
+                   f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{b["w"]}" height="{b["h"]}" rx="{rx}" fill="{fill}" '
+                   f'stroke="{stroke}" stroke-width="{sw}"/>'
+                   f'<text x="{b["x"]}" y="{b["y"] - 2:.1f}" font-size="12" font-weight="600" text-anchor="middle" '
+                   f'fill="#222">{escape(b["label"])}</text>'
+                   f'<text x="{b["x"]}" y="{b["y"] + 12:.1f}" font-size="10" text-anchor="middle" '
+                   f'fill="#555">{escape(b["sub"])}</text></g>')
+    out.append("</svg>")
+    return "".join(out)

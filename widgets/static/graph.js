@@ -1,0 +1,785 @@
+// graph.js: the browser side of the autograd-graph view (an anywidget ES module).
+//
+// The Python side (widgets/graph_widget.py) computes every coordinate; this file only draws the
+// payload described in CONTRACT.md, handles zoom / pan / hover / click / keyboard / search, and
+// reports user actions with model.send. No build step and no imports: plain modern JS.
+//
+// Drawing: one <svg> the size of the drawing, inside a clipping div (.tl-view); zoom and pan are one
+// CSS transform on that <svg>, written at most once per animation frame (see paint()). Paint order:
+// frames (expanded groups), edge lines, invisible wider edge hit-paths (hover targets), boxes.
+// Stepper state only toggles classes and edge widths on existing elements; only a new `graph`
+// rebuilds the SVG. Every listener lives on elements inside the widget: removing it removes them.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const ARROW = 7;          // arrowhead length (drawing px); edge paths stop this short of the target
+const LOD_TEXT = 0.4;     // below this zoom, text is hidden (unreadable anyway, and costly to paint)
+const LOD_MIN = 0.12;     // below this zoom, arrowheads are hidden too
+const MAX_RESULTS = 20;   // search dropdown length
+
+// -- small DOM helpers ------------------------------------------------------------------------------
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = String(text);
+  return e;
+}
+function s(tag, attrs, cls) {
+  const e = document.createElementNS(SVG_NS, tag);
+  if (cls) e.setAttribute("class", cls);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  return e;
+}
+function button(text, label, onClick) {
+  const b = h("button", "tl-btn", text);
+  b.type = "button";
+  if (label) { b.setAttribute("aria-label", label); b.title = label; }
+  b.addEventListener("click", onClick);
+  return b;
+}
+const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+
+/** A gradient norm as short text; null means "no gradient" and non-finite values read as such. */
+function fmtNorm(v) {
+  if (v == null) return "none";
+  if (typeof v !== "number" || !Number.isFinite(v)) return String(v).toLowerCase();
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  return a < 1e-3 || a >= 1e4 ? v.toExponential(2) : String(+v.toPrecision(3));
+}
+
+/** Polyline through `points`, shortened by `cut` px at its end so the arrowhead marker sits there. */
+function edgePath(points, cut) {
+  const p = points.map((q) => [q[0], q[1]]);
+  const n = p.length;
+  if (n >= 2 && cut > 0) {
+    const [ax, ay] = p[n - 2], [bx, by] = p[n - 1];
+    const len = Math.hypot(bx - ax, by - ay);
+    if (len > cut * 1.5) { p[n - 1] = [bx - (bx - ax) * cut / len, by - (by - ay) * cut / len]; }
+  }
+  return p.map((q, i) => (i ? "L" : "M") + q[0].toFixed(1) + " " + q[1].toFixed(1)).join(" ");
+}
+
+// Text measuring (for ellipsis) with one shared canvas context: far cheaper than SVG layout.
+const measureCtx = document.createElement("canvas").getContext("2d");
+function fitText(text, maxW, font) {
+  text = String(text ?? "");
+  measureCtx.font = font;
+  if (maxW <= 0 || measureCtx.measureText(text).width <= maxW) return text;
+  let lo = 0, hi = text.length;           // longest prefix that fits with an ellipsis
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (measureCtx.measureText(text.slice(0, mid) + "…").width <= maxW) lo = mid; else hi = mid - 1;
+  }
+  return text.slice(0, lo) + "…";
+}
+
+// ====================================================================================================
+function render({ model, el }) {
+  // ---- static skeleton -------------------------------------------------------------------------
+  const root = h("div", "tl-graph");
+  root.tabIndex = 0;
+  // keep JupyterLab's command-mode shortcuts (a, b, d d, arrows...) away from keys meant for us
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  root.setAttribute("role", "group");
+  root.setAttribute("aria-label", "autograd graph: drag to pan, wheel to zoom, f to fit, / to search");
+  root.dataset.zoom = "1";
+
+  const toolbar = h("div", "tl-toolbar");
+  const stepBar = h("div", "tl-stepbar");
+  const stepButtons = {
+    back: button("Back", "Step back", () => send({ type: "back" })),
+    step: button("Step", "Step forward", () => send({ type: "step", n: 1 })),
+    step10: button("Step 10", "Step 10 forward", () => send({ type: "step", n: 10 })),
+    run: button("Run to end", "Run to the end", () => send({ type: "run" })),
+    reset: button("Reset", "Reset", () => send({ type: "reset" })),
+  };
+  stepBar.append(...Object.values(stepButtons));
+
+  const searchWrap = h("div", "tl-search-wrap");
+  const search = h("input", "tl-search");
+  search.type = "search";
+  search.placeholder = "find node…";
+  search.setAttribute("aria-label", "Find node");
+  search.spellcheck = false;
+  const results = h("div", "tl-search-results");
+  results.setAttribute("role", "listbox");
+  results.hidden = true;
+  searchWrap.append(search, results);
+
+  const zoomBar = h("div", "tl-zoombar");
+  zoomBar.append(
+    button("−", "Zoom out", () => zoomBy(1 / 1.4)),
+    button("+", "Zoom in", () => zoomBy(1.4)),
+    button("Fit", "Fit", () => fit(true)),
+  );
+  toolbar.append(stepBar, searchWrap, h("div", "tl-spacer"), zoomBar);
+
+  const statusEl = h("div", "tl-status");
+  statusEl.setAttribute("aria-live", "polite");
+  const notesEl = h("div", "tl-notes");
+
+  const view = h("div", "tl-view");
+  const svg = s("svg", { width: 1, height: 1 }, "tl-svg");   // sized to the drawing in build()
+  const defs = s("defs");
+  for (const [id, cls, w] of [["tl-arrow", "tl-arrow", 7], ["tl-arrow-grad", "tl-arrow tl-arrow-grad", 11]]) {
+    // refX=0: the marker starts where the (shortened) path ends and its tip reaches the target
+    const m = s("marker", { id: id + uid(), viewBox: "0 0 10 10", refX: 0, refY: 5, markerUnits: "userSpaceOnUse",
+      markerWidth: ARROW, markerHeight: w, orient: "auto", preserveAspectRatio: "none" }, cls);
+    m.append(s("path", { d: "M0 0 L10 5 L0 10 z" }));
+    defs.append(m);
+  }
+  const arrowId = defs.children[0].id, arrowGradId = defs.children[1].id;
+  const scene = s("g", {}, "tl-scene");
+  const frameLayer = s("g", {}, "tl-frames");
+  const edgeLayer = s("g", {}, "tl-edges");
+  const hitLayer = s("g", {}, "tl-edge-hits");
+  const boxLayer = s("g", {}, "tl-boxes");
+  scene.append(frameLayer, edgeLayer, hitLayer, boxLayer);
+  svg.append(defs, scene);
+  const errorEl = h("div", "tl-error");
+  errorEl.setAttribute("role", "alert");
+  errorEl.hidden = true;
+  const emptyEl = h("div", "tl-empty", "nothing to draw");
+  emptyEl.hidden = true;
+  view.append(svg, errorEl, emptyEl);
+
+  const tooltip = h("div", "tl-tooltip");
+  tooltip.hidden = true;
+  const details = h("div", "tl-details");
+  root.append(toolbar, statusEl, notesEl, view, details, tooltip);
+  el.appendChild(root);
+
+  function send(msg) { model.send(msg); }
+  function uid() { return "-" + Math.random().toString(36).slice(2, 9); }
+
+  // ---- drawing state -----------------------------------------------------------------------------
+  let G = { boxes: [], edges: [], frames: [], nodes: [], owner: [] };
+  let boxEls = [];                 // box index -> <g class="tl-box">
+  let boxById = new Map();         // box id -> box index
+  let frameById = new Map();       // frame id -> <g class="tl-frame">
+  let edgeEls = [];                // edge index -> visible <path>
+  let boxEdges = [];               // box index -> edge indices touching it (hover highlight)
+  let pairEdge = new Map();        // "src,dst" underlying node pair -> edge index
+  let edgeNorm = new Map();        // edge index -> gradient norm shown (stepper)
+  let boxState = new Map();        // box index -> the state classes it carries now ("tl-current tl-visited")
+  let edgeState = new Map();       // edge index -> its gradient style now (see applyState)
+  let selectedEl = null;
+  let lastCursor = -1;
+
+  // ---- view transform: screen = world * k + (x, y) ---------------------------------------------
+  const T = { k: 1, x: 0, y: 0 };
+  let vw = 0, vh = 0;              // view size in CSS px
+  let initialised = false;         // first sensible view set (needs a laid-out, non-zero view)
+  let rafId = 0, anim = null, disposed = false;
+
+  function schedule() { if (!rafId && !disposed) rafId = requestAnimationFrame(paint); }
+  function paint(now) {
+    rafId = 0;
+    if (anim) {
+      const t = clamp((now - anim.t0) / anim.dur, 0, 1), e = 1 - (1 - t) ** 3;  // ease-out cubic
+      T.k = anim.from.k * (anim.to.k / anim.from.k) ** e;     // geometric: feels uniform when zooming
+      // interpolate the world point at the view centre, so the path does not swing sideways
+      const c = anim.from.c.map((v, i) => v + (anim.to.c[i] - v) * e);
+      T.x = vw / 2 - c[0] * T.k;
+      T.y = vh / 2 - c[1] * T.k;
+      if (t < 1) schedule(); else anim = null;
+    }
+    // A CSS transform on the <svg> element, not an SVG transform attribute on a <g>: Chrome lays out
+    // every SVG <text> again whenever the scale of an SVG transform changes (all 4,000 labels of a
+    // 2,000-box graph, ~100 ms a frame), while a CSS transform change only repaints the visible part.
+    svg.style.transform = `translate(${T.x.toFixed(2)}px,${T.y.toFixed(2)}px) scale(${T.k.toFixed(5)})`;
+    root.dataset.zoom = String(+T.k.toPrecision(6));
+    lod("tl-lod-low", LOD_TEXT);
+    lod("tl-lod-min", LOD_MIN);
+  }
+  /** Level-of-detail class on the root, with 5% hysteresis: each flip restyles every label once. */
+  function lod(cls, at) {
+    const on = root.classList.contains(cls);
+    if (on ? T.k > at * 1.05 : T.k < at * 0.95) root.classList.toggle(cls, !on);
+  }
+  function kRange() {
+    const W = G.width || 1, H = G.height || 1;
+    const fitK = Math.min(vw / W, vh / H) || 1;
+    return [Math.min(0.1, fitK * 0.5), 6];
+  }
+  function zoomAt(factor, px, py) {
+    anim = null;
+    const [lo, hi] = kRange();
+    const k = clamp(T.k * factor, lo, hi);
+    T.x = px - (px - T.x) * (k / T.k);
+    T.y = py - (py - T.y) * (k / T.k);
+    T.k = k;
+    schedule();
+  }
+  function zoomBy(f) { hideTooltip(); zoomAt(f, vw / 2, vh / 2); }
+  function panBy(dx, dy) { anim = null; T.x += dx; T.y += dy; schedule(); }
+
+  /** Move the view so world point (cx, cy) is centred at zoom k, animated unless `instant`. */
+  function centre(cx, cy, k, instant) {
+    if (instant || !vw) {
+      T.k = k; T.x = vw / 2 - cx * k; T.y = vh / 2 - cy * k; anim = null; schedule();
+      return;
+    }
+    const from = { k: T.k, c: [(vw / 2 - T.x) / T.k, (vh / 2 - T.y) / T.k] };
+    anim = { from, to: { k, c: [cx, cy] }, t0: performance.now(), dur: 300 };
+    schedule();
+  }
+  function fit(animate) {
+    if (!vw || !vh) return;
+    const pad = 20, W = G.width || 1, H = G.height || 1;
+    const k = clamp(Math.min((vw - 2 * pad) / W, (vh - 2 * pad) / H), kRange()[0], 1);  // never above natural size
+    centre(W / 2, H / 2, k, !animate);
+  }
+  /** Bring a world rectangle into view (animated) if it is not inside the viewport shrunk by `margin`
+   *  (a fraction of its size). `readable`: also zoom in if its text is hidden at the current zoom. */
+  function ensureVisible(x0, y0, x1, y1, margin, readable) {
+    if (!vw || !vh) return;
+    const sx0 = x0 * T.k + T.x, sy0 = y0 * T.k + T.y, sx1 = x1 * T.k + T.x, sy1 = y1 * T.k + T.y;
+    const mx = vw * margin, my = vh * margin;
+    const tooSmall = readable && T.k < LOD_TEXT;
+    if (!tooSmall && sx0 >= mx && sy0 >= my && sx1 <= vw - mx && sy1 <= vh - my) return;
+    let k = tooSmall ? 0.9 : T.k;
+    k = Math.min(k, (vw * 0.9) / Math.max(x1 - x0, 1), (vh * 0.9) / Math.max(y1 - y0, 1));
+    centre((x0 + x1) / 2, (y0 + y1) / 2, Math.max(k, kRange()[0]), false);
+  }
+  function showBox(i, margin, readable) {
+    const b = G.boxes[i];
+    if (b) ensureVisible(b.x - b.w / 2, b.y - b.h / 2, b.x + b.w / 2, b.y + b.h / 2, margin, readable);
+  }
+  /** The first view of a graph: all of it if that stays readable, else the output box (loss). */
+  function initialView() {
+    if (!vw || !vh || !G.boxes.length) return;
+    initialised = true;
+    const W = G.width || 1, H = G.height || 1;
+    if (Math.min((vw - 40) / W, (vh - 40) / H) >= LOD_TEXT + 0.1) { fit(false); return; }
+    const out = G.boxes.find((b) => b.kind === "output");
+    const k = 0.9, cx = W * k <= vw ? W / 2 : out ? out.x : W / 2;
+    // the output (loss) at 80% of the view's height, the graph above it; else the top of the drawing
+    const cy = out ? Math.max(out.y - (0.3 * vh) / k, vh / 2 / k) : vh / 2 / k;
+    centre(cx, cy, k, true);
+  }
+
+  // ---- building the SVG from `graph` ----------------------------------------------------------
+  function fonts() {
+    const fam = (root.isConnected && getComputedStyle(root).fontFamily) ||
+      getComputedStyle(document.body).getPropertyValue("--jp-ui-font-family") || "system-ui, sans-serif";
+    return { label: `600 12px ${fam}`, sub: `10.5px ${fam}` };
+  }
+
+  function build() {
+    G = Object.assign({ boxes: [], edges: [], frames: [], nodes: [], owner: [], notes: [] }, model.get("graph") || {});
+    const F = fonts();
+    boxEls = []; boxById = new Map(); frameById = new Map(); edgeEls = []; pairEdge = new Map();
+    boxEdges = G.boxes.map(() => []);
+    svg.setAttribute("width", Math.max(1, G.width || 1));
+    svg.setAttribute("height", Math.max(1, G.height || 1));
+    boxState = new Map(); edgeState = new Map(); edgeNorm = new Map(); selectedEl = null; lastCursor = -1;
+    hideTooltip();
+
+    // frames: shallow first so nested frames paint on top of their parents
+    const ff = document.createDocumentFragment();
+    [...G.frames].sort((a, b) => (a.depth || 0) - (b.depth || 0)).forEach((f) => {
+      const g = s("g", { "data-id": f.id, "data-depth": f.depth || 0 }, "tl-frame");
+      g.append(s("rect", { x: f.x, y: f.y, width: f.w, height: f.h, rx: 8 }, "tl-frame-rect"));
+      const t = s("text", { x: f.x + 8, y: f.y + 13 }, "tl-frame-label");
+      t.textContent = "▾ " + fitText(f.label, f.w - 26, F.sub);
+      const title = s("title"); title.textContent = "collapse " + f.label;
+      t.append(title);
+      g.append(t);
+      frameById.set(f.id, g);
+      ff.append(g);
+    });
+    frameLayer.replaceChildren(ff);
+
+    // edges: a visible path and an invisible, wider hit path (hover target, never painted)
+    const ef = document.createDocumentFragment(), hf = document.createDocumentFragment();
+    G.edges.forEach((e, i) => {
+      const pts = e.points && e.points.length >= 2 ? e.points : null;
+      if (!pts) { edgeEls.push(null); return; }
+      const p = s("path", { d: edgePath(pts, ARROW), "marker-end": `url(#${arrowId})`, "data-idx": i }, "tl-edge");
+      ef.append(p);
+      hf.append(s("path", { d: edgePath(pts, 0), "data-idx": i }, "tl-edge-hit"));
+      edgeEls.push(p);
+      if (boxEdges[e.s]) boxEdges[e.s].push(i);
+      if (boxEdges[e.t]) boxEdges[e.t].push(i);
+      for (const [a, b] of e.pairs || []) pairEdge.set(a + "," + b, i);
+    });
+    edgeLayer.replaceChildren(ef);
+    hitLayer.replaceChildren(hf);
+
+    // boxes
+    const bf = document.createDocumentFragment();
+    G.boxes.forEach((b, i) => {
+      const x0 = b.x - b.w / 2, y0 = b.y - b.h / 2;
+      const pill = b.kind === "param" || b.kind === "leaf";   // drawn as rounded pills
+      const g = s("g", { "data-id": b.id, "data-kind": b.kind, "data-idx": i }, "tl-box tl-kind-" + b.kind);
+      if (b.stale) g.classList.add("tl-stale");
+      if (b.expandable) {
+        g.classList.add("tl-expandable");
+        g.setAttribute("tabindex", "0");
+        g.setAttribute("role", "button");
+        g.setAttribute("aria-label", `expand ${b.label} ${b.sub || ""}`.trim());
+        // the "stacked cards" look: a second outline peeking out behind the box
+        g.append(s("rect", { x: x0 + 3, y: y0 + 3, width: b.w, height: b.h, rx: 5 }, "tl-box-stack"));
+      }
+      g.append(s("rect", { x: x0, y: y0, width: b.w, height: b.h, rx: pill ? b.h / 2 : 5 }, "tl-box-shape"));
+      // Python sizes boxes for the text (CONTRACT.md); the ellipsis is only a guard for wider fonts.
+      // The lines sit near the centre, where even a pill's rounded ends take almost no room.
+      const pad = 6, room = b.w - 2 * pad;
+      const off = clamp(b.h * 0.2, 4, 7);   // two lines: label above the centre, sub below
+      const ly = b.sub ? b.y - off : b.y;
+      // a group's "▸" marker is its own <text> at the left edge, so the label's text stays the label;
+      // the label is then centred in the room right of the marker
+      const label = s("text", { x: b.expandable ? b.x + 6 : b.x, y: ly }, "tl-box-label");
+      label.textContent = fitText(b.label ?? "", b.expandable ? room - 12 : room, F.label);
+      if (b.expandable) {
+        const m = s("text", { x: x0 + 7, y: ly }, "tl-box-marker");
+        m.textContent = "▸";
+        g.append(m);
+      }
+      g.append(label);
+      if (b.sub) {
+        const sub = s("text", { x: b.x, y: b.y + off + 1 }, "tl-box-sub");
+        sub.textContent = fitText(b.sub, room, F.sub);
+        g.append(sub);
+      }
+      boxEls.push(g);
+      boxById.set(b.id, i);
+      bf.append(g);
+    });
+    boxLayer.replaceChildren(bf);
+
+    // notes above the drawing
+    notesEl.replaceChildren(...(G.notes || []).map((n) => {
+      const lvl = ["warn", "error", "info"].includes(n.level) ? n.level : "info";
+      const d = h("div", `tl-note tl-note-${lvl}`, n.text);
+      d.setAttribute("role", lvl === "info" ? "note" : "alert");
+      return d;
+    }));
+    emptyEl.hidden = G.boxes.length > 0;
+    if (!initialised) initialView();
+    applyState();
+    applySelected("keep");
+    if (!search.value.trim()) closeResults(); else runSearch();
+    afterPaint(() => { root.dataset.boxes = String(G.boxes.length); });
+  }
+
+  /** Run fn after the browser has painted the current changes (rAF, then a task after the frame). */
+  function afterPaint(fn) {
+    requestAnimationFrame(() => setTimeout(() => { if (!disposed) fn(); }, 0));
+  }
+
+  // ---- stepper state: classes and edge widths only, never a rebuild ---------------------------
+  // The wanted state is computed in full, then only the differences from what is drawn are written:
+  // a step late in a long backward touches a handful of elements, not every visited one.
+  function applyState() {
+    const st = model.get("state") || {};
+    const steps = st.steps || [], owner = G.owner || [];
+    const cursor = clamp(st.cursor | 0, 0, steps.length);
+
+    const want = new Map();   // box index -> Set of state classes
+    const mark = (bi, c) => {
+      if (!boxEls[bi]) return;
+      if (!want.has(bi)) want.set(bi, new Set());
+      want.get(bi).add(c);
+    };
+    for (let i = 0; i < cursor; i++) mark(owner[steps[i][0]], "tl-visited");
+    const cur = cursor > 0 ? owner[steps[cursor - 1][0]] : undefined;
+    if (cur != null) mark(cur, "tl-current");
+    for (const n of st.filled || []) mark(owner[n], "tl-filled");
+    if (st.error && st.error.node != null) mark(owner[st.error.node], "tl-error-node");
+    const now = new Map();
+    for (const [bi, set] of want) now.set(bi, [...set].sort().join(" "));
+    for (const [bi, was] of boxState) if (!now.has(bi)) setClasses(boxEls[bi], was, "");
+    for (const [bi, cls] of now) if (boxState.get(bi) !== cls) setClasses(boxEls[bi], boxState.get(bi) || "", cls);
+    boxState = now;
+
+    // gradient norms on edges: step [node, [[input, norm]...]] travels along the edge with pair [input, node]
+    edgeNorm = new Map();
+    for (let i = 0; i < cursor; i++) {
+      const [node, sent] = steps[i];
+      for (const [inp, norm] of sent || []) {
+        const e = pairEdge.get(inp + "," + node);
+        if (e == null) continue;   // input and node inside the same collapsed box: no edge drawn
+        const prev = edgeNorm.get(e);
+        edgeNorm.set(e, prev == null || (typeof norm === "number" && norm > prev) ? norm : prev);
+      }
+    }
+    let max = 0;
+    for (const v of edgeNorm.values()) if (Number.isFinite(v) && v > max) max = v;
+    const edgeNow = new Map();   // edge index -> its style key: "" plain, "bad", or a stroke width
+    for (const [i, v] of edgeNorm) {
+      if (v != null && !Number.isFinite(v)) { edgeNow.set(i, "bad"); continue; }
+      // width 1.2..6 px on a log scale spanning six decades below the largest norm seen so far
+      const r = v > 0 && max > 0 ? clamp(1 + Math.log10(v / max) / 6, 0, 1) : 0;
+      edgeNow.set(i, (1.2 + 4.8 * r).toFixed(1));
+    }
+    for (const [i] of edgeState) if (!edgeNow.has(i)) styleEdge(i, "");
+    for (const [i, key] of edgeNow) if (edgeState.get(i) !== key) styleEdge(i, key);
+    edgeState = edgeNow;
+
+    errorEl.hidden = !st.error;
+    errorEl.textContent = st.error ? String(st.error.text ?? "error") : "";
+    stepButtons.back.classList.toggle("tl-muted", cursor === 0);
+    const atEnd = !!st.done && cursor >= steps.length;
+    for (const b of [stepButtons.step, stepButtons.step10, stepButtons.run]) b.classList.toggle("tl-muted", atEnd);
+
+    if (cursor !== lastCursor && cur != null && initialised) showBox(cur, 0.15, false);
+    lastCursor = cursor;
+    afterPaint(() => { root.dataset.cursor = String(cursor); });
+  }
+
+  function setClasses(e, was, now) {
+    for (const c of was.split(" ")) if (c) e.classList.remove(c);
+    for (const c of now.split(" ")) if (c) e.classList.add(c);
+  }
+  /** key: "" (no gradient), "bad" (a non-finite norm) or a stroke width in px. */
+  function styleEdge(i, key) {
+    const p = edgeEls[i];
+    if (!p) return;
+    p.classList.toggle("tl-grad", key !== "");
+    p.classList.toggle("tl-grad-bad", key === "bad");
+    p.style.strokeWidth = key === "" ? "" : key === "bad" ? "4px" : key + "px";
+    p.setAttribute("marker-end", `url(#${key === "" ? arrowId : arrowGradId})`);
+  }
+
+  // ---- selection and details --------------------------------------------------------------------
+  let localSel = null;   // the id this view set itself (a click): no need to bring it into view
+  function select(id) {
+    if (model.get("selected") === id) return;
+    localSel = id;
+    model.set("selected", id);
+    model.save_changes();
+  }
+  /** Highlight the selected box (or frame). reveal: "python" (Python chose it, e.g. a search: show it,
+   *  readable), "keep" (after a rebuild: keep it in view), or false. */
+  function applySelected(reveal) {
+    if (selectedEl) selectedEl.classList.remove("tl-selected");
+    const id = model.get("selected") || "";
+    const bi = boxById.get(id);
+    selectedEl = bi != null ? boxEls[bi] : frameById.get(id) || null;
+    if (selectedEl) selectedEl.classList.add("tl-selected");
+    if (!reveal || !initialised || !selectedEl) return;
+    if (bi != null) { showBox(bi, 0.02, reveal === "python"); return; }
+    const f = G.frames.find((q) => q.id === id);   // an expanded group: show its top-left corner and label
+    ensureVisible(f.x, f.y, f.x + Math.min(f.w, vw / T.k / 2), f.y + Math.min(f.h, vh / T.k / 2), 0.02, reveal === "python");
+  }
+  function onSelectedChange() {
+    const id = model.get("selected") || "";
+    applySelected(id !== localSel ? "python" : false);
+    localSel = null;
+  }
+  function toggle(id) { send({ type: "toggle", id }); }
+
+  function renderDetails() {
+    const d = model.get("details") || {};
+    const parts = [];
+    if (!d.title && !(d.rows || []).length) {
+      parts.push(h("div", "tl-details-empty", "Click a box to see its details; click a group to expand it."));
+      details.replaceChildren(...parts);
+      return;
+    }
+    const head = h("div", "tl-details-head");
+    head.append(h("div", "tl-details-title", d.title || ""));
+    for (const a of d.actions || []) {
+      const text = a === "expand" ? "Expand" : a === "collapse" ? "Collapse" : String(a);
+      head.append(button(text, text, () => { const id = model.get("selected"); if (id) toggle(id); }));
+    }
+    parts.push(head);
+    const table = (rows, cls) => {
+      const t = h("table", cls);
+      for (const r of rows) {
+        const tr = h("tr");
+        tr.append(h("th", "", r[0]), h("td", "", r[1]));
+        t.append(tr);
+      }
+      return t;
+    };
+    if ((d.rows || []).length) parts.push(table(d.rows, "tl-details-rows"));
+    if ((d.saved || []).length) {
+      parts.push(h("div", "tl-details-sub", "saved for backward"));
+      const ul = h("ul", "tl-details-saved");
+      for (const sv of d.saved) ul.append(h("li", sv.stale ? "tl-stale-text" : "", sv.text));
+      parts.push(ul);
+    }
+    if ((d.grads || []).length) {
+      parts.push(h("div", "tl-details-sub", "gradients sent"));
+      parts.push(table(d.grads, "tl-details-grads"));
+    }
+    details.replaceChildren(...parts);
+  }
+
+  function renderStepper() {
+    const on = !!model.get("stepper");
+    stepBar.hidden = !on;
+    statusEl.textContent = model.get("status") || "";
+    statusEl.hidden = !on && !statusEl.textContent;
+  }
+  function renderHeight() {
+    view.style.height = (model.get("height") || 560) + "px";
+  }
+
+  // ---- tooltip ------------------------------------------------------------------------------------
+  let hoverKey = "", hoverEdges = [];
+  function tipRows(target) {
+    const box = target.closest(".tl-box"), edge = target.closest(".tl-edge-hit");
+    if (box) {
+      const b = G.boxes[+box.dataset.idx];
+      return b ? ["b" + box.dataset.idx, (b.tip && b.tip.length ? b.tip : [[b.kind, b.label]]), +box.dataset.idx, null] : null;
+    }
+    if (edge) {
+      const i = +edge.dataset.idx, e = G.edges[i];
+      if (!e) return null;
+      const rows = [[null, e.label ?? ""]];
+      if (edgeNorm.has(i)) rows.push([null, `|grad| = ${fmtNorm(edgeNorm.get(i))}`, "tl-tip-grad"]);
+      return ["e" + i, rows, null, i];
+    }
+    return null;
+  }
+  function setHoverEdges(list) {
+    for (const i of hoverEdges) edgeEls[i] && edgeEls[i].classList.remove("tl-hover");
+    hoverEdges = list;
+    for (const i of hoverEdges) edgeEls[i] && edgeEls[i].classList.add("tl-hover");
+  }
+  function onHover(ev) {
+    const r = tipRows(ev.target);
+    if (!r) { hideTooltip(); return; }
+    const [key, rows, bi, ei] = r;
+    if (key !== hoverKey) {
+      hoverKey = key;
+      const t = h("table");
+      for (const [k, v, cls] of rows) {
+        const tr = h("tr");
+        if (k == null) { const td = h("td", cls || "", v); td.colSpan = 2; tr.append(td); }
+        else tr.append(h("th", "", k), h("td", "", v));
+        t.append(tr);
+      }
+      tooltip.replaceChildren(t);
+      tooltip.hidden = false;
+      setHoverEdges(bi != null ? boxEdges[bi] || [] : [ei]);
+    }
+    // place near the pointer, flipped to stay inside the widget
+    const rr = root.getBoundingClientRect();
+    let x = ev.clientX - rr.left + 14, y = ev.clientY - rr.top + 16;
+    const tw = tooltip.offsetWidth, th = tooltip.offsetHeight;
+    if (x + tw > rr.width - 4) x = Math.max(4, ev.clientX - rr.left - tw - 10);
+    if (y + th > rr.height - 4) y = Math.max(4, ev.clientY - rr.top - th - 10);
+    tooltip.style.transform = `translate(${x}px, ${y}px)`;
+  }
+  function hideTooltip() {
+    if (!hoverKey && tooltip.hidden) return;
+    hoverKey = "";
+    tooltip.hidden = true;
+    setHoverEdges([]);
+  }
+
+  // ---- pointer: drag pans, a click without movement selects --------------------------------------
+  let drag = null;
+  function viewPoint(ev) {
+    const r = view.getBoundingClientRect();
+    return [ev.clientX - r.left, ev.clientY - r.top];
+  }
+  function onPointerDown(ev) {
+    if (ev.button !== 0) return;
+    root.focus({ preventScroll: true });
+    anim = null;
+    drag = { id: ev.pointerId, sx: ev.clientX, sy: ev.clientY, x0: T.x, y0: T.y, moved: false, target: ev.target };
+  }
+  function onPointerMove(ev) {
+    if (drag && ev.pointerId === drag.id) {
+      const dx = ev.clientX - drag.sx, dy = ev.clientY - drag.sy;
+      if (!drag.moved && Math.hypot(dx, dy) > 4) {
+        drag.moved = true;
+        view.setPointerCapture(ev.pointerId);
+        root.classList.add("tl-dragging");
+        hideTooltip();
+      }
+      if (drag.moved) { T.x = drag.x0 + dx; T.y = drag.y0 + dy; schedule(); return; }
+    }
+    onHover(ev);
+  }
+  function onPointerUp(ev) {
+    if (!drag || ev.pointerId !== drag.id) return;
+    const d = drag;
+    drag = null;
+    root.classList.remove("tl-dragging");
+    if (view.hasPointerCapture(ev.pointerId)) view.releasePointerCapture(ev.pointerId);
+    if (!d.moved) clickOn(d.target);
+  }
+  function clickOn(target) {
+    const label = target.closest(".tl-frame-label");
+    if (label) {
+      const id = label.parentNode.dataset.id;
+      select(id);
+      toggle(id);
+      return;
+    }
+    const box = target.closest(".tl-box");
+    if (!box) { select(""); return; }
+    const b = G.boxes[+box.dataset.idx];
+    select(b.id);
+    if (b.expandable) toggle(b.id);
+  }
+  function onPointerCancel() { drag = null; root.classList.remove("tl-dragging"); }
+
+  // ---- wheel: mouse wheel and pinch zoom; trackpad two-finger scroll pans ---------------------
+  function onWheel(ev) {
+    ev.preventDefault();
+    anim = null;
+    hideTooltip();
+    let dx = ev.deltaX, dy = ev.deltaY;
+    if (ev.deltaMode === 1) { dx *= 16; dy *= 16; } else if (ev.deltaMode === 2) { dx *= vw; dy *= vh; }
+    const [px, py] = viewPoint(ev);
+    if (ev.ctrlKey || ev.metaKey) {           // trackpad pinch arrives as ctrl+wheel; also real ctrl+wheel
+      zoomAt(Math.exp(-clamp(dy, -30, 30) * 0.01), px, py);
+      return;
+    }
+    // A mouse notch is a large whole number of CSS px (or of device px, under browser zoom) with no
+    // horizontal part; a trackpad two-finger scroll has small or fractional deltas, or a horizontal part.
+    const whole = (v) => Math.abs(v - Math.round(v)) < 0.01;
+    const notch = ev.deltaMode !== 0 || (ev.deltaX === 0 && Math.abs(ev.deltaY) >= 40 &&
+      (whole(ev.deltaY) || whole(ev.deltaY * (window.devicePixelRatio || 1))));
+    if (!notch || ev.shiftKey) {
+      if (ev.shiftKey && !dx) { dx = dy; dy = 0; }
+      panBy(-dx, -dy);
+    } else {
+      zoomAt(Math.exp(-clamp(dy, -120, 120) * 0.0025), px, py);
+    }
+  }
+
+  // ---- keyboard ---------------------------------------------------------------------------------
+  function onKey(ev) {
+    if (ev.target === search || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const stepper = !!model.get("stepper");
+    const onButton = ev.target.tagName === "BUTTON";
+    let done = true;
+    switch (ev.key) {
+      case "ArrowRight": case "ArrowDown": if (stepper) send({ type: "step", n: 1 }); else done = false; break;
+      case "ArrowLeft": case "ArrowUp": if (stepper) send({ type: "back" }); else done = false; break;
+      case "f": case "F": fit(true); break;
+      case "+": case "=": zoomBy(1.4); break;
+      case "-": case "_": zoomBy(1 / 1.4); break;
+      case "/": search.focus(); search.select(); break;
+      case "Escape": select(""); hideTooltip(); break;
+      case "Enter": {
+        if (onButton) { done = false; break; }
+        const box = ev.target.closest && ev.target.closest(".tl-box");
+        const id = box ? box.dataset.id : model.get("selected");
+        const bi = boxById.get(id);
+        if (bi != null && G.boxes[bi].expandable) { select(id); toggle(id); } else done = false;
+        break;
+      }
+      default: done = false;
+    }
+    if (done) { ev.preventDefault(); ev.stopPropagation(); }
+  }
+
+  // ---- search -------------------------------------------------------------------------------------
+  let found = [], active = 0;
+  function runSearch() {
+    const q = search.value.trim().toLowerCase();
+    if (!q) { closeResults(); return; }
+    const hits = [];
+    (G.nodes || []).forEach(([name, path], i) => {
+      const n = String(name ?? "").toLowerCase(), p = String(path ?? "").toLowerCase();
+      let rank = -1;
+      if (n === q) rank = 0;
+      else if (n.startsWith(q)) rank = 1;
+      else if (n.includes(q)) rank = 2;
+      else if (p.includes(q)) rank = 3;
+      else if ((p + "." + n).includes(q)) rank = 4;
+      if (rank >= 0) hits.push([rank, i]);
+    });
+    hits.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    found = hits.slice(0, MAX_RESULTS).map((x) => x[1]);
+    active = 0;
+    const rows = found.map((i, j) => {
+      const [name, path] = G.nodes[i];
+      const r = h("div", "tl-search-result");
+      r.setAttribute("role", "option");
+      r.dataset.node = String(i);
+      r.append(h("span", "tl-search-name", name), h("span", "tl-search-path", path || ""));
+      r.addEventListener("mousedown", (e) => { e.preventDefault(); pick(j); });
+      return r;
+    });
+    if (!rows.length) rows.push(h("div", "tl-search-none", "no match"));
+    else if (hits.length > found.length) rows.push(h("div", "tl-search-none", `${hits.length - found.length} more…`));
+    results.replaceChildren(...rows);
+    results.hidden = false;
+    highlight();
+  }
+  function highlight() {
+    results.querySelectorAll(".tl-search-result").forEach((r, j) => r.classList.toggle("tl-active", j === active));
+  }
+  function pick(j) {
+    if (found[j] == null) return;
+    send({ type: "reveal", node: found[j] });
+    closeResults();
+  }
+  function closeResults() { results.hidden = true; results.replaceChildren(); found = []; }
+  function onSearchKey(ev) {
+    ev.stopPropagation();   // typing "f" or "-" here must not zoom
+    if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+      ev.preventDefault();
+      if (found.length) { active = (active + (ev.key === "ArrowDown" ? 1 : found.length - 1)) % found.length; highlight(); }
+    } else if (ev.key === "Enter") {
+      ev.preventDefault();
+      pick(active);
+    } else if (ev.key === "Escape") {
+      ev.preventDefault();
+      if (!results.hidden) closeResults(); else { search.value = ""; root.focus({ preventScroll: true }); }
+    }
+  }
+  search.addEventListener("input", runSearch);
+  search.addEventListener("keydown", onSearchKey);
+  search.addEventListener("focus", () => { if (search.value.trim()) runSearch(); });
+  search.addEventListener("blur", () => setTimeout(() => { if (!disposed && document.activeElement !== search) closeResults(); }, 100));
+
+  // ---- wiring -------------------------------------------------------------------------------------
+  // on the view, not the <svg>: the svg covers only the drawing, the view also the empty space around it
+  view.addEventListener("pointerdown", onPointerDown);
+  view.addEventListener("pointermove", onPointerMove);
+  view.addEventListener("pointerup", onPointerUp);
+  view.addEventListener("pointercancel", onPointerCancel);
+  view.addEventListener("pointerleave", () => { if (!drag) hideTooltip(); });
+  view.addEventListener("wheel", onWheel, { passive: false });
+  root.addEventListener("keydown", onKey);
+
+  const ro = new ResizeObserver(() => {
+    const r = view.getBoundingClientRect();
+    if (!r.width || !r.height) return;
+    // keep the world point at the view centre fixed across a resize
+    if (vw && vh) { T.x += (r.width - vw) / 2; T.y += (r.height - vh) / 2; }
+    vw = r.width; vh = r.height;
+    if (!initialised) { initialView(); applySelected("keep"); }
+    schedule();
+  });
+  ro.observe(view);
+
+  const handlers = {
+    "change:graph": build,
+    "change:state": applyState,
+    "change:selected": onSelectedChange,
+    "change:details": renderDetails,
+    "change:stepper": renderStepper,
+    "change:status": renderStepper,
+    "change:height": renderHeight,
+  };
+  for (const [ev, fn] of Object.entries(handlers)) model.on(ev, fn);
+
+  renderHeight();
+  renderStepper();
+  renderDetails();
+  build();
+  schedule();
+
+  return () => {
+    disposed = true;
+    for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
+    if (rafId) cancelAnimationFrame(rafId);
+    ro.disconnect();
+    root.remove();
+  };
+}
+
+export default { render };
