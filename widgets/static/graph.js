@@ -4,7 +4,7 @@
 // payload described in CONTRACT.md, handles zoom / pan / hover / click / keyboard / search, and
 // reports user actions with model.send. No build step and no imports: plain modern JS.
 //
-// Drawing: one <svg> the size of the drawing, inside a clipping div (.tl-view); zoom and pan are one
+// Drawing: one <svg> the size of the drawing, inside a clipping div (.tl-canvas); zoom and pan are one
 // CSS transform on that <svg>, written at most once per animation frame (see paint()). Paint order:
 // frames (expanded groups), edge lines, invisible wider edge hit-paths (hover targets), boxes.
 // Stepper state only toggles classes and edge widths on existing elements; only a new `graph`
@@ -29,10 +29,12 @@ function s(tag, attrs, cls) {
   for (const k in attrs) e.setAttribute(k, attrs[k]);
   return e;
 }
-function button(text, label, onClick) {
+/** A toolbar button: `text` is also its accessible name unless `label` is given; `hint` is a tooltip. */
+function button(text, label, onClick, hint) {
   const b = h("button", "tl-btn", text);
   b.type = "button";
-  if (label) { b.setAttribute("aria-label", label); b.title = label; }
+  if (label) b.setAttribute("aria-label", label);
+  b.title = hint || label || text;
   b.addEventListener("click", onClick);
   return b;
 }
@@ -87,11 +89,11 @@ function render({ model, el }) {
   const toolbar = h("div", "tl-toolbar");
   const stepBar = h("div", "tl-stepbar");
   const stepButtons = {
-    back: button("Back", "Step back", () => send({ type: "back" })),
-    step: button("Step", "Step forward", () => send({ type: "step", n: 1 })),
-    step10: button("Step 10", "Step 10 forward", () => send({ type: "step", n: 10 })),
-    run: button("Run to end", "Run to the end", () => send({ type: "run" })),
-    reset: button("Reset", "Reset", () => send({ type: "reset" })),
+    back: button("Back", null, () => send({ type: "back" }), "Step back (← or ↑)"),
+    step: button("Step", null, () => send({ type: "step", n: 1 }), "Run the next backward node (→ or ↓)"),
+    step10: button("Step 10", null, () => send({ type: "step", n: 10 }), "Run the next 10 backward nodes"),
+    run: button("Run to end", null, () => send({ type: "run" }), "Run the rest of the backward pass"),
+    reset: button("Reset", null, () => send({ type: "reset" }), "Back to before the first step"),
   };
   stepBar.append(...Object.values(stepButtons));
 
@@ -108,9 +110,9 @@ function render({ model, el }) {
 
   const zoomBar = h("div", "tl-zoombar");
   zoomBar.append(
-    button("−", "Zoom out", () => zoomBy(1 / 1.4)),
-    button("+", "Zoom in", () => zoomBy(1.4)),
-    button("Fit", "Fit", () => fit(true)),
+    button("−", "Zoom out", () => zoomBy(1 / 1.4), "Zoom out (−)"),
+    button("+", "Zoom in", () => zoomBy(1.4), "Zoom in (+)"),
+    button("Fit", "Fit", () => fit(true), "Fit the drawing in the view (f)"),
   );
   toolbar.append(stepBar, searchWrap, h("div", "tl-spacer"), zoomBar);
 
@@ -118,7 +120,7 @@ function render({ model, el }) {
   statusEl.setAttribute("aria-live", "polite");
   const notesEl = h("div", "tl-notes");
 
-  const view = h("div", "tl-view");
+  const view = h("div", "tl-canvas");
   const svg = s("svg", { width: 1, height: 1 }, "tl-svg");   // sized to the drawing in build()
   const defs = s("defs");
   for (const [id, cls, w] of [["tl-arrow", "tl-arrow", 7], ["tl-arrow-grad", "tl-arrow tl-arrow-grad", 11]]) {
@@ -483,7 +485,7 @@ function render({ model, el }) {
     head.append(h("div", "tl-details-title", d.title || ""));
     for (const a of d.actions || []) {
       const text = a === "expand" ? "Expand" : a === "collapse" ? "Collapse" : String(a);
-      head.append(button(text, text, () => { const id = model.get("selected"); if (id) toggle(id); }));
+      head.append(button(text, null, () => { const id = model.get("selected"); if (id) toggle(id); }));
     }
     parts.push(head);
     const table = (rows, cls) => {
