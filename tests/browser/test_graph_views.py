@@ -87,7 +87,7 @@ def test_graph_renders_and_a_click_selects_a_node(gv):
     graph = page.locator(GRAPH)
     # the outputs are where cell_errors() looks (.jp-OutputArea-output[data-mime-type]; stdout is
     # application/vnd.jupyter.stdout in Lab and Notebook 7, text/plain in Voila; errors are stderr in both)
-    printed = page.notebook.locator(".jp-OutputArea-output[data-mime-type]", has_text=re.compile(r"^loss \d"))
+    printed = page.notebook.locator(".jp-OutputArea-output[data-mime-type]", has_text=re.compile(r"loss \d+\.\d{4}"))
     expect(printed).to_have_count(1)
     assert page.cell_errors() == [], "cells failed:\n" + "\n".join(page.cell_errors())
     page.assert_no_widget_errors()
@@ -127,7 +127,7 @@ def _settled(page) -> None:
 def test_graph_zooms_with_the_wheel_and_the_button(gv):
     page = gv
     graph = page.locator(GRAPH)
-    area = graph.locator(".tl-view")  # the drawing area (its size does not change with the zoom)
+    area = graph.locator(".tl-canvas")  # the drawing area (its size does not change with the zoom)
     area.scroll_into_view_if_needed()
     view = area.bounding_box()
     out = graph.locator('g.tl-box[data-kind="output"] .tl-box-shape')
