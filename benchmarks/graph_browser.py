@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -148,7 +149,8 @@ RUN_CELL_JS = """async (i) => {
 }"""
 
 FRAMES_JS = """async ([i, kind, n]) => {
-  const B = window.__tlb, root = B.rootIn(i), view = root.querySelector('.tl-view');
+  const B = window.__tlb, root = B.rootIn(i), view = root.querySelector('.tl-canvas');  // CONTRACT.md's hooks
+  const svg = view.querySelector('svg.tl-svg');
   view.scrollIntoView({block: 'center'});
   await B.frame(); await B.frame();
   const [cx, cy] = B.centre(view);
@@ -157,7 +159,7 @@ FRAMES_JS = """async ([i, kind, n]) => {
   let po = null;
   try { po = new PerformanceObserver(l => loafs.push(...l.getEntries()));
         po.observe({type: 'long-animation-frame'}); } catch (e) { po = null; }
-  const z0 = root.dataset.zoom, tr0 = getComputedStyle(root.querySelector('svg')).transform;
+  const z0 = root.dataset.zoom, tr0 = getComputedStyle(svg).transform;
   const errors = [];
   const onerr = (e) => errors.push(String(e.message || e));
   window.addEventListener('error', onerr);
@@ -167,7 +169,7 @@ FRAMES_JS = """async ([i, kind, n]) => {
   await new Promise(resolve => {
     const tick = (ts) => {
       stamps.push(ts);
-      const tr = getComputedStyle(root.querySelector('svg')).transform;
+      const tr = getComputedStyle(svg).transform;
       if (tr !== last) { changes++; last = tr; }
       if (k >= n) { resolve(); return; }
       try {
@@ -378,7 +380,9 @@ def run(repeats: int, css: str = "") -> dict:
         meas["page_errors"] = errors
         browser.close()
 
-    return {"machine": machine_info("jupyterlab", "anywidget", "playwright"),
+    machine = machine_info("jupyterlab", "anywidget")
+    machine["playwright"] = importlib.metadata.version("playwright")  # no __version__ attribute
+    return {"machine": machine,
             "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
             "chromium": chromium_version, "git": git_state("widgets", "benchmarks/graph_browser.py"),
             "viewport": [1280, 1000], "repeats": repeats, "extra_css": css, "measures": meas, "samples": samples,

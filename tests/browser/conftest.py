@@ -21,7 +21,9 @@ Run with ``pytest -m browser tests/browser`` (``make test`` does; the main ``pyt
   directory) executes ``/voila/render/NAME`` itself when the page is requested and shows outputs only.
 * ``open_notebook7(name)``: like ``open_notebook`` in Notebook 7. ``open_voila(name, theme="light")``: the
   rendered page once Voila has run every cell and the widget manager has drawn what it outputs; ``run``
-  and ``wait_idle`` do not exist there (the page *is* the run), ``notebook`` is the rendered cells.
+  and ``wait_idle`` do not exist there (the page *is* the run), ``notebook`` is the rendered cells;
+  ``cell_errors()`` still finds tracebacks and stderr (Voila renders both as application/vnd.jupyter.stderr;
+  its stdout is text/plain there).
 * ``open_frontend(frontend, name)``: any of the three (``"jupyterlab"``, ``"notebook7"``, ``"voila"``), with
   every cell run and the kernel idle -- a parametrised test's way in. ``open_page(browser, server, frontend,
   name)`` and ``close_page(page)`` are the same as plain functions, for module-scoped pages.

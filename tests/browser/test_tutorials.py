@@ -39,7 +39,7 @@ def test_tour_dashboard_and_training_monitor(open_notebook):
     print("\nmonitor status:", status.inner_text())
 
     # the dashboard: four tabs; each one, when clicked, shows its view
-    dash = nb.locator(".tl-view.tl-dashboard")
+    dash = nb.locator(".tl-view.tl-dashboard").first  # the tour shows the dashboard again after training
     expect(dash).to_be_visible(timeout=30_000)
     tabs = dash.locator(".lm-TabBar-tab")
     expect(tabs).to_have_count(4)
