@@ -65,38 +65,12 @@ C = _load_conftest()
 TARGETS = {"first_draw_2000_ms": 1000, "frame_ms": 33, "expand_ms": 300, "step_2000_ms": 150, "step_200_ms": 100}
 BLOCKS_2000, BLOCKS_200 = 500, 49  # 4 ops a block + 5 (inp, head, cross-entropy, sum, div): 2,005 and 201 ops
 
+RESMLP = (HERE / "_resmlp.py").read_text().split('"""', 2)[2]  # the model, without its docstring
 SETUP = f"""import time
 import tinygrad_like as tl
 from tinygrad_like.widgets import BackwardStepper, GraphView  # before the models: records where each op was made
 
-nn, F = tl.nn, tl.nn.functional
-
-
-class Block(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(d, d), nn.Linear(d, d)
-
-    def forward(self, x):
-        return x + self.fc2(F.relu(self.fc1(x)))
-
-
-class ResMLP(nn.Module):
-    def __init__(self, n_blocks, d=8):
-        super().__init__()
-        self.inp = nn.Linear(4, d)
-        self.blocks = nn.Sequential(*[Block(d) for _ in range(n_blocks)])
-        self.head = nn.Linear(d, 3)
-
-    def forward(self, x):
-        return self.head(self.blocks(self.inp(x)))
-
-
-def make(n_blocks, seed=0):
-    tl.manual_seed(seed)
-    m = ResMLP(n_blocks)
-    return m, F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
-
+{RESMLP}
 
 m2000, loss2000 = make({BLOCKS_2000})
 ms2000, lossS2000 = make({BLOCKS_2000})  # the steppers run backward: each its own graph

@@ -3,7 +3,7 @@ layout (python-igraph's Sugiyama) of the default view and of the whole graph exp
 
     python benchmarks/graph_layout.py [--blocks 500]
 
-Prints JSON. The residual MLP has 4 ops per block (fc1, relu, fc2, add), so 500 blocks is just over 2,000 ops.
+Prints JSON. The residual MLP (``_resmlp.py``) has 4 ops per block, so 500 blocks is just over 2,000 ops.
 There is no peer in the same run: the number to compare with is the browser-side budget in
 ``benchmarks/graph_browser.py`` (first draw of a 2,000-op graph <= 1 s) and the layout libraries' own times.
 """
@@ -16,26 +16,9 @@ import statistics
 import time
 
 import _env
+from _resmlp import make
 
-import tinygrad_like as tl
 from tinygrad_like.widgets import graph_model as gm
-
-nn, F = tl.nn, tl.nn.functional
-
-
-class Block(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(d, d), nn.Linear(d, d)
-
-    def forward(self, x):
-        return x + self.fc2(F.relu(self.fc1(x)))
-
-
-def loss_of(n_blocks: int, d: int = 16):
-    tl.manual_seed(0)
-    model = nn.Sequential(nn.Linear(8, d), nn.Sequential(*[Block(d) for _ in range(n_blocks)]), nn.Linear(d, 4))
-    return model, F.cross_entropy(model(tl.randn(4, 8)), tl.randint(0, 4, (4,)))
 
 
 def timed(fn, repeat: int = 5) -> tuple[float, object]:
@@ -51,7 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--blocks", type=int, default=500)
     args = ap.parse_args()
-    model, loss = loss_of(args.blocks)
+    model, loss = make(args.blocks)
     gm.layout(*(lambda g: (g, set(g.groups)))(gm.build_graph(loss, model)))  # warm-up: imports igraph
     build_s, g = timed(lambda: gm.build_graph(loss, model))
     default = gm.default_expanded(g)

@@ -83,6 +83,12 @@ class Write(NamedTuple):
     count: int
     optimizer: str | None  # the optimizer class name when it ran inside ``step()``, else None
 
+    def __str__(self) -> str:
+        """"add_ at cell In[7], line 6 (360×, by SGD.step())": how errors and views name a write."""
+        extra = ", ".join(x for x in (f"{self.count}×" if self.count > 1 else "",
+                                      f"by {self.optimizer}.step()" if self.optimizer else "") if x)
+        return f"{self.op} at {self.site or 'an unrecorded place'}" + (f" ({extra})" if extra else "")
+
 
 def summarize_writes(bumps) -> list[Write]:
     """Merge records of the same write (alternating writes make separate runs), oldest first."""

@@ -153,8 +153,8 @@ class View:
         return self.summary()
 
 
-def _subscribe_weakly(view: View):
-    """Subscribe ``view._on_event`` without keeping the view alive: once the view is garbage, the
+def _subscribe_weakly(view: View, method: str = "_on_event"):
+    """Subscribe ``view.<method>`` without keeping the view alive: once the view is garbage, the
     subscription removes itself (and with the last one, events.ACTIVE goes back to False)."""
     ref = weakref.ref(view)
     handle: list = []
@@ -164,7 +164,7 @@ def _subscribe_weakly(view: View):
         if v is None:
             handle[0]()
             return
-        v._on_event(event)
+        getattr(v, method)(event)
 
     handle.append(events.subscribe(forward))
     return handle[0]

@@ -20,7 +20,7 @@ import ipywidgets as W
 
 from tinygrad_like import events
 
-from ._base import View
+from ._base import View, _subscribe_weakly
 
 #: tab title -> (module in this package, class name)
 VIEWS = {
@@ -45,22 +45,6 @@ def _note(css: str, text_html: str) -> W.HTML:
     return w
 
 
-def _subscribe_ops(dashboard: Dashboard):
-    """Note each recorded op's node without keeping the dashboard (or the node) alive."""
-    ref = weakref.ref(dashboard)
-    handle: list = []
-
-    def forward(event) -> None:
-        d = ref()
-        if d is None:
-            handle[0]()
-        elif type(event) is events.OpRecorded:
-            d._latest = weakref.ref(event.node)
-
-    handle.append(events.subscribe(forward))
-    return handle[0]
-
-
 class Dashboard(View):
     """Graph, Backward, Storage and Kernels views in an ``ipywidgets.Tab`` (class ``tl-dashboard-tabs``).
 
@@ -80,7 +64,7 @@ class Dashboard(View):
         self.loss, self.module = None, model
         self.follow = follow
         self._latest = None  # follow=True: a weak reference to the newest recorded graph node
-        self._follow_unsubscribe = _subscribe_ops(self) if follow else None
+        self._follow_unsubscribe = _subscribe_weakly(self, "_note_op") if follow else None
         self.views: dict[str, View | None] = dict.fromkeys(TITLES)
         self.errors: dict[str, str] = {}
         self._pages: dict[str, W.Widget] = {}
@@ -186,6 +170,11 @@ class Dashboard(View):
         shown = self.loss.grad_fn if hasattr(self.loss, "grad_fn") else self.loss
         if node is not None and node is not shown:
             self.set_loss(node)
+
+    def _note_op(self, event) -> None:
+        """follow=True: remember the newest recorded graph node, weakly (the user's loss keeps it alive)."""
+        if type(event) is events.OpRecorded:
+            self._latest = weakref.ref(event.node)
 
     def close(self) -> None:
         """Close every view, then the dashboard."""

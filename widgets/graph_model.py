@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tinygrad_like import Tensor, events
-from tinygrad_like.autograd.function import FREED, Function
+from tinygrad_like.autograd.function import Function
 
 NOT_COMPUTED = "not computed yet"
 #: the default view of a large graph shows at most about this many boxes
@@ -233,10 +233,10 @@ def _op_node(fn: Function, timings, module: str | None) -> GNode:
         rows = [{"freed": True}]
     else:
         for r in saved:
-            bumps = r["bumps"]
+            writes = r["writes"]  # each distinct write once, with its count (as the version error lists them)
             rows.append({k: r[k] for k in ("shape", "dtype", "saved_version", "current_version", "stale")}
-                        | {"writes": [_write_text(b) for b in bumps],
-                           "optimizer": bool(bumps) and all(getattr(b, "optimizer", None) for b in bumps)})
+                        | {"writes": [str(w) for w in writes],
+                           "optimizer": bool(writes) and all(w.optimizer for w in writes)})
         stale = any(r["stale"] for r in rows)
         by_opt = stale and all(r["optimizer"] for r in rows if r["stale"])
     origin = getattr(fn, "origin", None)
@@ -247,13 +247,6 @@ def _op_node(fn: Function, timings, module: str | None) -> GNode:
         n.forward_s = timings.forward.get(id(fn))
         n.backward_s = timings.backward.get(id(fn))
     return n
-
-
-def _write_text(b) -> str:
-    count = getattr(b, "count", 1)
-    opt = getattr(b, "optimizer", None)
-    extra = ", ".join(x for x in (f"{count}×" if count > 1 else "", f"by {opt}.step()" if opt else "") if x)
-    return f"{b.op} at {b.site}" + (f" ({extra})" if extra else "")
 
 
 def _infer_modules(nodes: list[GNode], edges) -> None:
@@ -705,10 +698,6 @@ def record_timings():
         t._keep.clear()  # ids stay valid while the graph itself keeps its nodes alive
 
 
-def is_freed(fn: Function) -> bool:
-    return fn.saved is FREED
-
-
 # ---- the payload the browser draws (see static/CONTRACT.md) --------------------------------------------------
 def _us(s: float | None) -> str | None:
     return None if s is None else f"{s * 1e6:.1f} µs"
@@ -755,7 +744,7 @@ def graph_notes(model: GraphModel, n_boxes: int) -> list[dict]:
         writes = sorted({w for n in stale for r in n.saved if r.get("stale") for w in r["writes"]})
         notes.append({"level": "warn", "text": (
             f"This graph is stale: the optimizer step updated the parameters in place after this forward pass "
-            f"({'; '.join(writes[:3])}). {len(stale)} node(s) saved the old weights (red borders), so backward "
+            f"— {'; '.join(writes[:3])}. {len(stale)} node(s) saved the old weights (red borders), so backward "
             f"through this graph would fail. Run the forward pass again to see a fresh graph.")})
     elif stale:
         notes.append({"level": "error", "text": (

@@ -26,6 +26,7 @@ from .graph_model import (
     MAX_BOXES,
     GNode,
     GraphModel,
+    _all_nodes,
     _fmt_shape,
     _us,
     build_graph,
@@ -197,8 +198,6 @@ class GraphView(View):
         m = self.model
         if box_id in m.groups:
             g = m.groups[box_id]
-            from .graph_model import _all_nodes
-
             ids = _all_nodes(m.groups, box_id)
             ops = [m.nodes[i] for i in ids if m.nodes[i].kind == "op"]
             rows = [["group", g.label], ["kind", g.type_name], ["nodes", str(len(ids))], ["ops", str(len(ops))]]

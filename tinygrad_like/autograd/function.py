@@ -58,11 +58,7 @@ class VersionMismatchError(RuntimeError):
             f"instead. It was modified by {self._where()}. Fix: {self._advice()}")
 
     def _where(self) -> str:
-        parts = []
-        for w in self.writes:
-            extra = ", ".join(x for x in (f"{w.count}×" if w.count > 1 else "",
-                                          f"by {w.optimizer}.step()" if w.optimizer else "") if x)
-            parts.append(f"{w.op} at {w.site or 'an unrecorded place'}" + (f" ({extra})" if extra else ""))
+        parts = [str(w) for w in self.writes]
         where = "; ".join(parts) if parts else "writes at an unrecorded place"
         n = self.unrecorded
         return where + (f" and {n} earlier write{'s' if n > 1 else ''}" if n and parts else "")
