@@ -206,13 +206,19 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="also write the JSON to this file")
     p.add_argument("--repeat", type=int, default=7, help="timed repeats per case (min is reported)")
     p.add_argument("--budget", type=float, default=0.05, help="seconds per repeat per library per case")
+    p.add_argument("--origins", choices=("off", "scopes", "lines"), default="off",
+                   help="graph-node origin recording while timing: off (plain import), scopes (what importing "
+                        "tinygrad_like.widgets turns on), lines (while a graph view is open)")
     p.add_argument("--cprofile", metavar="CASE",
                    help="profile one case of tinygrad_like instead ('a + b', ..., 'backward')")
     args = p.parse_args(argv)
+    tl.sites.record_scopes(args.origins == "scopes")
+    tl.sites.record_origins(args.origins == "lines")
     if args.cprofile:
         cprofile(args.cprofile)
         return 0
     result = run(args.repeat, args.budget)
+    result["origins"] = args.origins
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

@@ -32,12 +32,13 @@ def origins():
 
 @pytest.fixture
 def no_origins():
-    """Origins off for the test (importing ``tinygrad_like.widgets`` turns them on), restored afterwards."""
-    prev = sites.record_origins(False)
+    """Origins off for the test (importing ``tinygrad_like.widgets`` turns scopes on), restored afterwards."""
+    prev, prev_scopes = sites.record_origins(False), sites.record_scopes(False)
     try:
         yield
     finally:
         sites.record_origins(prev)
+        sites.record_scopes(prev_scopes)
 
 
 class Block(nn.Module):
@@ -230,3 +231,51 @@ def test_nodes_made_while_off_have_no_origin_after_switching_on(no_origins):
         b = a + 1
     assert getattr(a.grad_fn, "origin", None) is None
     assert b.grad_fn.origin.site.lineno == line
+
+
+def test_scopes_only_record_the_module_but_not_the_line(no_origins):
+    """The cheap level (what importing the widgets turns on): the scope, no stack walk."""
+    block = Block(3)
+    assert sites.record_scopes(True) is False
+    assert sites.origins_enabled() and not sites.LINES
+    y = block(tl.randn(2, 3, requires_grad=True))
+    nodes = graph_nodes(y.grad_fn)
+    assert all(n.origin.code is None and n.origin.site is None for n in nodes)
+    assert {type(m).__name__ for n in nodes for m in n.origin.scope} == {"Block", "Linear", "ReLU"}
+    assert sites.record_scopes(False) is True
+    assert not sites.origins_enabled()
+
+
+def test_a_listener_records_lines_while_it_lives(no_origins):
+    """Views call ``sites.listen(view)``: lines are recorded while one is open, and stop at close or collection."""
+    import gc
+
+    class Owner:
+        pass
+
+    a, b = Owner(), Owner()
+    stop_a, stop_b = sites.listen(a), sites.listen(b)
+    assert sites.LINES and sites.origins_enabled()
+    y = tl.ones(2, requires_grad=True) * 2; line = lineno()  # noqa: E702
+    assert y.grad_fn.origin.site.lineno == line
+    stop_a()
+    stop_a()  # a second stop (close() twice) does not count twice
+    assert sites.LINES, "b still listens"
+    del b
+    gc.collect()
+    assert not sites.LINES and not sites.origins_enabled()
+    stop_b()  # after collection: nothing more
+    assert not sites.LINES
+    assert not hasattr((tl.ones(2, requires_grad=True) * 2).grad_fn, "origin")
+
+
+def test_the_explicit_switch_outlives_listeners(no_origins):
+    class Owner:
+        pass
+
+    o = Owner()
+    stop = sites.listen(o)
+    with sites.recording_origins():
+        stop()
+        assert sites.LINES, "record_origins(True) keeps lines on without listeners"
+    assert not sites.LINES

@@ -17,6 +17,7 @@ from tinygrad_like import events
 from tinygrad_like.widgets import BackwardStepper, Dashboard, GraphView, build_graph, record_timings
 from tinygrad_like.widgets import graph_model as gm
 from tinygrad_like.widgets.graph_model import NOT_COMPUTED
+from tinygrad_like.widgets.graph_view import NO_SITE
 
 nn, F = tl.nn, tl.nn.functional
 
@@ -201,13 +202,23 @@ def test_a_module_used_twice_folds_into_a_cycle_that_still_lays_out():
 
 
 def test_origins_give_every_op_its_module_and_line():
+    """With the widgets imported every op knows its module; its line is recorded once a graph view is open."""
     m, loss = resmlp_loss(3)
+    before = build_graph(loss, m)
+    assert sorted(n.module for n in before.nodes if n.label == "Add") == ["blocks.0", "blocks.1", "blocks.2"]
+    assert all(n.site is None for n in before.ops), "no view listened: no stack walk per op"
+    view = GraphView(loss, m)
+    assert view.details("n0")["rows"][4] == ["created at", NO_SITE]
+    m, loss = resmlp_loss(3)  # the forward pass again, while the view is open
     g = build_graph(loss, m)
+    view.close()
     adds = [n for n in g.nodes if n.label == "Add"]
     assert sorted(n.module for n in adds) == ["blocks.0", "blocks.1", "blocks.2"]
     assert all(n.site and "test_widgets_graph.py" in n.site for n in g.ops)
     rows = dict(map(tuple, gm.node_tip(g, adds[0])))
     assert rows["created at"].startswith("test_widgets_graph.py:") and "in forward" in rows["created at"]
+    m, loss = resmlp_loss(3)
+    assert all(n.site is None for n in build_graph(loss, m).ops), "closed views stop the recording"
 
 
 def test_text_fits_its_box():

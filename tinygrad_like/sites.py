@@ -1,8 +1,14 @@
 """Find the user's line of code that triggered something (outside this package's own frames).
 
-Also where graph nodes come from: with :func:`record_origins` on, every recorded node gets
-``node.origin``, an :class:`Origin` naming the user's line and the modules whose ``forward`` was
-running. Off by default, and then free: the op path tests one flag it already tested for events.
+Also where graph nodes come from: while origins are recorded, every recorded node gets ``node.origin``, an
+:class:`Origin` naming the modules whose ``forward`` was running and the user's line. Off by default, and then
+free: the op path tests one flag it already tested for events. Two levels, because they cost differently:
+
+- the module scope costs one attribute read per op; ``tinygrad_like.widgets`` turns it on at import
+  (:func:`record_scopes`), so graph views group ops by the module that really made them;
+- the user's line costs a walk up the Python stack (~0.7 µs per op on CPython 3.11, which builds frame
+  objects on demand), so it is recorded only while someone listens: while a view that shows lines is open
+  (:func:`listen`), or everywhere after :func:`record_origins`.
 
 >>> import tinygrad_like as tl
 >>> with tl.sites.recording_origins():
@@ -16,7 +22,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import CodeType
 from typing import NamedTuple
@@ -82,7 +89,7 @@ class Origin(NamedTuple):
     temporary file name and is labelled with its newest ``In[n]``.)
     """
 
-    code: CodeType | None  # the user's code object (None if no user frame was found)
+    code: CodeType | None  # the user's code object (None if lines were not recorded or no user frame was found)
     lineno: int
     scope: tuple  # nn.Module objects whose forward was running, outermost first; () outside any module
 
@@ -107,6 +114,14 @@ _tuple_new = tuple.__new__
 
 def origin() -> Origin:
     """The :class:`Origin` of a node being recorded now (called by the ops only while recording)."""
+    if not LINES:  # scopes only: ops in the same forward share one Origin (no allocation per op)
+        global _last
+        scope = context.scope
+        last = _last
+        if last[2] is scope:
+            return last
+        _last = last = _tuple_new(Origin, (None, 0, scope))
+        return last
     f = sys._getframe(1)
     while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
         f = f.f_back
@@ -115,18 +130,59 @@ def origin() -> Origin:
     return _tuple_new(Origin, (f.f_code, f.f_lineno, context.scope))
 
 
-def record_origins(on: bool = True) -> bool:
-    """Turn origin recording on or off for the whole process; returns the previous setting.
+_last: Origin = _tuple_new(Origin, (None, 0, ()))  # the scopes-only Origin made last (reused while its scope runs)
+#: Whether origins name the user's line now (read by :func:`origin`; set by :func:`_update` only).
+LINES = False
+_explicit = False  # record_origins(True): scopes and lines everywhere
+_scopes = False  # record_scopes(True): scopes only
+_listeners = 0  # open views that show lines (see listen)
 
-    The switch is process-wide (like ``no_grad``); the module scope it records is per thread.
+
+def _update() -> None:
+    global LINES
+    LINES = _explicit or _listeners > 0
+    events._set_origins(LINES or _scopes)
+
+
+def record_origins(on: bool = True) -> bool:
+    """Record scopes and lines for every node from now on, or stop; returns the previous setting.
+
+    The switch is process-wide (like ``no_grad``); the module scope it records is per thread. Views turn
+    line recording on by themselves while they are open, so most code never calls this.
     """
-    previous = events.ORIGINS
-    events._set_origins(bool(on))
+    global _explicit
+    previous, _explicit = _explicit, bool(on)
+    _update()
     return previous
 
 
+def record_scopes(on: bool = True) -> bool:
+    """Record only the module scope of each node (cheap); returns the previous setting."""
+    global _scopes
+    previous, _scopes = _scopes, bool(on)
+    _update()
+    return previous
+
+
+def listen(owner: object) -> Callable[[], None]:
+    """Record lines while ``owner`` (a view) lives; returns a function that stops early (at ``close()``).
+
+    Calling the returned function twice, or after ``owner`` was collected, does nothing more.
+    """
+    global _listeners
+    _listeners += 1
+    _update()
+    return weakref.finalize(owner, _unlisten)
+
+
+def _unlisten() -> None:
+    global _listeners
+    _listeners -= 1
+    _update()
+
+
 def origins_enabled() -> bool:
-    """Whether recorded nodes get an ``origin`` now."""
+    """Whether recorded nodes get an ``origin`` now (with lines or scopes only: see :data:`LINES`)."""
     return events.ORIGINS
 
 

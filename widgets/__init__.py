@@ -19,9 +19,10 @@ from .graph_model import build_graph, record_timings
 from .graph_view import GraphView
 from .stepper import BackwardStepper
 
-# The graph views group ops by the module that made them and show the line that made each one: from now on the
-# core records that with every graph node (tl.sites.record_origins(False) turns it off again).
-_sites.record_origins(True)
+# The graph views group ops by the module that made them: from now on the core records each graph node's module
+# scope (one attribute read per op; tl.sites.record_scopes(False) turns it off). The user's line costs more, so
+# the core records it only while a graph view or a following Dashboard is open (sites.listen).
+_sites.record_scopes(True)
 
 __all__ = ["GraphView", "BackwardStepper", "build_graph", "record_timings", "refresh_open_views",
            "load_ipython_extension", "unload_ipython_extension"]

@@ -18,7 +18,7 @@ import weakref
 
 import ipywidgets as W
 
-from tinygrad_like import events
+from tinygrad_like import events, sites
 
 from ._base import View, _subscribe_weakly
 
@@ -65,6 +65,7 @@ class Dashboard(View):
         self.follow = follow
         self._latest = None  # follow=True: a weak reference to the newest recorded graph node
         self._follow_unsubscribe = _subscribe_weakly(self, "_note_op") if follow else None
+        self._unlisten = sites.listen(self) if follow else None  # the graphs it will follow record their lines
         self.views: dict[str, View | None] = dict.fromkeys(TITLES)
         self.errors: dict[str, str] = {}
         self._pages: dict[str, W.Widget] = {}
@@ -181,6 +182,7 @@ class Dashboard(View):
         if self._follow_unsubscribe is not None:
             self._follow_unsubscribe()
             self._follow_unsubscribe = None
+            self._unlisten()
         for title in TITLES:
             self._close_view(title)
         super().close()

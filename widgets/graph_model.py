@@ -253,7 +253,7 @@ def _infer_modules(nodes: list[GNode], edges) -> None:
     """For graphs built while no scope was recorded: an op that consumes a module's parameter belongs to that
     module, and an op between two modules' ops belongs to the deepest module holding both (the ReLU between
     ``blocks.3.fc1`` and ``blocks.3.fc2`` belongs to ``blocks.3``)."""
-    if any(n.site is not None for n in nodes):
+    if any(n.kind == "op" and hasattr(n.obj, "origin") for n in nodes):
         return  # origins were recorded: each op already has the scope it ran in
     for src, dst, _, _ in edges:
         s, d = nodes[src], nodes[dst]

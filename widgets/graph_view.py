@@ -18,7 +18,7 @@ A saved notebook shows a static SVG of the same drawing where no kernel runs the
 
 from __future__ import annotations
 
-from tinygrad_like import Tensor, events
+from tinygrad_like import Tensor, events, sites
 from tinygrad_like.autograd.function import Function
 
 from ._base import View
@@ -37,6 +37,9 @@ from .graph_model import (
 from .graph_svg import graph_svg
 from .graph_widget import GraphWidget
 
+#: The "created at" row of an op made while no view listened (the core records lines only for open views).
+NO_SITE = "not recorded: the graph was built before a graph view was open (run the forward pass again to record it)"
+
 
 class GraphView(View):
     """The autograd graph reachable from ``tensor`` (parameters named through ``model``, other tensors through
@@ -54,6 +57,7 @@ class GraphView(View):
         self.model: GraphModel = build_graph(tensor, model, names, timings)
         self.expanded: set[str] = default_expanded(self.model, max_boxes)
         self._height = height
+        self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line
         super().__init__(live=live)
         self.refresh()
 
@@ -187,6 +191,10 @@ class GraphView(View):
         self._rebuild()
         self._send_graph()
 
+    def close(self) -> None:
+        self._unlisten()
+        super().close()
+
     def after_cell(self) -> None:
         """Redraw after a cell only when something it shows changed (an in-place write, a backward, a step)."""
         if self._stale:
@@ -215,8 +223,7 @@ class GraphView(View):
         title = f"{n.label} · {n.module}" if n.module and n.kind == "op" else n.label
         if n.kind == "op":
             rows = [["op", n.label], ["module", n.module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
-                    ["device", m.device], ["created at", n.site or "not recorded (import tinygrad_like.widgets "
-                                                                  "before the forward pass to record it)"]]
+                    ["device", m.device], ["created at", n.site or NO_SITE]]
             for src, dst, slot, shape in m.edges:
                 if dst == n.index:
                     name = n.inputs[slot] if slot < len(n.inputs) else f"input {slot}"
