@@ -188,6 +188,90 @@ def test_layout_has_no_overlapping_boxes_and_edges_run_downwards(n_blocks, expan
                 assert f["x"] <= b["x"] - b["w"] / 2 and b["x"] + b["w"] / 2 <= f["x"] + f["w"], (f, b)
                 assert f["y"] <= b["y"] - b["h"] / 2 and b["y"] + b["h"] / 2 <= f["y"] + f["h"], (f, b)
     json.dumps(p)  # the payload is plain JSON
+    assert_frames_are_clean(g, p)
+
+
+def _rect(d: dict, centred: bool) -> tuple:
+    if centred:
+        return d["x"] - d["w"] / 2, d["y"] - d["h"] / 2, d["x"] + d["w"] / 2, d["y"] + d["h"] / 2
+    return d["x"], d["y"], d["x"] + d["w"], d["y"] + d["h"]
+
+
+def _meet(a: tuple, b: tuple) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def assert_frames_are_clean(g, p) -> None:
+    """A frame holds no box from outside its group; two frames either nest or stay apart; a frame's label
+    row fits (the frame is at least as wide as its label)."""
+    frames = {f["id"]: f for f in p["frames"]}
+    for f in p["frames"]:
+        fr = _rect(f, False)
+        for b in p["boxes"]:
+            outside = not any(f["id"] in g.chains[i] for i in b["nodes"])
+            if outside:
+                assert not _meet(fr, _rect(b, True)), f"{b['label']} ({b['id']}) intrudes into frame {f['id']}"
+        assert f["w"] >= len(f["label"]) * 6.0, f"the label of {f['id']} does not fit"
+        for h in p["frames"]:
+            if h is f:
+                continue
+            hr = _rect(h, False)
+            nested = g.groups[h["id"]].parent is not None and _is_inside(g, h["id"], f["id"])
+            if nested:
+                assert fr[0] < hr[0] and hr[2] < fr[2] and fr[1] < hr[1] and hr[3] < fr[3], (h["id"], f["id"])
+                assert hr[1] >= fr[1] + 14, f"{h['id']} covers the label row of {f['id']}"
+            elif not _is_inside(g, f["id"], h["id"]):
+                assert not _meet(fr, hr), f"frames {f['id']} and {h['id']} overlap"
+    assert set(frames) <= set(g.groups)
+
+
+def _is_inside(g, inner: str, outer: str) -> bool:
+    parent = g.groups[inner].parent
+    while parent is not None:
+        if parent == outer:
+            return True
+        parent = g.groups[parent].parent
+    return False
+
+
+def test_frames_stay_clean_on_a_model_with_nested_modules_and_shared_layers():
+    """Nested modules (a block holding an MLP), a head beside the blocks, and an unframed module between."""
+    class MLP(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.up, self.act, self.down = nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d)
+
+        def forward(self, x):
+            return self.down(self.act(self.up(x)))
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.norm, self.mlp = nn.LayerNorm(d), MLP(d)
+
+        def forward(self, x):
+            return x + self.mlp(self.norm(x))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem, self.blocks = nn.Linear(4, 8), nn.Sequential(*[Block(8) for _ in range(3)])
+            self.head, self.aux = nn.Linear(8, 3), nn.Linear(8, 3)
+
+        def forward(self, x):
+            h = self.blocks(self.stem(x))
+            return self.head(h) + self.aux(h.tanh())
+
+    tl.manual_seed(0)
+    m = Net()
+    loss = F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
+    g = build_graph(loss, m)
+    for ex in (set(g.groups), gm.default_expanded(g), {"group:blocks", "group:blocks.1"},
+               {"group:blocks", "group:blocks.1", "group:blocks.1.mlp"}):
+        p = gm.graph_payload(g, ex)
+        assert not overlaps(p["boxes"])
+        assert_frames_are_clean(g, p)
+    assert any(f["id"] == "group:blocks.1.mlp" for f in gm.graph_payload(g, set(g.groups))["frames"])
 
 
 def test_a_module_used_twice_folds_into_a_cycle_that_still_lays_out():

@@ -19,7 +19,9 @@ Nothing here imports ipywidgets, matplotlib or IPython.
 
 from __future__ import annotations
 
+import gc
 import inspect
+import itertools
 import re
 from collections import Counter
 from contextlib import contextmanager
@@ -32,14 +34,16 @@ NOT_COMPUTED = "not computed yet"
 #: the default view of a large graph shows at most about this many boxes
 MAX_BOXES = 60
 BOX_H = 36.0
-LAYER_GAP = 44.0  # vertical space between layers: room for the edges and a frame's label
+LAYER_GAP = 30.0  # vertical space between layers for the edges (frame label rows get theirs on top)
 H_GAP = 18.0
 MARGIN = 24.0
 CHAR_W = 7.6  # average width of a bold 12 px UI-font character, for box widths (the browser never clips)
 SUB_CHAR_W = 6.6
 MIN_W, MAX_W = 64.0, 230.0
 DUMMY_W = 10.0  # the width a long edge takes where it passes through a layer
-FRAME_PAD, FRAME_HEAD = 6.0, 14.0  # a group frame's padding and the height of its label row
+FRAME_PAD, FRAME_HEAD = 8.0, 16.0  # a group frame's padding and the height of its label row
+FRAME_GAP = 12.0  # between a frame and a box or frame beside it
+FRAME_CHAR_W = 6.4  # a 10.5 px frame label's average character width
 
 
 @dataclass(slots=True)
@@ -366,7 +370,8 @@ def _hierarchy(nodes: list[GNode], types: dict[str, str]):
         kind = g.type_name
         n_ops = sum(1 for i in _all_nodes(groups, g.id) if nodes[i].kind == "op")
         g.label = g.label if g.kind == "run" else g.path
-        g.type_name = f"{kind} · {n_ops} ops" if kind else f"{n_ops} ops"
+        ops = f"{n_ops} op" if n_ops == 1 else f"{n_ops} ops"
+        g.type_name = f"{kind} · {ops}" if kind else ops
     return groups, top, chains
 
 
@@ -450,6 +455,10 @@ def boxes_for(model: GraphModel, expanded: set[str]) -> tuple[list[Box], list[st
             else:
                 g = model.groups[bid]
                 label = g.label if g.kind == "run" else g.path
+                up = model.groups.get(g.parent) if g.parent in expanded else None
+                if g.kind == "module" and up is not None and up.kind == "module" and len(up.children) + len(
+                        up.members) >= 2:  # the parent's frame names the rest of the path: "norm", not "blocks.1.norm"
+                    label = g.path[len(up.path) + 1:]
                 b = Box(bid, "group", label, g.type_name, [], expandable=True)
             boxes[bid] = b
         b.nodes.append(n.index)
@@ -475,6 +484,25 @@ def _node_sub(n: GNode) -> str:
 
 def layout(model: GraphModel, expanded: set[str]) -> dict:
     """Boxes, edges (polylines through the layers they cross) and frames for the visible part."""
+    with _gc_paused():
+        return _layout(model, expanded)
+
+
+@contextmanager
+def _gc_paused():
+    """The layout makes tens of thousands of small lists and tuples, which set off the garbage collector over
+    and over, and each run walks the whole heap (the model's tensors and graph too): 40% of the time of a
+    4,000-box layout. Nothing it makes holds a cycle, so pausing the collector frees nothing late."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _layout(model: GraphModel, expanded: set[str]) -> dict:
     boxes, own = boxes_for(model, expanded)
     pos = {b.id: i for i, b in enumerate(boxes)}
     bedges: dict[tuple[int, int], list] = {}
@@ -483,20 +511,49 @@ def layout(model: GraphModel, expanded: set[str]) -> dict:
         if bs != bd:
             e = bedges.setdefault((bs, bd), [shape, []])
             e[1].append((s, d))
-    layers = _layers(len(boxes), list(bedges))
-    points = _place(boxes, layers, list(bedges))
+    framed, box_chain = _framed_groups(model, boxes, own, expanded)
+    chain_of = [box_chain[b.id] for b in boxes]
+    layers = _layers(len(boxes), list(bedges), chain_of)
+    points, rects = _place(boxes, layers, list(bedges), chain_of,
+                           {g: text_width(_frame_label(model, g), FRAME_CHAR_W) + 20 for g in framed})
     edges = [{"s": s, "t": t, "points": points[(s, t)], "label": lab, "pairs": [list(p) for p in pairs]}
              for (s, t), (lab, pairs) in bedges.items()]
-    frames = _frames(model, boxes, own, expanded)
+    frames = sorted(({"id": g, "label": _frame_label(model, g), "depth": _depth(model, g), "x": round(x0, 1),
+                      "y": round(y0, 1), "w": round(x1 - x0, 1), "h": round(y1 - y0, 1)}
+                     for g, (x0, y0, x1, y1) in rects.items()), key=lambda f: f["depth"])
     xs = [b.x + b.w / 2 for b in boxes] + [f["x"] + f["w"] for f in frames]
     ys = [b.y + b.h / 2 for b in boxes] + [f["y"] + f["h"] for f in frames]
     return {"boxes": boxes, "edges": edges, "frames": frames, "own": own,
             "width": (max(xs) if xs else 0) + MARGIN, "height": (max(ys) if ys else 0) + MARGIN}
 
 
-def _layers(n: int, edges: list[tuple[int, int]]) -> list[int]:
+def _frame_label(model: GraphModel, gid: str) -> str:
+    g = model.groups[gid]
+    return g.label if g.kind == "run" else f"{g.path} · {g.type_name}"
+
+
+def _framed_groups(model: GraphModel, boxes: list[Box], own: list[str], expanded: set[str]):
+    """The expanded groups drawn as frames (those holding two or more boxes and two or more ops: a lone Linear
+    and its parameters need none, the op's second line names its module), and for each box the framed
+    groups around it, outermost first."""
+    inside: dict[str, set[str]] = {}
+    open_chain: dict[str, tuple[str, ...]] = {}
+    for n, chain in zip(model.nodes, model.chains):
+        opened = tuple(itertools.takewhile(expanded.__contains__, chain))
+        open_chain.setdefault(own[n.index], opened)
+        for gid in opened:
+            inside.setdefault(gid, set()).add(own[n.index])
+    framed = {g for g, bs in inside.items() if len(bs) >= 2
+              and sum(1 for i in _all_nodes(model.groups, g) if model.nodes[i].kind == "op") >= 2}
+    return framed, {b.id: tuple(g for g in open_chain[b.id] if g in framed) for b in boxes}
+
+def _layers(n: int, edges: list[tuple[int, int]], chain_of: list[tuple] | None = None) -> list[int]:
     """Longest-path layers (inputs on top); a source that feeds something sits just above its first consumer.
-    Edges that would close a cycle (a folded group used twice) are ignored for the layering."""
+    Edges that would close a cycle (a folded group used twice) are ignored for the layering.
+
+    An edge that enters or leaves a frame (``chain_of``: the frames around each box) spans two layers, so the
+    frames of consecutive blocks never share a layer: a block's parameters sit below the previous block, not
+    beside it (which would push the frames apart sideways into a staircase)."""
     succ: list[list[int]] = [[] for _ in range(n)]
     for s, t in edges:
         succ[s].append(t)
@@ -524,75 +581,177 @@ def _layers(n: int, edges: list[tuple[int, int]]) -> list[int]:
     for v in range(n):
         for w in dag[v]:
             indeg[w] += 1
+    has_pred = [d > 0 for d in indeg]
     layer = [0] * n
     ready = [v for v in range(n) if indeg[v] == 0]
-    order = []
     while ready:
         v = ready.pop()
-        order.append(v)
         for w in dag[v]:
-            layer[w] = max(layer[w], layer[v] + 1)
+            # (a source moves next to its consumer below, so its edges need no extra layer)
+            step = 2 if chain_of is not None and has_pred[v] and chain_of[v] != chain_of[w] else 1
+            layer[w] = max(layer[w], layer[v] + step)
             indeg[w] -= 1
             if indeg[w] == 0:
                 ready.append(w)
-    has_pred = [False] * n
-    for v in range(n):
-        for w in dag[v]:
-            has_pred[w] = True
     for v in range(n):
         if not has_pred[v] and dag[v]:
             layer[v] = max(0, min(layer[w] for w in dag[v]) - 1)
     return layer
 
 
-def _place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]]) -> dict:
-    """x from igraph's Sugiyama layout (crossing reduction) on the boxes plus one dummy vertex per layer a long
-    edge crosses; then each layer is spaced by the boxes' real widths, left to right, so nothing overlaps."""
+def _place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box_chain: list[tuple],
+           label_w: dict[str, float]) -> tuple[dict, dict]:
+    """Place the boxes; return each edge's polyline and each frame's rectangle (x0, y0, x1, y1).
+
+    x: igraph's Sugiyama layout (crossing reduction) on the boxes plus one dummy vertex per layer a long edge
+    crosses gives each vertex an ideal position. Each layer is then ordered so that every frame's members sit
+    together (siblings by the mean position of their members, the same order in every layer), and placed left
+    to right under separation constraints: boxes never overlap, a frame's left and right sides are shared by
+    all layers it spans, and a box outside a frame stays outside it. Every constraint runs from an item to one
+    later in one global order (the sort key), so one sweep in that order solves them.
+    y: layers top to bottom, with room above a layer for the label rows of the frames that start there.
+    """
     import igraph
 
     n = len(boxes)
-    vlayer = list(layers)
-    widths = [b.w for b in boxes]
+    vlayer, widths, vchain = list(layers), [b.w for b in boxes], list(box_chain)
     chains: dict[tuple[int, int], list[int]] = {}
     g_edges = []
+    box_span: dict[str, list[int]] = {}
+    for i, ch in enumerate(box_chain):
+        for g in ch:
+            sp = box_span.setdefault(g, [layers[i], layers[i]])
+            sp[0], sp[1] = min(sp[0], layers[i]), max(sp[1], layers[i])
+
+    def within(ch: tuple, lay: int) -> tuple:  # the frames of ch that reach down (or up) to layer lay
+        return tuple(itertools.takewhile(lambda g: box_span[g][0] <= lay <= box_span[g][1], ch))
+
     for s, t in edges:
         a, b = (s, t) if layers[s] < layers[t] else (t, s)  # an edge against the layering is drawn upwards
         chain = [a]
         for lay in range(layers[a] + 1, layers[b]):
             vlayer.append(lay)
             widths.append(DUMMY_W)
+            # a long edge runs inside the frames of its ends for the layers those frames span
+            vchain.append(max(within(box_chain[a], lay), within(box_chain[b], lay), key=len))
             chain.append(len(vlayer) - 1)
         chain.append(b)
-        if layers[a] == layers[b]:  # cannot happen with longest-path layers; kept as a guard
-            chain = [a, b]
         g_edges.extend(zip(chain, chain[1:]))
         chains[(s, t)] = chain if (a, b) == (s, t) else chain[::-1]
     total = len(vlayer)
     if total > 1 and g_edges:
         g = igraph.Graph(n=total, edges=g_edges, directed=True)
-        coords = g.layout_sugiyama(layers=vlayer, maxiter=100 if total < 400 else 20).coords
-        ideal = [c[0] for c in coords[:total]]
+        ideal = [c[0] for c in g.layout_sugiyama(layers=vlayer, maxiter=100 if total < 400 else 20).coords[:total]]
     else:
         ideal = [float(i) for i in range(total)]
     unit = max((b.w for b in boxes), default=MIN_W) + H_GAP  # igraph spaces a layer's vertices one unit apart
-    by_layer: dict[int, list[int]] = {}
+
+    # frames: their members' mean ideal position (their order among siblings) and the layers they span
+    fid = {g: i for i, g in enumerate(sorted(label_w))}
+    bary: dict[str, list[float]] = {g: [0.0, 0] for g in fid}
+    span: dict[str, list[int]] = {g: [10**9, -1] for g in fid}
+    prefix: dict[str, tuple] = {}
     for v in range(total):
-        by_layer.setdefault(vlayer[v], []).append(v)
-    x = [0.0] * total
-    for vs in by_layer.values():
-        vs.sort(key=lambda v: ideal[v])
-        right = MARGIN
-        for v in vs:
-            cx = max(ideal[v] * unit + MARGIN + widths[v] / 2, right + widths[v] / 2)
-            x[v] = cx
-            right = cx + widths[v] / 2 + (H_GAP if v < n else 4.0)
-    shift = min((x[v] - widths[v] / 2 for v in range(total)), default=MARGIN) - MARGIN
-    for v in range(total):
-        x[v] -= shift
-    _straighten(chains, x, vlayer, n, by_layer, widths)
-    y = [MARGIN + 16 + lay * (BOX_H + LAYER_GAP) + BOX_H / 2 for lay in vlayer]
+        ch = vchain[v]
+        for i, g in enumerate(ch):
+            bary[g][0] += ideal[v]
+            bary[g][1] += 1
+            span[g] = [min(span[g][0], vlayer[v]), max(span[g][1], vlayer[v])]
+            prefix.setdefault(g, ch[: i + 1])
+    mean = {g: t / max(c, 1) for g, (t, c) in bary.items()}
+
+    def group_key(ch: tuple) -> tuple:
+        return tuple((mean[g], -1 - fid[g]) for g in ch)
+
+    # items: 0..total-1 are vertices; total + 2i and total + 2i + 1 are the left and right sides of frame i
+    n_items = total + 2 * len(fid)
+    half = [w / 2 for w in widths] + [0.0] * (2 * len(fid))
+    kind = ["v"] * total + ["L", "R"] * len(fid)
+
+    def solve(ideal: list[float]) -> tuple[list[float], list, list]:
+        """Order every layer by the sort key and place left to right: x, and each item's constraints."""
+        key: list[tuple] = [group_key(vchain[v]) + ((ideal[v], v),) for v in range(total)] + [()] * (2 * len(fid))
+        for g, i in fid.items():
+            key[total + 2 * i] = group_key(prefix[g]) + ((float("-inf"), 0),)
+            key[total + 2 * i + 1] = group_key(prefix[g]) + ((float("inf"), 0),)
+        by_layer: dict[int, list[int]] = {}
+        for v in range(total):
+            by_layer.setdefault(vlayer[v], []).append(v)
+        for g, i in fid.items():
+            for lay in range(span[g][0], span[g][1] + 1):
+                by_layer.setdefault(lay, []).extend((total + 2 * i, total + 2 * i + 1))
+        pred: list[list[tuple[int, float]]] = [[] for _ in range(n_items)]
+        succ: list[list[tuple[int, float]]] = [[] for _ in range(n_items)]
+
+        def constrain(a: int, b: int, sep: float) -> None:
+            pred[b].append((a, sep))
+            succ[a].append((b, sep))
+
+        for items in by_layer.values():
+            items.sort(key=key.__getitem__)
+            for a, b in zip(items, items[1:]):
+                ka, kb = kind[a], kind[b]
+                if ka == "v" and kb == "v":
+                    gap = H_GAP if a < n and b < n else 6.0
+                elif (ka, kb) in (("v", "R"), ("L", "v"), ("L", "L"), ("R", "R")):
+                    gap = FRAME_PAD
+                elif (ka, kb) == ("L", "R"):
+                    gap = 0.0  # (the frame's own width constraint is added once below)
+                else:  # leaving a frame, or entering one: room between it and its neighbour
+                    gap = FRAME_GAP
+                constrain(a, b, half[a] + half[b] + gap)
+        for g, i in fid.items():
+            constrain(total + 2 * i, total + 2 * i + 1, label_w[g])  # the frame is as wide as its label
+        order = sorted(range(n_items), key=key.__getitem__)
+        x = [0.0] * n_items
+        for it in order:
+            lo = max((x[a] + sep for a, sep in pred[it]), default=MARGIN + half[it])
+            x[it] = max(lo, ideal[it] * unit + MARGIN + half[it]) if it < total else lo
+        for it in reversed(order):  # pull each left side in to what it holds (the sweep left it far left)
+            if kind[it] == "L" and succ[it]:
+                x[it] = min(x[b] - sep for b, sep in succ[it])
+        return x, pred, succ
+
+    x, _, _ = solve(ideal)
+    # Second pass: each vertex wants where the first pass put it, and the bend of an edge that skips one layer
+    # wants the middle of its ends (igraph orders such a bend among boxes it does not touch arbitrarily: the
+    # edge into a block could cross a parameter box to reach the op beside it).
+    ideal = [(x[v] - MARGIN - half[v]) / unit for v in range(total)]
+    for chain in chains.values():
+        if len(chain) == 3:
+            ideal[chain[1]] = ((x[chain[0]] + x[chain[2]]) / 2 - MARGIN - half[chain[1]]) / unit
+    x, pred, succ = solve(ideal)
+    shift = min(x[it] - half[it] for it in range(n_items)) - MARGIN if n_items else 0.0
+    x = [v - shift for v in x]
+    _straighten(chains, x, n, pred, succ)
+
+    # y: a layer's top leaves room for the label rows (and paddings) of the frames that start or end next to it
+    n_layers = max(vlayer, default=-1) + 1
+    heads, feet = [0] * (n_layers + 1), [0] * (n_layers + 1)
+    for g in fid:
+        lo, hi = span[g]
+        outer = [h for h in prefix[g][:-1]]
+        heads[lo] = max(heads[lo], 1 + sum(1 for h in outer if span[h][0] == lo))
+        feet[hi] = max(feet[hi], 1 + sum(1 for h in outer if span[h][1] == hi))
+    top, ytop = MARGIN + 16.0, []
+    for lay in range(n_layers):
+        top += heads[lay] * (FRAME_HEAD + FRAME_PAD)
+        ytop.append(top)
+        top += BOX_H + LAYER_GAP + feet[lay] * FRAME_PAD
+    y = [ytop[lay] + BOX_H / 2 for lay in vlayer]
     for i, b in enumerate(boxes):
         b.x, b.y = round(x[i], 1), round(y[i], 1)
+    rects: dict[str, tuple] = {}
+    inside: dict[str, list[str]] = {}
+    for h in fid:
+        if len(prefix[h]) > 1:
+            inside.setdefault(prefix[h][-2], []).append(h)
+    for g in sorted(fid, key=lambda g: -len(prefix[g])):  # inner frames first: an outer one goes round them
+        lo, hi = span[g]
+        inner = inside.get(g, ())
+        y0 = min([ytop[lo] - FRAME_PAD] + [rects[h][1] - FRAME_PAD for h in inner]) - FRAME_HEAD
+        y1 = max([ytop[hi] + BOX_H + FRAME_PAD] + [rects[h][3] + FRAME_PAD for h in inner])
+        rects[g] = (x[total + 2 * fid[g]], y0, x[total + 2 * fid[g] + 1], y1)
     points = {}
     for (s, t), chain in chains.items():
         down = layers[s] <= layers[t]
@@ -600,58 +759,23 @@ def _place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]]) ->
         pts += [[x[v], y[v]] for v in chain[1:-1]]
         pts.append([x[t], y[t] - (BOX_H / 2 if down else -BOX_H / 2)])
         points[(s, t)] = [[round(a, 1), round(b, 1)] for a, b in pts]
-    return points
+    return points, rects
 
 
-def _straighten(chains, x, vlayer, n, by_layer, widths) -> None:
-    """Run each long edge down one vertical line where that line crosses no box (igraph's dummies otherwise
-    zig-zag between the boxes of the layers they pass)."""
+def _straighten(chains, x, n, pred, succ) -> None:
+    """Run each long edge down one vertical line where its constraints allow (igraph's dummies otherwise
+    zig-zag between the boxes of the layers they pass): a dummy may move only between its neighbours."""
     for chain in chains.values():
         dummies = [v for v in chain if v >= n]
         if len(dummies) < 2:
             continue
-        xs = sorted(x[v] for v in dummies)
-        mid = xs[len(xs) // 2]
-        for cx in sorted(xs + [max(xs) + DUMMY_W], key=lambda c: abs(c - mid)):
-            if all(abs(cx - x[b]) >= widths[b] / 2 + 6 for v in dummies for b in by_layer[vlayer[v]] if b < n):
-                for v in dummies:
-                    x[v] = cx
-                break
-
-
-def _frames(model: GraphModel, boxes: list[Box], own: list[str], expanded: set[str]) -> list[dict]:
-    """A frame around each expanded group that holds two or more ops (a lone Linear and its parameters need
-    none: the op's second line names its module), built inside out: a frame holds its boxes and its inner
-    frames, plus a header row for its label."""
-    where = {b.id: b for b in boxes}
-    inside: dict[str, set[str]] = {}
-    for n, chain in zip(model.nodes, model.chains):
-        for gid in chain:
-            if gid not in expanded:
-                break
-            inside.setdefault(gid, set()).add(own[n.index])
-    depth = {gid: _depth(model, gid) for gid in inside}
-    rects: dict[str, list[float]] = {}
-    for gid in sorted(inside, key=lambda g: -depth[g]):  # innermost first
-        if len(inside[gid]) < 2 or sum(1 for i in _all_nodes(model.groups, gid) if model.nodes[i].kind == "op") < 2:
-            continue
-        r = [float("inf"), float("inf"), float("-inf"), float("-inf")]
-        for bid in inside[gid]:
-            b = where[bid]
-            r = [min(r[0], b.x - b.w / 2), min(r[1], b.y - b.h / 2), max(r[2], b.x + b.w / 2), max(r[3], b.y + b.h / 2)]
-        for child in model.groups[gid].children:
-            for c in ([child] if child in rects else [c for c in model.groups[child].children if c in rects]):
-                x0, y0, x1, y1 = rects[c]
-                r = [min(r[0], x0), min(r[1], y0), max(r[2], x1), max(r[3], y1)]
-        rects[gid] = [r[0] - FRAME_PAD, r[1] - FRAME_PAD - FRAME_HEAD, r[2] + FRAME_PAD, r[3] + FRAME_PAD]
-    frames = []
-    for gid, (x0, y0, x1, y1) in rects.items():
-        g = model.groups[gid]
-        label = g.label if g.kind == "run" else f"{g.path} · {g.type_name}"
-        frames.append({"id": gid, "label": label, "depth": depth[gid], "x": round(x0, 1), "y": round(y0, 1),
-                       "w": round(x1 - x0, 1), "h": round(y1 - y0, 1)})
-    frames.sort(key=lambda f: f["depth"])
-    return frames
+        lo = max(max((x[a] + sep for a, sep in pred[v]), default=-1e18) for v in dummies)
+        hi = min(min((x[b] - sep for b, sep in succ[v]), default=1e18) for v in dummies)
+        if lo <= hi:
+            xs = sorted(x[v] for v in dummies)
+            cx = min(max(xs[len(xs) // 2], lo), hi)
+            for v in dummies:
+                x[v] = cx
 
 
 def _depth(model: GraphModel, gid: str) -> int:
