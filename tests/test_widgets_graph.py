@@ -348,6 +348,35 @@ def test_static_svg_is_well_formed_and_shows_every_box():
     view.close()
 
 
+def _svg_text(svg: str) -> str:
+    return " ".join(t.text or "" for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text"))
+
+
+def test_static_svg_carries_the_notes_and_a_stepping_error():
+    """What the live view says above its drawing is in the saved picture too."""
+    m, loss = mlp_loss()
+    opt = tl.optim.SGD(m.parameters(), lr=0.1)
+    s = BackwardStepper(loss, m)
+    F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,))).backward()
+    opt.step()
+    s.after_cell()
+    s.run()
+    text = _svg_text(s.to_svg())
+    assert "This graph is stale" in text and "VersionMismatchError" in text
+    s.close()
+
+
+def test_dashboard_saves_a_static_picture_of_its_graph():
+    m, loss = mlp_loss()
+    dash = Dashboard(loss, m)
+    bundle = dash._repr_mimebundle_()
+    assert bundle["text/plain"].startswith("<Dashboard:")
+    assert bundle["image/svg+xml"] == dash.views["Graph"].to_svg()
+    assert {b["label"] for b in dash.views["Graph"].widget.graph["boxes"]} <= set(_svg_text(bundle["image/svg+xml"])
+                                                                                   .split())
+    dash.close()
+
+
 # ---- GraphView ---------------------------------------------------------------------------------------------
 def test_graph_view_select_reveal_details_and_toggle():
     m, loss = resmlp_loss(40)
@@ -403,8 +432,10 @@ def test_graph_view_redraws_after_an_inplace_write_and_after_backward():
     a = tl.tensor([1.0, 2.0], requires_grad=True)
     loss = (a * a).sum()
     view = GraphView(loss, names={"a": a})
-    tip = dict(map(tuple, next(b for b in view.widget.graph["boxes"] if b["label"] == "a")["tip"]))
+    box = next(b for b in view.widget.graph["boxes"] if b["label"] == "a")
+    tip = dict(map(tuple, box["tip"]))
     assert tip[".grad"] == NOT_COMPUTED
+    assert box["kind"] == "leaf" and dict(map(tuple, view.details(box["id"])["rows"]))["kind"] == "leaf tensor"
     loss.backward()  # BackwardStep events: the view notices without being told
     view.after_cell()
     tip = dict(map(tuple, next(b for b in view.widget.graph["boxes"] if b["label"] == "a")["tip"]))
@@ -490,8 +521,26 @@ def test_stepper_shows_a_version_error_with_its_node_instead_of_raising():
     err = s.widget.state["error"]
     assert "modified by an in-place operation" in err["text"] and s.model.nodes[err["node"]].label == "Mul"
     assert "stopped at step" in s.widget.status
+    # the details show the node that failed (not the last good one), with its stale saved tensor
+    assert s.widget.selected == s.model.nodes[err["node"]].id
+    assert s.widget.details["title"].startswith("Mul") and any(r["stale"] for r in s.widget.details["saved"])
     with pytest.raises(ValueError, match="needs a tensor with a graph"):
         BackwardStepper(tl.ones(2))
+
+
+def test_a_stepper_made_before_an_optimizer_step_turns_stale():
+    m, loss = mlp_loss()
+    s = BackwardStepper(loss, m)
+    assert not s.model.stale_nodes
+    opt = tl.optim.SGD(m.parameters(), lr=0.1)
+    F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,))).backward()
+    opt.step()
+    s.after_cell()  # what the post-cell hook does
+    assert s.model.stale_nodes and any("optimizer step" in n["text"] for n in s.widget.graph["notes"])
+    assert any(b["stale"] for b in s.widget.graph["boxes"])
+    s.run()
+    assert s.error is not None and "VersionMismatchError" in s.widget.state["error"]["text"]
+    s.close()
 
 
 def test_stepper_from_a_graph_node_and_a_freed_graph():
@@ -502,6 +551,11 @@ def test_stepper_from_a_graph_node_and_a_freed_graph():
     m2, loss2 = mlp_loss()
     loss2.backward()
     s2 = BackwardStepper(loss2, m2)
+    assert "freed its saved tensors" in s2.widget.status and s2.widget.state["freed"]
+    grads = [p.grad.numpy().copy() for p in m2.parameters()]
+    s2.step(3)  # refused: nothing runs, no gradient changes, the status still says why
+    assert s2.cursor == 0 and s2.records == [] and s2.error is None
+    assert all(np.array_equal(g, p.grad.numpy()) for g, p in zip(grads, m2.parameters()))
     assert "freed its saved tensors" in s2.widget.status
     s.close()
     s2.close()
@@ -526,8 +580,21 @@ def test_dashboard_follow_shows_the_newest_graph_after_each_cell():
     assert stepper.loss is fresh.grad_fn
     stepper.run()
     assert stepper.done and stepper.error is None
+
+    def train_step() -> None:  # the loss lives only inside the function: the last backward's graph is shown
+        loss = F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        seen.append(loss.grad_fn)
+
+    seen: list = []
+    del fresh
+    train_step()
+    dash.after_cell()
+    assert dash.views["Graph"].tensor is seen[-1] and "freed" in dash.views["Backward"].widget.status
     dash.close()
-    del dash, graph, stepper
+    del dash, graph, stepper, seen
     gc.collect()
     tl.zeros(1).add_(1)
     assert not events.ACTIVE

@@ -146,6 +146,8 @@ class View:
 
     def _repr_mimebundle_(self, **kwargs):
         data = self.widget._repr_mimebundle_(**kwargs) or {}
+        if isinstance(data, tuple):  # (data, metadata), as some ipywidgets versions return it
+            data = data[0]
         data["text/plain"] = self.summary()
         return data
 

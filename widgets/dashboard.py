@@ -64,6 +64,7 @@ class Dashboard(View):
         self.loss, self.module = None, model
         self.follow = follow
         self._latest = None  # follow=True: a weak reference to the newest recorded graph node
+        self._backward_root = None  # follow=True: the root node of the newest backward pass (held)
         self._follow_unsubscribe = _subscribe_weakly(self, "_note_op") if follow else None
         self._unlisten = sites.listen(self) if follow else None  # the graphs it will follow record their lines
         self.views: dict[str, View | None] = dict.fromkeys(TITLES)
@@ -164,18 +165,28 @@ class Dashboard(View):
             self.refresh()
 
     def after_cell(self) -> None:
-        """With ``follow=True``: show the newest graph once the cell ends (each view refreshes itself)."""
-        if not self.follow or self._latest is None:
+        """With ``follow=True``: show the newest graph once the cell ends (each view refreshes itself).
+
+        The newest graph is the one of the last op recorded while it is alive (the user's ``loss`` keeps it),
+        else the one the last backward pass ran through (a training step inside a function, whose loss is gone).
+        """
+        if not self.follow:
             return
-        node = self._latest()
+        node = self._latest() if self._latest is not None else None
+        if node is None:
+            node = self._backward_root
         shown = self.loss.grad_fn if hasattr(self.loss, "grad_fn") else self.loss
         if node is not None and node is not shown:
             self.set_loss(node)
 
     def _note_op(self, event) -> None:
-        """follow=True: remember the newest recorded graph node, weakly (the user's loss keeps it alive)."""
-        if type(event) is events.OpRecorded:
+        """follow=True: remember the newest recorded graph node weakly (the user's loss keeps it alive), and the
+        root of the newest backward pass strongly (its saved tensors are freed by then: a small graph)."""
+        kind = type(event)
+        if kind is events.OpRecorded:
             self._latest = weakref.ref(event.node)
+        elif kind is events.BackwardStep and event.index == 0:
+            self._backward_root = event.node
 
     def close(self) -> None:
         """Close every view, then the dashboard."""
@@ -183,9 +194,18 @@ class Dashboard(View):
             self._follow_unsubscribe()
             self._follow_unsubscribe = None
             self._unlisten()
+        self._latest = self._backward_root = None
         for title in TITLES:
             self._close_view(title)
         super().close()
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget, plus the Graph tab's drawing as a static SVG for a saved notebook (nbconvert, GitHub)."""
+        data = super()._repr_mimebundle_(**kwargs)
+        graph = self.views.get("Graph")
+        if graph is not None and hasattr(graph, "to_svg"):
+            data["image/svg+xml"] = graph.to_svg()
+        return data
 
     def summary(self) -> str:
         tabs = ", ".join(t if self.views[t] is not None else f"{t} (empty)" for t in TITLES)

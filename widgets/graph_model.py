@@ -184,8 +184,9 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
     scopes = [getattr(getattr(fn, "origin", None), "scope", ()) or () for fn in fns]
     roots = {id(s[0]): s[0] for s in scopes if s}
     mod_names, pnames, types = _module_names(model, list(roots.values()))
+    named: dict[int, str] = {}  # the caller's own names (names=): leaf tensors, not the model's parameters
     if names:
-        pnames.update({id(t): n for n, t in names.items()} if isinstance(next(iter(names), None), str) else names)
+        named = {id(t): n for n, t in names.items()} if isinstance(next(iter(names), None), str) else dict(names)
 
     nodes: list[GNode] = []
     index: dict[int, int] = {}
@@ -211,12 +212,16 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
             src = index.get(id(inp))
             if src is None:
                 name = pnames.get(id(inp))
-                src = add(GNode(0, "", "param" if name else "leaf", name or "leaf", tuple(inp.shape), inp.dtype.name,
-                                str(inp.device), inp, module=name.rsplit(".", 1)[0] if name and "." in name else None,
-                                grad=_grad_state(inp)), inp)
+                if name is None:
+                    src = add(GNode(0, "", "leaf", named.get(id(inp), "leaf"), tuple(inp.shape), inp.dtype.name,
+                                    str(inp.device), inp, grad=_grad_state(inp)), inp)
+                else:
+                    src = add(GNode(0, "", "param", name, tuple(inp.shape), inp.dtype.name, str(inp.device), inp,
+                                    module=name.rsplit(".", 1)[0] if "." in name else None,
+                                    grad=_grad_state(inp)), inp)
             edges.append((src, dst, slot, _fmt_shape(inp.shape)))
     if tensor is not None:
-        label = "output" if root_fn is not None else pnames.get(id(tensor), "tensor")
+        label = "output" if root_fn is not None else pnames.get(id(tensor)) or named.get(id(tensor), "tensor")
         out = add(GNode(0, "", "output", label, tuple(tensor.shape), tensor.dtype.name, str(tensor.device), tensor,
                         grad=_grad_state(tensor) if (tensor.retains_grad or root_fn is None) else ""), tensor)
         if root_fn is not None:

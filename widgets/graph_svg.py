@@ -7,13 +7,22 @@ colours that read on light and dark pages (the SVG carries its own background). 
 
 from __future__ import annotations
 
+import textwrap
 from html import escape
 
 #: fills and strokes per box kind: (fill, stroke)
 COLOURS = {"op": ("#e8f0fe", "#4a6fa5"), "param": ("#fff4d6", "#b58900"), "leaf": ("#eeeeee", "#777777"),
            "output": ("#e6f4ea", "#2e7d32"), "group": ("#f3e8fd", "#7b4fa0")}
 STALE = "#d32f2f"
-VISITED, CURRENT, FILLED = "#c8e6c9", "#ef6c00", "#ffd54f"
+VISITED, CURRENT, FILLED, FAILED = "#c8e6c9", "#ef6c00", "#ffd54f", "#ffcdd2"
+NOTE_FILL = {"info": "#e3f2fd", "warn": "#fff3e0", "error": "#fdecea"}
+NOTE_EDGE = {"info": "#1976d2", "warn": "#ef6c00", "error": "#d32f2f"}
+NOTE_LINE, NOTE_CHAR_W = 14.0, 6.2  # a banner line's height and an 11 px character's width
+
+
+def _wrap(text: str, width: int, max_lines: int = 10) -> list[str]:
+    rows = textwrap.wrap(text, width)
+    return rows if len(rows) <= max_lines else rows[: max_lines - 1] + [rows[max_lines - 1][: width - 1] + "…"]
 
 
 def graph_svg(graph: dict, state: dict | None = None, max_width: float = 900.0) -> str:
@@ -27,12 +36,36 @@ def graph_svg(graph: dict, state: dict | None = None, max_width: float = 900.0) 
         visited = {owner[s[0]] for s in steps}
         current = owner[steps[-1][0]]
         filled = {owner[i] for i in state.get("filled", ())}
+    failed = None
+    if state and state.get("error") and state["error"].get("node") is not None:
+        failed = graph["owner"][state["error"]["node"]]
+    # the banners the live view shows above its drawing (notes, a stepping error), as wrapped lines on top
+    banners = [(n.get("level", "info"), n["text"]) for n in graph.get("notes") or ()]
+    if state and state.get("error"):
+        banners.append(("error", str(state["error"].get("text", "error"))))
+    width = max(width, 480.0) if banners else width
+    per_line = max(40, int((width - 24) / NOTE_CHAR_W))
+    wrapped = [(lvl, _wrap(text, per_line)) for lvl, text in banners]
+    lines = [row for _, rows in wrapped for row in rows]
+    top = (len(lines) * NOTE_LINE + 8 * len(banners) + 6) if lines else 0.0
+    total_h = height + top
     scale = min(1.0, max_width / width)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:.0f}" height="{height * scale:.0f}" '
-           f'viewBox="0 0 {width:.1f} {height:.1f}" font-family="sans-serif">',
-           f'<rect width="{width:.1f}" height="{height:.1f}" fill="#ffffff"/>',
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:.0f}" height="{total_h * scale:.0f}" '
+           f'viewBox="0 0 {width:.1f} {total_h:.1f}" font-family="sans-serif">',
+           f'<rect width="{width:.1f}" height="{total_h:.1f}" fill="#ffffff"/>',
            '<defs><marker id="a" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="6" markerHeight="6" '
            'orient="auto"><path d="M0,0L8,4L0,8z" fill="#888"/></marker></defs>']
+    y = 6.0
+    for lvl, rows in wrapped:
+        h = len(rows) * NOTE_LINE + 4
+        out.append(f'<rect x="6" y="{y:.1f}" width="{width - 12:.1f}" height="{h:.1f}" fill="{NOTE_FILL[lvl]}"/>'
+                   f'<rect x="6" y="{y:.1f}" width="3" height="{h:.1f}" fill="{NOTE_EDGE[lvl]}"/>')
+        for k, row in enumerate(rows):
+            out.append(f'<text x="14" y="{y + 2 + (k + 0.75) * NOTE_LINE:.1f}" font-size="11" fill="#222">'
+                       f'{escape(row)}</text>')
+        y += h + 8
+    if top:
+        out.append(f'<g transform="translate(0 {top:.1f})">')
     for f in frames:
         out.append(f'<rect x="{f["x"]}" y="{f["y"]}" width="{f["w"]}" height="{f["h"]}" rx="8" fill="#7b4fa0" '
                    f'fill-opacity="0.04" stroke="#b39ddb" stroke-dasharray="4 3"/>'
@@ -43,7 +76,9 @@ def graph_svg(graph: dict, state: dict | None = None, max_width: float = 900.0) 
         out.append(f'<polyline points="{pts}" fill="none" stroke="#999" stroke-width="1.2" marker-end="url(#a)"/>')
     for i, b in enumerate(boxes):
         fill, stroke = COLOURS.get(b["kind"], COLOURS["op"])
-        if i in filled:
+        if i == failed:
+            fill = FAILED
+        elif i in filled:
             fill = FILLED
         elif i in visited:
             fill = VISITED
@@ -61,5 +96,7 @@ def graph_svg(graph: dict, state: dict | None = None, max_width: float = 900.0) 
                    f'fill="#222">{escape(b["label"])}</text>'
                    f'<text x="{b["x"]}" y="{b["y"] + 12:.1f}" font-size="10" text-anchor="middle" '
                    f'fill="#555">{escape(b["sub"])}</text></g>')
+    if top:
+        out.append("</g>")
     out.append("</svg>")
     return "".join(out)

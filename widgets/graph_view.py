@@ -261,11 +261,8 @@ class GraphView(View):
         return graph_svg(self.widget.graph, self.widget.state if self.stepper else None)
 
     def _repr_mimebundle_(self, **kwargs):
-        data = self.widget._repr_mimebundle_(**kwargs) or {}
-        if isinstance(data, tuple):
-            data = data[0]
+        data = super()._repr_mimebundle_(**kwargs)
         data["image/svg+xml"] = self.to_svg()
-        data["text/plain"] = self.summary()
         return data
 
 

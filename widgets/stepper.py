@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinygrad_like import events
 from tinygrad_like.autograd.function import FREED, Function
 
 from .graph_model import NOT_COMPUTED, GNode, _fmt_shape
@@ -63,7 +64,8 @@ class BackwardStepper(GraphView):
 
     css_class = "tl-backward-stepper"
     stepper = True
-    listens_to = ()  # its own steps update it; a rebuild comes with refresh()
+    # its own steps update it; an in-place write (an optimizer step) redraws it with the stale nodes marked
+    listens_to = (events.VersionBump,)
 
     def __init__(self, loss, model=None, gradient=None, *, names: dict | None = None, height: int = 560) -> None:
         root = loss.grad_fn if hasattr(loss, "grad_fn") else loss
@@ -77,7 +79,8 @@ class BackwardStepper(GraphView):
         self.error: Exception | None = None
         self._exhausted = False
         self._gen = None
-        super().__init__(loss, model, names=names, height=height, live=False)
+        self._stepping = False
+        super().__init__(loss, model, names=names, height=height)
         self._leaves = [n.obj for n in self.model.nodes if n.kind in ("param", "leaf")]
         self._initial = {id(t): (None if t.grad is None else t.grad.detach().clone()) for t in self._leaves}
         self._total = sum(1 for n in self.model.nodes if n.kind == "op")
@@ -98,7 +101,22 @@ class BackwardStepper(GraphView):
         return self._gen
 
     def step(self, n: int = 1) -> None:
-        """Show the next ``n`` nodes of the backward pass: replay recorded ones first, then run new ones."""
+        """Show the next ``n`` nodes of the backward pass: replay recorded ones first, then run new ones.
+
+        A graph whose backward already ran (saved tensors freed) is not stepped: the status says why.
+        """
+        if not self.records and self._freed():
+            self._send_state()
+            return
+        self._stepping = True  # (the .grad writes of the steps themselves need no redraw)
+        try:
+            self._advance(n)
+        finally:
+            self._stepping = False
+        self._stale = True  # tooltips (.grad) are rebuilt after the cell, the drawing state now
+        self._send_state()
+
+    def _advance(self, n: int) -> None:
         for _ in range(n):
             if self.cursor < len(self.records):
                 self.cursor += 1
@@ -116,8 +134,10 @@ class BackwardStepper(GraphView):
                 break
         if self.cursor == len(self.records) == self._total and not self._exhausted and self.error is None:
             self._finish()
-        self._stale = True  # tooltips (.grad) are rebuilt after the cell, the drawing state now
-        self._send_state()
+
+    def _on_event(self, event) -> None:
+        if not self._stepping:
+            super()._on_event(event)
 
     def _finish(self) -> None:
         """Every node ran: close the generator so the pass counts as done without another click."""
@@ -237,10 +257,16 @@ class BackwardStepper(GraphView):
             idx = self.model.node_for(node) if node is not None else None
             err = {"node": idx, "text": f"{type(self.error).__name__}: {self.error}"}
         self.widget.state = {"cursor": self.cursor, "total": self._total, "steps": entries, "filled": filled,
-                             "error": err, "done": self.done}
+                             "error": err, "done": self.done, "freed": self._freed()}
         self.widget.status = self._status(shown)
         cur = self.current
-        if cur is not None:
+        if err is not None and err["node"] is not None and self.cursor == len(self.records):
+            box = self._box_of(err["node"])  # the details show the node that failed, with its stale saved tensor
+            if self.widget.selected != box:
+                self.widget.selected = box
+            else:
+                self.on_selected(box)
+        elif cur is not None:
             idx = self.model.node_for(cur.node)
             if idx is not None:
                 box = self._box_of(idx)

@@ -29,6 +29,9 @@ function s(tag, attrs, cls) {
   for (const k in attrs) e.setAttribute(k, attrs[k]);
   return e;
 }
+function setAttrs(e, attrs) {
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+}
 /** A toolbar button: `text` is also its accessible name unless `label` is given; `hint` is a tooltip. */
 function button(text, label, onClick, hint) {
   const b = h("button", "tl-btn", text);
@@ -138,17 +141,27 @@ function render({ model, el }) {
   const boxLayer = s("g", {}, "tl-boxes");
   scene.append(frameLayer, edgeLayer, hitLayer, boxLayer);
   svg.append(defs, scene);
+  // A stepping error sits above the drawing (never over it) until dismissed; a new error shows again.
   const errorEl = h("div", "tl-error");
   errorEl.setAttribute("role", "alert");
   errorEl.hidden = true;
+  const errorText = h("span", "tl-error-text");
+  const errorClose = button("×", "Dismiss", () => { dismissedError = errorText.textContent; errorEl.hidden = true; },
+                            "Hide this message (the node stays marked)");
+  errorClose.classList.add("tl-error-close");
+  errorEl.append(errorText, errorClose);
+  let dismissedError = null;
   const emptyEl = h("div", "tl-empty", "nothing to draw");
   emptyEl.hidden = true;
-  view.append(svg, errorEl, emptyEl);
+  view.append(svg, emptyEl);
+  // the selection ring: one rectangle moved to the selected box, drawn round it (so the box's own outline,
+  // red when stale and orange when current, stays visible)
+  const selRing = s("rect", { rx: 8 }, "tl-sel-ring");
 
   const tooltip = h("div", "tl-tooltip");
   tooltip.hidden = true;
   const details = h("div", "tl-details");
-  root.append(toolbar, statusEl, notesEl, view, details, tooltip);
+  root.append(toolbar, statusEl, notesEl, errorEl, view, details, tooltip);
   el.appendChild(root);
 
   function send(msg) { model.send(msg); }
@@ -349,7 +362,7 @@ function render({ model, el }) {
       boxById.set(b.id, i);
       bf.append(g);
     });
-    boxLayer.replaceChildren(bf);
+    boxLayer.replaceChildren(bf, selRing);
 
     // notes above the drawing
     notesEl.replaceChildren(...(G.notes || []).map((n) => {
@@ -407,24 +420,31 @@ function render({ model, el }) {
         edgeNorm.set(e, prev == null || (typeof norm === "number" && norm > prev) ? norm : prev);
       }
     }
-    let max = 0;
-    for (const v of edgeNorm.values()) if (Number.isFinite(v) && v > max) max = v;
+    let max = 0, min = Infinity;
+    for (const v of edgeNorm.values()) if (Number.isFinite(v) && v > 0) { max = Math.max(max, v); min = Math.min(min, v); }
+    // width 1.2..6 px on a log scale from the smallest norm shown so far to the largest, spanning at least one
+    // decade (norms within a few percent of each other look alike) and at most six
+    const decades = max > 0 ? clamp(Math.log10(max / min), 1, 6) : 1;
     const edgeNow = new Map();   // edge index -> its style key: "" plain, "bad", or a stroke width
     for (const [i, v] of edgeNorm) {
       if (v != null && !Number.isFinite(v)) { edgeNow.set(i, "bad"); continue; }
-      // width 1.2..6 px on a log scale spanning six decades below the largest norm seen so far
-      const r = v > 0 && max > 0 ? clamp(1 + Math.log10(v / max) / 6, 0, 1) : 0;
+      const r = v > 0 && max > 0 ? clamp(1 + Math.log10(v / max) / decades, 0, 1) : 0;
       edgeNow.set(i, (1.2 + 4.8 * r).toFixed(1));
     }
     for (const [i] of edgeState) if (!edgeNow.has(i)) styleEdge(i, "");
     for (const [i, key] of edgeNow) if (edgeState.get(i) !== key) styleEdge(i, key);
     edgeState = edgeNow;
 
-    errorEl.hidden = !st.error;
-    errorEl.textContent = st.error ? String(st.error.text ?? "error") : "";
+    const errText = st.error ? String(st.error.text ?? "error") : "";
+    errorText.textContent = errText;
+    errorEl.hidden = !errText || errText === dismissedError;
     stepButtons.back.classList.toggle("tl-muted", cursor === 0);
-    const atEnd = !!st.done && cursor >= steps.length;
-    for (const b of [stepButtons.step, stepButtons.step10, stepButtons.run]) b.classList.toggle("tl-muted", atEnd);
+    // nothing more to run: at the end, stopped by an error, or a graph whose backward already freed it
+    const atEnd = (!!st.done || !!st.error || !!st.freed) && cursor >= steps.length;
+    for (const b of [stepButtons.step, stepButtons.step10, stepButtons.run]) {
+      b.classList.toggle("tl-muted", atEnd);
+      b.setAttribute("aria-disabled", String(atEnd));
+    }
 
     if (cursor !== lastCursor && cur != null && initialised) showBox(cur, 0.15, false);
     lastCursor = cursor;
@@ -461,6 +481,13 @@ function render({ model, el }) {
     const bi = boxById.get(id);
     selectedEl = bi != null ? boxEls[bi] : frameById.get(id) || null;
     if (selectedEl) selectedEl.classList.add("tl-selected");
+    const b = bi != null ? G.boxes[bi] : null;
+    selRing.style.display = b ? "" : "none";
+    if (b) {
+      const pad = 4;
+      setAttrs(selRing, { x: b.x - b.w / 2 - pad, y: b.y - b.h / 2 - pad, width: b.w + 2 * pad, height: b.h + 2 * pad,
+                          rx: b.kind === "param" || b.kind === "leaf" ? b.h / 2 + pad : 8 });
+    }
     if (!reveal || !initialised || !selectedEl) return;
     if (bi != null) { showBox(bi, 0.02, reveal === "python"); return; }
     const f = G.frames.find((q) => q.id === id);   // an expanded group: show its top-left corner and label
