@@ -581,6 +581,8 @@ def test_dashboard_follow_shows_the_newest_graph_after_each_cell():
     stepper.run()
     assert stepper.done and stepper.error is None
 
+    seen: list = []
+
     def train_step() -> None:  # the loss lives only inside the function: the last backward's graph is shown
         loss = F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
         opt.zero_grad()
@@ -588,13 +590,13 @@ def test_dashboard_follow_shows_the_newest_graph_after_each_cell():
         opt.step()
         seen.append(loss.grad_fn)
 
-    seen: list = []
     del fresh
     train_step()
     dash.after_cell()
     assert dash.views["Graph"].tensor is seen[-1] and "freed" in dash.views["Backward"].widget.status
     dash.close()
-    del dash, graph, stepper, seen
+    seen.clear()
+    del dash, graph, stepper
     gc.collect()
     tl.zeros(1).add_(1)
     assert not events.ACTIVE
