@@ -673,7 +673,7 @@ def _place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], bo
     half = [w / 2 for w in widths] + [0.0] * (2 * len(fid))
     kind = ["v"] * total + ["L", "R"] * len(fid)
 
-    def solve(ideal: list[float]) -> tuple[list[float], list, list]:
+    def solve(ideal: list[float], left: dict[int, float]) -> tuple[list[float], list, list]:
         """Order every layer by the sort key and place left to right: x, and each item's constraints."""
         key: list[tuple] = [group_key(vchain[v]) + ((ideal[v], v),) for v in range(total)] + [()] * (2 * len(fid))
         for g, i in fid.items():
@@ -711,13 +711,14 @@ def _place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], bo
         x = [0.0] * n_items
         for it in order:
             lo = max((x[a] + sep for a, sep in pred[it]), default=MARGIN + half[it])
-            x[it] = max(lo, ideal[it] * unit + MARGIN + half[it]) if it < total else lo
+            x[it] = max(lo, ideal[it] * unit + MARGIN + half[it]) if it < total else max(lo, left.get(it, lo))
         for it in reversed(order):  # pull each left side in to what it holds (the sweep left it far left)
             if kind[it] == "L" and succ[it]:
-                x[it] = min(x[b] - sep for b, sep in succ[it])
+                # (first pass: to its contents only, so that the label's width goes to the right next time)
+                x[it] = min((x[b] - sep for b, sep in succ[it] if left or b != it + 1), default=x[it])
         return x, pred, succ
 
-    x, _, _ = solve(ideal)
+    x, _, _ = solve(ideal, {})
     # Second pass: each vertex wants where the first pass put it, and the bend of an edge that skips one layer
     # wants the middle of its ends (igraph orders such a bend among boxes it does not touch arbitrarily: the
     # edge into a block could cross a parameter box to reach the op beside it).
@@ -725,7 +726,9 @@ def _place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], bo
     for chain in chains.values():
         if len(chain) == 3:
             ideal[chain[1]] = ((x[chain[0]] + x[chain[2]]) / 2 - MARGIN - half[chain[1]]) / unit
-    x, pred, succ = solve(ideal)
+    # A frame's left side starts where the first pass pulled it in to its members, so a frame widened for its
+    # label grows to the right (the sweep alone would widen it to the left, away from what it holds).
+    x, pred, succ = solve(ideal, {it: x[it] for it in range(total, n_items) if kind[it] == "L"})
     shift = min(x[it] - half[it] for it in range(n_items)) - MARGIN if n_items else 0.0
     x = [v - shift for v in x]
     _straighten(chains, x, n, pred, succ)

@@ -328,6 +328,8 @@ def open_page(browser, server: dict, frontend: str, name: str, *, run_all: bool 
         else:
             run("apputils:change-theme", {"theme": THEMES[which]})
         page.wait_for_function("t => document.body.dataset.jpThemeName === t", arg=THEMES[which], timeout=30_000)
+        # JupyterLab shows its splash (the logo) while a theme loads: wait until it has gone, or it is in the shots
+        page.wait_for_function("() => !document.getElementById('jupyterlab-splash')", timeout=30_000)
         # let the theme's CSS variables reach every element before anything is measured or photographed
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 

@@ -610,7 +610,6 @@ function render({ model, el }) {
   }
   function onPointerDown(ev) {
     if (ev.button !== 0) return;
-    root.focus({ preventScroll: true });
     anim = null;
     drag = { id: ev.pointerId, sx: ev.clientX, sy: ev.clientY, x0: T.x, y0: T.y, moved: false, target: ev.target };
   }
@@ -633,6 +632,9 @@ function render({ model, el }) {
     drag = null;
     root.classList.remove("tl-dragging");
     if (view.hasPointerCapture(ev.pointerId)) view.releasePointerCapture(ev.pointerId);
+    // keyboard focus for the arrow keys, taken when the button goes up: a focus change restyles the page
+    // around the widget (focus-within rules), which made the first frame of a drag 120-200 ms
+    if (!root.contains(document.activeElement)) root.focus({ preventScroll: true });
     if (!d.moved) clickOn(d.target);
   }
   function clickOn(target) {
