@@ -619,7 +619,7 @@ function render({ model, el }) {
       if (!drag.moved && Math.hypot(dx, dy) > 4) {
         drag.moved = true;
         view.setPointerCapture(ev.pointerId);
-        root.classList.add("tl-dragging");
+        view.classList.add("tl-dragging");
         hideTooltip();
       }
       if (drag.moved) { T.x = drag.x0 + dx; T.y = drag.y0 + dy; schedule(); return; }
@@ -630,7 +630,7 @@ function render({ model, el }) {
     if (!drag || ev.pointerId !== drag.id) return;
     const d = drag;
     drag = null;
-    root.classList.remove("tl-dragging");
+    view.classList.remove("tl-dragging");
     if (view.hasPointerCapture(ev.pointerId)) view.releasePointerCapture(ev.pointerId);
     // keyboard focus for the arrow keys, taken when the button goes up: a focus change restyles the page
     // around the widget (focus-within rules), which made the first frame of a drag 120-200 ms
@@ -651,7 +651,7 @@ function render({ model, el }) {
     select(b.id);
     if (b.expandable) toggle(b.id);
   }
-  function onPointerCancel() { drag = null; root.classList.remove("tl-dragging"); }
+  function onPointerCancel() { drag = null; view.classList.remove("tl-dragging"); }
 
   // ---- wheel: mouse wheel and pinch zoom; trackpad two-finger scroll pans ---------------------
   function onWheel(ev) {
