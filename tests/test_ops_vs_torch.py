@@ -819,21 +819,38 @@ def test_inplace_leaf_requiring_grad_raises() -> None:
     assert a._version == b._version == 1
 
 
-@pytest.mark.parametrize("op", ["add_", "fill_", "copy_", "setitem"])
-def test_inplace_on_view_of_grad_tensor_is_refused(op) -> None:
-    """Deliberate difference: PyTorch rebases the base's history (CopySlices) when a view of a tensor that
-    requires grad is written in place; tinygrad_like refuses with a clear error instead (values untouched)."""
-    x = tl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    y = x * 2
-    v = y[0]
-    fn = {"add_": lambda: v.add_(1.0), "fill_": lambda: v.fill_(0.0), "copy_": lambda: v.copy_(tl.ones(2)),
-          "setitem": lambda: v.__setitem__(0, 5.0)}[op]
-    with pytest.raises(RuntimeError, match="view"):
-        fn()
-    assert y.tolist() == [[2.0, 4.0], [6.0, 8.0]] and y._version == 0
-    with tl.no_grad():  # outside autograd the write is fine
-        fn()
-    assert y._version == 1
+def _write_view(op: str, v, s) -> None:
+    if op == "setitem":
+        v[0] = s[1] * 5.0
+    elif op == "fill_":
+        v.fill_(0.0)
+    elif op == "copy_":
+        v.copy_(s * s)
+    else:
+        getattr(v, op)(s)
+
+
+@pytest.mark.parametrize("op", ["add_", "fill_", "copy_", "setitem", "mul_"])
+def test_inplace_on_view_of_grad_tensor_matches_torch(op) -> None:
+    """A view of a tensor that requires grad, written in place: the base's history goes through the write
+    (PyTorch's CopySlices), in values, gradients and version counters. (Refused until issue 15.)"""
+    out = {}
+    for lib in (tl, torch):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        s = lib.tensor([0.5, -1.5], requires_grad=True)
+        y = x * 2
+        v = y[0]
+        _write_view(op, v, s)
+        (y * lib.tensor([[1.0, 10.0], [100.0, 1000.0]])).sum().backward()
+        out[lib] = (y, x.grad, s.grad, y._version, v.requires_grad)
+    (ya, gxa, gsa, va, ra), (yb, gxb, gsb, vb, rb) = out[tl], out[torch]
+    assert_close(ya.detach(), yb.detach())
+    assert_close(gxa, gxb)
+    if gsb is None:
+        assert gsa is None
+    else:
+        assert_close(gsa, gsb)
+    assert va == vb and ra == rb
 
 
 # ---- views share storage exactly where torch's do, with torch's strides -------------------------------

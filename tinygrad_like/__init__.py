@@ -9,6 +9,8 @@ tensor([2., 4., 6.])
 
 __version__ = "0.1.0"
 
+import warnings as _warnings
+
 from . import autograd, events, sites
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
@@ -28,6 +30,12 @@ from .tensor import Tensor
 
 from . import cuda, datasets, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
+
+# NumPy's floating-point RuntimeWarnings (divide by zero, invalid value, overflow) raised inside our own code
+# are not the user's business: the result is IEEE's (inf, nan), as in PyTorch, which prints nothing. The filter
+# matches only warnings attributed to this package's modules, so the user's own NumPy code still warns, and it
+# costs the op path nothing (an errstate context per op would cost ~1 us).
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tinygrad_like(\.|$)")
 
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001 - PyTorch's aliases
 

@@ -103,7 +103,7 @@ class Storage:
     """The bytes behind one or more tensors (views share a storage and its version counter)."""
 
     __slots__ = ("id", "device", "dtype", "numel", "host", "dev", "dirty", "version", "fence", "bumps",
-                 "name", "__weakref__")
+                 "name", "views", "__weakref__")
 
     def __init__(self, device: Device, dtype: DType, numel: int, host=None, dev=None):
         self.id = _next_id()
@@ -117,6 +117,7 @@ class Storage:
         self.fence = None
         self.bumps = None  # deque of recent Bump records, made on first bump
         self.name = None  # owner name where known, e.g. "fc1.weight"
+        self.views = None  # weak references to the view tensors made over it (see autograd.view_history)
         _registry.append(_ref(self))
         if len(_registry) >= _compact_at:
             _compact()

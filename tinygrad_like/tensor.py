@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes, events
-from .autograd import engine, function, grad_mode
+from .autograd import engine, function, grad_mode, view_history
 from .autograd.function import Function
 from .device import CPU, Device, get_device
 from .dtypes import DType, result_type, scalar_category
@@ -33,6 +33,8 @@ from .ops import movement as M
 from .ops import reduce as R
 from .sites import origin
 from .storage import Storage
+
+_weakref = weakref.ref
 
 _BY_NP = dtypes._BY_NP
 ReturnTypes = namedtuple("ReturnTypes", ["values", "indices"])
@@ -385,7 +387,18 @@ class Tensor:
         t._x = self._dev.backend.view(st.host if st.dev is None else st.dev, layout, self.dtype)
         t.requires_grad = False
         t.grad = t.grad_fn = t._hooks = None
-        t._base = self._base if self._base is not None else self
+        t._base = base = self._base if self._base is not None else self
+        # The storage remembers its views, so an in-place write to the base can give them its new history. A
+        # leaf that requires grad (a parameter) never gets one (writing it with autograd is refused): skipped.
+        if base.requires_grad and base.grad_fn is None:
+            return t
+        views = st.views
+        if views is None:
+            st.views = [_weakref(t)]
+        else:
+            views.append(_weakref(t))
+            if len(views) >= 64 and not len(views) & (len(views) - 1):  # at 64, 128, 256...: drop dead ones
+                st.views = [r for r in views if r() is not None]
         return t
 
     def view(self, *shape) -> Tensor:
@@ -928,6 +941,11 @@ class Tensor:
             raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
                                f"({op}). Wrap it in `with tl.no_grad():` if you mean to change the parameter "
                                f"itself, or use the out-of-place op.")
+        base = self._base
+        if base is not None and base.requires_grad and base.grad_fn is None and grad_mode.enabled:
+            raise RuntimeError(f"a view of a leaf Variable that requires grad is being used in an in-place "
+                               f"operation ({op}). Wrap it in `with tl.no_grad():` if you mean to change the "
+                               f"parameter itself, or use the out-of-place op.")
         if not overlap_ok and self._lay is not None:  # None: contiguous from offset 0 (the common case)
             _refuse_shared_elements(self._lay, op)
 
@@ -936,10 +954,6 @@ class Tensor:
 
         A clone, so that the op's saved tensors do not see the write (only when grad flows).
         """
-        if self._base is not None:
-            raise RuntimeError(f"an in-place operation that needs autograd on a view (shape {self.shape}) of "
-                               f"another tensor (shape {self._base.shape}) is not supported: the base would not "
-                               f"see the new history. Use the out-of-place op, or write into a .clone().")
         return self.clone() if self.requires_grad else self
 
     def _wrote(self, op: str) -> None:
@@ -949,15 +963,24 @@ class Tensor:
         st.bump(op)
 
     def _rebase(self, result: Tensor, op: str) -> None:
-        """Write ``result`` into ``self`` and make its node ``self``'s history (autograd in-place)."""
+        """Write ``result`` into ``self`` and make its node ``self``'s history (autograd in-place).
+
+        The views of ``self`` follow it to the new history; a write through a view gives the view's base a
+        new history first (see ``autograd.view_history``).
+        """
         self._dev.backend.assign(self._x, result._x)
         self._wrote(op)
-        if result.grad_fn is not None:
-            kept = self.grad_fn is not None and self.retains_grad
-            self.grad_fn = result.grad_fn
-            self.requires_grad = True
-            if kept:  # retain_grad() follows the tensor to its new history, as in PyTorch
-                self.retain_grad()
+        if result.grad_fn is None:
+            return
+        if self._base is not None:
+            view_history.write_through_view(self, result)
+            return
+        kept = self.grad_fn is not None and self.retains_grad
+        self.grad_fn = result.grad_fn
+        self.requires_grad = True
+        if kept:  # retain_grad() follows the tensor to its new history, as in PyTorch
+            self.retain_grad()
+        view_history.refresh_views(self)
 
     def _inplace(self, op: str, fn, other) -> Tensor:
         self._check_inplace(op)

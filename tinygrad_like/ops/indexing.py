@@ -102,12 +102,14 @@ class Index(Function):
 
     def forward(self, x, index):
         self.index, self.in_shape = index, x.shape
+        _save_index(self, index)
         try:
             return x._dev.backend.index(x._x, native_index(index))
         except IndexError as e:
             raise IndexError(f"index out of range for tensor of shape {x.shape}: {e}") from None
 
     def backward(self, g):
+        self.saved_tensors  # noqa: B018 - refuses index tensors written in place since the forward
         return IndexAdd.apply(g, self.in_shape, self.index), None
 
 
@@ -118,9 +120,11 @@ class IndexAdd(Function):
 
     def forward(self, g, shape, index):
         self.index = index
+        _save_index(self, index)
         return g._dev.backend.index_add(shape, g.dtype, native_index(index), g._x)
 
     def backward(self, gg):
+        self.saved_tensors  # noqa: B018 - the version check of the index tensors
         return gg[self.index], None, None
 
 
@@ -131,6 +135,7 @@ class IndexPut(Function):
 
     def forward(self, x, index, value):
         self.index = index
+        _save_index(self, index)
         be = x._dev.backend
         out = be.copy(x._x)
         if isinstance(value, _util.Tensor):
@@ -150,12 +155,25 @@ class IndexPut(Function):
         return out
 
     def backward(self, g):
+        self.saved_tensors  # noqa: B018 - the version check of the index tensors
         gx = IndexPut.apply(g, self.index, 0.0)
         gv = None
         if self.v_meta is not None:
             from ._util import grad_for_meta
             gv = grad_for_meta(g[self.index], *self.v_meta)
         return gx, None, gv
+
+
+def _save_index(node: Function, index) -> None:
+    """Save the index's tensors with their versions: backward reads them, so a write into one before backward
+    must be refused (as PyTorch does), not send the gradient to the wrong elements."""
+    T = _util.Tensor
+    if isinstance(index, T):
+        node.save_for_backward(index)
+    elif isinstance(index, tuple):
+        ts = tuple(i for i in index if isinstance(i, T))
+        if ts:
+            node.save_for_backward(*ts)
 
 
 def native_index(index):

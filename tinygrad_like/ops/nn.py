@@ -186,6 +186,8 @@ class LayerNorm(Function):
             y = be.mul(y, weight._x)
         if bias is not None:
             y = be.add(y, bias._x)
+        if y is xhat:  # no affine part: the output must not be the array backward keeps (an in-place op on it)
+            y = be.copy(xhat)
         return y
 
     def _batch_axes(self, g):
@@ -201,8 +203,9 @@ class LayerNorm(Function):
         gxh = g * saved[1] if self.has_weight else g
         gx = rstd * (gxh - gxh.mean(self.axes, keepdim=True) - xhat * (gxh * xhat).mean(self.axes, keepdim=True))
         batch = self._batch_axes(g)
-        gw = (g * xhat).sum(batch) if self.has_weight else None
-        gb = g.sum(batch) if self.has_bias else None
+        # (no batch dims: the weight's gradient is g * xhat itself; sum over () would sum everything)
+        gw = ((g * xhat).sum(batch) if batch else g * xhat) if self.has_weight else None
+        gb = (g.sum(batch) if batch else g) if self.has_bias else None
         return gx, gw, gb, None, None
 
     def backward_fast(self, g):

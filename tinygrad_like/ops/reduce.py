@@ -135,29 +135,37 @@ class MaxMin(Function):
         gk = g if self.keepdim else _expand_back(g, x.shape, self.dims, False)
         mask = (x == yk).to(g.dtype)
         count = mask.sum(self.dims, keepdim=True)
-        return gk * mask / count, None, None, None
+        return gk * mask / count, None, None, None  # (an infinite gradient gives nan off the max, as in torch)
 
 
 class MaxMinDim(Function):
-    """``max(dim)``/``min(dim)`` values; the gradient goes to the selected index."""
+    """``max(dim)``/``min(dim)`` values; the gradient goes to the selected index.
 
-    __slots__ = ("dim", "keepdim", "in_shape", "indices")
+    The indices tensor (also returned to the user) is saved with its version: writing into it before
+    backward is refused, as in PyTorch, instead of sending the gradient to the wrong elements.
+    """
+
+    __slots__ = ("dim", "keepdim", "in_shape")
 
     def forward(self, x, dim, keepdim, is_max, indices):
-        self.dim, self.keepdim, self.in_shape, self.indices = dim, keepdim, x.shape, indices
+        self.dim, self.keepdim, self.in_shape = dim, keepdim, x.shape
+        self.save_for_backward(indices)
         be = x._dev.backend
         return (be.max if is_max else be.min)(x._x, dim, keepdim)
 
     def backward(self, g):
+        (indices,) = self.saved_tensors
         d = self.dim
-        idx = self.indices if self.keepdim else self.indices.unsqueeze(d)
+        idx = indices if self.keepdim else indices.unsqueeze(d)
         gk = g if self.keepdim else g.unsqueeze(d)
         n = self.in_shape[d]
         shape = [1] * len(self.in_shape)
         shape[d] = n
         from ..creation import arange
         pos = arange(n, device=g.device).reshape(tuple(shape))
-        return gk * (pos == idx), None, None, None, None
+        # where, not a product with the mask: an infinite gradient stays inf there and 0 elsewhere (not nan)
+        from .elementwise import where
+        return where(pos == idx, gk, 0.0), None, None, None, None
 
 
 class LogSumExp(Function):
