@@ -137,3 +137,122 @@ def test_no_numpy_runtime_warning_reaches_the_user():
     assert r.stdout.strip() == "[nan, inf]"
     warnings = [line for line in r.stderr.splitlines() if "RuntimeWarning" in line]
     assert len(warnings) == 1 and warnings[0].startswith("<string>:6:"), r.stderr
+
+
+# ---- ops save only what their backward reads (valid programs torch runs must run here too) ----------------
+def pow_output_written(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x ** 2
+    y += 1  # Pow keeps x, not its output
+    y.sum().backward()
+    return x.grad
+
+
+def reciprocal_output_written(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = 1 / x
+    y.mul_(3)
+    y.sum().backward()
+    return x.grad
+
+
+def max_pool_output_written(lib):
+    x = lib.arange(16.0).reshape(1, 1, 4, 4).requires_grad_()
+    y = lib.nn.functional.max_pool2d(x, 2)
+    y.add_(1)
+    (y * y).sum().backward()
+    return x.grad
+
+
+def matmul_weight_updated_when_input_needs_no_grad(lib):
+    x = lib.tensor([[1.0, 2.0], [0.5, -1.0]])
+    w = lib.tensor([[3.0, 1.0], [4.0, 2.0]], requires_grad=True)
+    y = x @ w
+    with lib.no_grad():
+        w.add_(1)  # w's gradient reads x only
+    y.sum().backward()
+    return w.grad
+
+
+def matmul_vector_times_matrix(lib):
+    x = lib.tensor([1.0, 2.0])
+    w = lib.tensor([[3.0, 1.0], [4.0, 2.0]], requires_grad=True)
+    y = x @ w
+    with lib.no_grad():
+        w.mul_(2)
+    y.sum().backward()
+    return w.grad
+
+
+def linear_weight_updated_when_input_needs_no_grad(lib):
+    x = lib.tensor([[1.0, 2.0]])
+    w = lib.tensor([[3.0, 4.0]], requires_grad=True)
+    b = lib.tensor([0.5], requires_grad=True)
+    y = lib.nn.functional.linear(x, w, b)
+    with lib.no_grad():
+        w.add_(1)
+    y.sum().backward()
+    return w.grad
+
+
+def cross_entropy_logits_written(lib):
+    z = lib.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 2.0]], requires_grad=True)
+    logits = z * 1
+    loss = lib.nn.functional.cross_entropy(logits, lib.tensor([2, 0]))
+    logits.mul_(0)  # the loss kept its log-probabilities
+    loss.backward()
+    return z.grad
+
+
+def mul_in_place_where_only_the_other_needs_grad(lib):
+    a = lib.tensor([1.0, 2.0])
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
+    a.mul_(b)
+    a.sum().backward()
+    return b.grad
+
+
+def div_in_place_where_only_the_other_needs_grad(lib):
+    a = lib.tensor([1.0, 2.0])
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
+    a.div_(b)
+    a.sum().backward()
+    return b.grad
+
+
+def pow_at_zero_to_the_zero(lib):
+    x = lib.tensor([0.0, 2.0], requires_grad=True)
+    y = lib.tensor([0.0, 3.0], requires_grad=True)
+    (x ** y).sum().backward()
+    return lib.cat([x.grad, y.grad])
+
+
+VALID = [pow_output_written, reciprocal_output_written, max_pool_output_written,
+         matmul_weight_updated_when_input_needs_no_grad, matmul_vector_times_matrix,
+         linear_weight_updated_when_input_needs_no_grad, cross_entropy_logits_written,
+         mul_in_place_where_only_the_other_needs_grad, div_in_place_where_only_the_other_needs_grad,
+         pow_at_zero_to_the_zero]
+
+
+@pytest.mark.parametrize("case", VALID, ids=[c.__name__ for c in VALID])
+def test_valid_programs_run_and_match_torch(case):
+    np.testing.assert_allclose(case(tl).numpy(), case(torch).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_graph_of_cross_entropys_backward_still_checks_the_logits():
+    """create_graph differentiates through the logits, so there a write to them must still be refused."""
+    z = tl.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    logits = z * 1
+    loss = tl.nn.functional.cross_entropy(logits, tl.tensor([2]))
+    logits.mul_(0)
+    with pytest.raises(tl.autograd.function.VersionMismatchError, match="CrossEntropy"):
+        tl.autograd.grad(loss, z, create_graph=True)
+
+
+def test_only_the_operand_the_other_gradient_reads_is_kept():
+    a = tl.randn(3, requires_grad=True)
+    c = tl.randn(3)
+    y = a * c  # a's gradient reads c; nobody's reads a
+    assert y.grad_fn.saved[0] is None and y.grad_fn.saved[1] is c
+    m = a @ tl.randn(3, 2)
+    assert m.grad_fn.saved[0] is None and m.grad_fn.saved[1] is not None

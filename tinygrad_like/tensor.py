@@ -949,12 +949,15 @@ class Tensor:
         if not overlap_ok and self._lay is not None:  # None: contiguous from offset 0 (the common case)
             _refuse_shared_elements(self._lay, op)
 
-    def _graph_input(self) -> Tensor:
+    def _graph_input(self, other=None) -> Tensor:
         """``self`` as an input to an op whose result will be written back into ``self``.
 
-        A clone, so that the op's saved tensors do not see the write (only when grad flows).
+        A clone when grad flows (through ``self`` or ``other``), so that what the op saves of ``self``'s old
+        value (``a.mul_(b)`` keeps ``a`` for ``b``'s gradient) does not see the write.
         """
-        return self.clone() if self.requires_grad else self
+        if self.requires_grad or (isinstance(other, Tensor) and other.requires_grad):
+            return self.clone()
+        return self
 
     def _wrote(self, op: str) -> None:
         st = self._storage
@@ -987,7 +990,7 @@ class Tensor:
         if isinstance(other, Tensor) and other._dev is not self._dev:
             _util.check_same_device(self, other, op)
         if grad_mode.enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
-            result = fn(self._graph_input(), other)
+            result = fn(self._graph_input(other), other)
             _check_castable(result.dtype, self.dtype, op)
             if result.shape != self.shape:
                 raise RuntimeError(f"{op}: output with shape {self.shape} doesn't match the broadcast shape "

@@ -152,12 +152,17 @@ class Function:
 
     # ---- saved tensors -------------------------------------------------------------------
     def save_for_backward(self, *tensors) -> None:
-        """Keep tensors for backward, remembering each one's version to detect later in-place writes."""
+        """Keep tensors for backward, remembering each one's version to detect later in-place writes.
+
+        An entry may be None: a tensor this node's backward will not read (ops save only what the gradients
+        of the inputs that need one read, as PyTorch does, so a later in-place write to the rest is legal).
+        """
         self.saved = tensors
         if len(tensors) == 2:
-            self.saved_versions = (tensors[0]._storage.version, tensors[1]._storage.version)
+            a, b = tensors
+            self.saved_versions = (-1 if a is None else a._storage.version, -1 if b is None else b._storage.version)
         else:
-            self.saved_versions = tuple([t._storage.version for t in tensors])
+            self.saved_versions = tuple([-1 if t is None else t._storage.version for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple:
@@ -171,9 +176,8 @@ class Function:
         if saved is None:
             return ()
         for i, (t, v) in enumerate(zip(saved, self.saved_versions)):
-            cur = t._storage.version
-            if cur != v:
-                raise VersionMismatchError(self, i, t, v, cur, t._storage.bumps_since(v))
+            if t is not None and t._storage.version != v:
+                raise VersionMismatchError(self, i, t, v, t._storage.version, t._storage.bumps_since(v))
         return saved
 
     def release(self) -> None:
@@ -219,6 +223,8 @@ class Function:
         if not self.saved:
             return []
         for t, v in zip(self.saved, self.saved_versions):
+            if t is None:
+                continue  # (not kept: backward does not read it)
             st = t._storage
             bumps = st.bumps_since(v)
             rows.append({"shape": t.shape, "dtype": t.dtype.name, "saved_version": v,

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from . import _util
 from ._util import float_operands, operands, raw_to, sum_to
@@ -55,13 +56,17 @@ class _Binary(Function):
             self.b_shape, self.b_dtype = b.shape, b.dtype
 
     def _scaling_forward(self, a, b, promoted, primitive: str):
-        """Mul and Div: keep the number, or save both tensors (their backward needs the other one)."""
+        """Mul and Div: keep the number, or save what the gradients of the inputs that need one read (a
+        gradient of ``a`` reads ``b``; one of ``b`` reads ``a``, and for Div ``b`` too). Nothing is saved
+        outside autograd, and a tensor nobody's gradient reads may be written in place later (as in torch)."""
         xa, xb, _ = promoted
         self._meta(a, b)
         if self.b_shape is None:
             self.value = b
-        else:
-            self.save_for_backward(a, b)
+        elif grad_mode.enabled:
+            ra, rb = a.requires_grad, b.requires_grad
+            if ra or rb:
+                self.save_for_backward(a if rb else None, b if ra or (rb and primitive == "div") else None)
         try:
             return getattr(a._dev.backend, primitive)(xa, xb)
         except ValueError:
@@ -134,17 +139,18 @@ class Mul(_Binary):
         if self.b_shape is None:
             return _to(g * self.value, self.a_shape, self.a_dtype), None
         a, b = self.saved_tensors
-        return _to(g * b, self.a_shape, self.a_dtype), _to(g * a, self.b_shape, self.b_dtype)
+        return (None if b is None else _to(g * b, self.a_shape, self.a_dtype),
+                None if a is None else _to(g * a, self.b_shape, self.b_dtype))
 
     def backward_fast(self, g):
         be, dev = g._dev.backend, g._dev
         if self.b_shape is None:
             return raw_to(_util.wrap(be.mul(g._x, self.value), dev), self.a_shape, self.a_dtype), None
         a, b = self.saved_tensors
-        if a.dtype is not g.dtype or b.dtype is not g.dtype:
+        if (a is not None and a.dtype is not g.dtype) or (b is not None and b.dtype is not g.dtype):
             return self.backward(g)
-        return (raw_to(_util.wrap(be.mul(g._x, b._x), dev), self.a_shape, self.a_dtype),
-                raw_to(_util.wrap(be.mul(g._x, a._x), dev), self.b_shape, self.b_dtype))
+        return (None if b is None else raw_to(_util.wrap(be.mul(g._x, b._x), dev), self.a_shape, self.a_dtype),
+                None if a is None else raw_to(_util.wrap(be.mul(g._x, a._x), dev), self.b_shape, self.b_dtype))
 
 
 class Div(_Binary):
@@ -157,50 +163,57 @@ class Div(_Binary):
         if self.b_shape is None:
             return _to(g / self.value, self.a_shape, self.a_dtype), None
         a, b = self.saved_tensors
-        return _to(g / b, self.a_shape, self.a_dtype), _to(-g * a / (b * b), self.b_shape, self.b_dtype)
+        return (_to(g / b, self.a_shape, self.a_dtype) if self.next[0] is not None else None,
+                None if a is None else _to(-g * a / (b * b), self.b_shape, self.b_dtype))
 
     def backward_fast(self, g):
         be, dev = g._dev.backend, g._dev
         if self.b_shape is None:
             return raw_to(_util.wrap(be.div(g._x, self.value), dev), self.a_shape, self.a_dtype), None
         a, b = self.saved_tensors
-        if a.dtype is not g.dtype or b.dtype is not g.dtype:
+        if (a is not None and a.dtype is not g.dtype) or b.dtype is not g.dtype:
             return self.backward(g)
         ga = be.div(g._x, b._x)
-        gb = be.neg(be.div(be.mul(ga, a._x), b._x))
-        return raw_to(_util.wrap(ga, dev), self.a_shape, self.a_dtype), raw_to(_util.wrap(gb, dev), self.b_shape,
-                                                                              self.b_dtype)
+        gb = None if a is None else raw_to(_util.wrap(be.neg(be.div(be.mul(ga, a._x), b._x)), dev), self.b_shape,
+                                           self.b_dtype)
+        return (raw_to(_util.wrap(ga, dev), self.a_shape, self.a_dtype) if self.next[0] is not None else None), gb
 
 
 class RDiv(Function):
-    """``number / tensor``."""
+    """``number / tensor``: ``value * (1 / a)``. The reciprocal is kept privately (as torch keeps
+    ``reciprocal``'s result, not the product), so the output may be written in place before backward."""
 
     __slots__ = ("value",)
-    save_output = True
 
     def forward(self, a, value):
         xa, xv, _ = float_operands(a, value, "rdiv")
         self.value = value
-        return a._dev.backend.div(xv, xa)
+        be = a._dev.backend
+        if not (grad_mode.enabled and a.requires_grad):
+            return be.div(xv, xa)
+        r = be.div(1, xa)
+        self.save_for_backward(_util.wrap(r, a._dev))
+        return be.mul(r, xv) if value != 1 else be.copy(r)
 
     def backward(self, g):
-        (y,) = self.saved_tensors
-        return -g * y * y / self.value if self.value != 0 else g * 0, None
+        (r,) = self.saved_tensors
+        return -g * r * r * self.value if self.value != 0 else g * 0, None
 
 
 class Pow(_Binary):
-    """``a ** b`` for a tensor or number exponent."""
+    """``a ** b`` for a tensor or number exponent. Keeps the inputs, not the output: ``y = x ** 2; y += 1``
+    is legal (torch keeps the output only for a tensor exponent; here its gradient recomputes ``a ** b``)."""
 
     __slots__ = ("value",)
-    save_output = True
 
     def forward(self, a, b):
         xa, xb, dt = operands(a, b, "pow")
         self._meta(a, b)
         if self.b_shape is None:
             self.value = b
-            self.save_for_backward(a)
-        else:
+            if grad_mode.enabled:
+                self.save_for_backward(a)
+        elif grad_mode.enabled:
             self.save_for_backward(a, b)
         try:
             return a._dev.backend.pow(xa, xb)
@@ -209,13 +222,14 @@ class Pow(_Binary):
 
     def backward(self, g):
         if self.b_shape is None:
-            a, _y = self.saved_tensors
+            (a,) = self.saved_tensors
             p = self.value
             if p == 0:
                 return _to(g * 0, self.a_shape, self.a_dtype), None
             return _to(g * p * a ** (p - 1), self.a_shape, self.a_dtype), None
-        a, b, y = self.saved_tensors
-        ga = g * b * a ** (b - 1)
+        a, b = self.saved_tensors
+        y = a ** b
+        ga = where(b == 0, 0.0, g * b * a ** (b - 1))  # (torch: 0 where the exponent is 0, so 0**0 gives no nan)
         # d/db a**b = a**b * log(a); PyTorch defines it as 0 where a == 0 and b >= 0
         safe = (a == 0) & (b >= 0)
         gb = g * y.masked_fill(safe, 0) * a.masked_fill(safe, 1).log()

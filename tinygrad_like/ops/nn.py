@@ -8,6 +8,7 @@ it again (and so gradcheck tests both).
 
 from __future__ import annotations
 
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from . import _util
 
@@ -21,7 +22,10 @@ class Linear(Function):
     def forward(self, x, weight, bias):
         be = x._dev.backend
         self.in_shape, self.has_bias = x.shape, bias is not None
-        self.save_for_backward(x, weight)
+        if grad_mode.enabled:  # x only for the weight's gradient, the weight only for x's (as torch's addmm)
+            rx, rw = x.requires_grad, weight.requires_grad
+            if rx or rw or self.has_bias and bias.requires_grad:
+                self.save_for_backward(x if rw else None, weight if rx else None)
         x2 = x._x if x.ndim == 2 else be.reshape(x._x, (-1, x.shape[-1]))
         out = be.matmul(x2, be.swap_last(weight._x))
         if bias is not None:
@@ -31,9 +35,8 @@ class Linear(Function):
     def backward(self, g):
         x, weight = self.saved_tensors
         g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
-        x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
-        gx = (g @ weight).reshape(self.in_shape) if self.next[0] is not None else None
-        gw = g2.T @ x2 if self.next[1] is not None else None
+        gx = (g @ weight).reshape(self.in_shape) if weight is not None else None
+        gw = g2.T @ (x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x) if x is not None else None
         gb = g2.sum(0) if self.has_bias and self.next[2] is not None else None
         return gx, gw, gb
 
@@ -43,9 +46,9 @@ class Linear(Function):
         gx_ = g._x
         g2 = gx_ if g.ndim == 2 else be.reshape(gx_, (-1, g.shape[-1]))
         gx = gw = gb = None
-        if self.next[0] is not None:
+        if weight is not None:
             gx = _util.wrap(be.reshape(be.matmul(g2, weight._x), self.in_shape), dev)
-        if self.next[1] is not None:
+        if x is not None:
             x2 = x._x if x.ndim == 2 else be.reshape(x._x, (-1, x.shape[-1]))
             gw = _util.wrap(be.matmul(be.swap_last(g2), x2), dev)
         if self.has_bias and self.next[2] is not None:
@@ -138,18 +141,24 @@ class MaxPool2d(Function):
     and output, which is cheaper than keeping an index per output element, unless the backend kept
     a cheaper record of the winners (``state``, opaque here)."""
 
-    __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation", "state")
-    save_output = True
+    __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation", "state", "out")
 
     def forward(self, x, kernel, stride, padding, dilation):
         self.in_shape, self.kernel, self.stride, self.padding, self.dilation = (x.shape, kernel, stride, padding,
                                                                                 dilation)
-        self.save_for_backward(x)
-        out, self.state = x._dev.backend.max_pool2d(x._x, kernel, stride, padding, dilation)
+        be = x._dev.backend
+        out, self.state = be.max_pool2d(x._x, kernel, stride, padding, dilation)
+        if grad_mode.enabled and x.requires_grad:
+            # Backward finds the winners from the input and the maxima: keep a private copy of the maxima (a
+            # quarter of the input for 2x2 windows), as torch keeps its indices, so the output itself may be
+            # written in place before backward.
+            self.save_for_backward(x)
+            self.out = _util.wrap(be.copy(out), x._dev)
         return out
 
     def backward(self, g):
-        x, out = self.saved_tensors
+        (x,) = self.saved_tensors
+        out = self.out
         n, c, h, w = self.in_shape
         be = g._dev.backend
         idx = _util.wrap(be.max_pool2d_indices(x._x, out._x, self.kernel, self.stride, self.padding, self.dilation),
@@ -158,14 +167,15 @@ class MaxPool2d(Function):
         return flat.reshape(self.in_shape), None, None, None, None
 
     def backward_fast(self, g):
-        x, out = self.saved_tensors
+        (x,) = self.saved_tensors
+        out = self.out
         gx = g._dev.backend.max_pool2d_backward(g._x, x._x, out._x, self.state, self.kernel, self.stride,
                                                 self.padding, self.dilation)
         return _util.wrap(gx, g._dev), None, None, None, None
 
     def release(self) -> None:
         super().release()
-        self.state = None
+        self.state = self.out = None
 
 
 class LayerNorm(Function):
@@ -230,18 +240,28 @@ class CrossEntropy(Function):
     ``a`` so that the gradient is ``g * (softmax * sum(a) - a)``.
     """
 
-    __slots__ = ("logp", "coef", "coef_sum", "ignore_index", "smoothing")
+    __slots__ = ("logp", "coef", "coef_sum", "ignore_index", "smoothing", "logits", "logits_version")
 
     def forward(self, logits, target, weight, ignore_index, smoothing):
         be = logits._dev.backend
         self.ignore_index, self.smoothing = ignore_index, smoothing
         loss, self.logp, self.coef, self.coef_sum = be.cross_entropy(
             logits._x, target._x, None if weight is None else weight._x, ignore_index, smoothing)
-        self.save_for_backward(logits)
+        # The gradient reads the log-probabilities kept privately (as torch keeps log_softmax's result), so the
+        # logits may be written in place after the loss. Only a graph of the backward (create_graph) reads the
+        # logits themselves: that path checks their version by hand.
+        self.save_for_backward()
+        self.logits, self.logits_version = logits, logits._storage.version
         return loss
 
     def backward(self, g):
-        (logits,) = self.saved_tensors
+        self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
+        logits = self.logits
+        if logits._storage.version != self.logits_version:
+            from ..autograd.function import VersionMismatchError
+            st = logits._storage
+            raise VersionMismatchError(self, 0, logits, self.logits_version, st.version,
+                                       st.bumps_since(self.logits_version))
         dev = g._dev
         coef, coef_sum = dev.backend.cross_entropy_coefs(self.logp, self.coef, self.coef_sum)
         coef, coef_sum = _util.wrap(coef, dev), _util.wrap(coef_sum, dev)
@@ -249,13 +269,13 @@ class CrossEntropy(Function):
         return (p * coef_sum.unsqueeze(1) - coef) * g.unsqueeze(1), None, None, None, None
 
     def backward_fast(self, g):
-        self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward, or if the logits moved
+        self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
         gx = g._dev.backend.cross_entropy_backward(g._x, self.logp, self.coef, self.coef_sum)
         return _util.wrap(gx, g._dev), None, None, None, None
 
     def release(self) -> None:
         super().release()
-        self.logp = self.coef = self.coef_sum = None
+        self.logp = self.coef = self.coef_sum = self.logits = None
 
 
 class Dropout(Function):

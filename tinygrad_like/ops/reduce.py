@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import dtypes
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import normalize_dim, normalize_dims
 from . import _util
@@ -223,7 +224,7 @@ def _explain_matmul(a, b) -> None:
 
 
 class Matmul(Function):
-    __slots__ = ("a_ndim", "b_ndim")
+    __slots__ = ("a_ndim", "b_ndim", "a_shape", "b_shape", "a_dtype", "b_dtype")
 
     def forward(self, a, b):
         xa, xb, _ = operands(a, b, "matmul")
@@ -233,30 +234,40 @@ class Matmul(Function):
             _explain_matmul(a, b)
             raise
         self.a_ndim, self.b_ndim = a.ndim, b.ndim
-        self.save_for_backward(a, b)
+        self.a_shape, self.b_shape, self.a_dtype, self.b_dtype = a.shape, b.shape, a.dtype, b.dtype
+        if grad_mode.enabled:  # the gradient of a reads b and the gradient of b reads a: keep only those
+            ra, rb = a.requires_grad, b.requires_grad
+            if ra or rb:
+                self.save_for_backward(a if rb else None, b if ra else None)
         return out
 
     def backward(self, g):
-        a, b = self.saved_tensors
-        a2 = a.unsqueeze(0) if a.ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        """Each input's gradient reads the other input, which is kept only when that gradient is wanted."""
         from ..layout import broadcast_shapes
-        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-        g2 = g.reshape(batch + (a2.shape[-2], b2.shape[-1]))
-        ga = sum_to(g2 @ b2.mT.to(g.dtype), a2.shape).reshape(a.shape)
-        gb = sum_to(a2.mT.to(g.dtype) @ g2, b2.shape).reshape(b.shape)
-        return ga.to(a.dtype), gb.to(b.dtype)
+        a, b = self.saved_tensors
+        ga = gb = None
+        if b is not None:  # the gradient of a
+            a2_shape = (1,) + self.a_shape if self.a_ndim == 1 else self.a_shape
+            b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+            g2 = g.reshape(broadcast_shapes(a2_shape[:-2], b2.shape[:-2]) + (a2_shape[-2], b2.shape[-1]))
+            ga = sum_to(g2 @ b2.mT.to(g.dtype), a2_shape).reshape(self.a_shape).to(self.a_dtype)
+        if a is not None:  # the gradient of b
+            b2_shape = self.b_shape + (1,) if self.b_ndim == 1 else self.b_shape
+            a2 = a.unsqueeze(0) if a.ndim == 1 else a
+            g2 = g.reshape(broadcast_shapes(a2.shape[:-2], b2_shape[:-2]) + (a2.shape[-2], b2_shape[-1]))
+            gb = sum_to(a2.mT.to(g.dtype) @ g2, b2_shape).reshape(self.b_shape).to(self.b_dtype)
+        return ga, gb
 
     def backward_fast(self, g):
         a, b = self.saved_tensors
-        if a.ndim < 2 or b.ndim < 2 or not (a.dtype is b.dtype is g.dtype):
+        if self.a_ndim < 2 or self.b_ndim < 2 or any(t is not None and t.dtype is not g.dtype for t in (a, b)):
             return self.backward(g)
         be, dev = g._dev.backend, g._dev
-        ga = gb = None  # an input that needs no gradient (None edge) costs no matmul
-        if self.next[0] is not None:
-            ga = _util.raw_to(_util.wrap(be.matmul(g._x, be.swap_last(b._x)), dev), a.shape, a.dtype)
-        if self.next[1] is not None:
-            gb = _util.raw_to(_util.wrap(be.matmul(be.swap_last(a._x), g._x), dev), b.shape, b.dtype)
+        ga = gb = None  # an input that needs no gradient (None edge) costs no matmul and keeps nothing
+        if b is not None:
+            ga = _util.raw_to(_util.wrap(be.matmul(g._x, be.swap_last(b._x)), dev), self.a_shape, self.a_dtype)
+        if a is not None:
+            gb = _util.raw_to(_util.wrap(be.matmul(be.swap_last(a._x), g._x), dev), self.b_shape, self.b_dtype)
         return ga, gb
 
 
