@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import weakref
 from typing import Any, NamedTuple
 
 from . import events as _events
@@ -85,13 +87,15 @@ class profile:
 
     ``kinds``: if given, a tuple of event classes to keep (others are dropped on arrival).
 
-    Attributes: ``events`` (every kept event, in arrival order), ``kernels`` (the ``KernelTimed`` ones),
+    Attributes: ``events`` (every kept event, in arrival order), ``threads`` (the name of the thread each event
+    came from, one per event), ``kernels`` (the ``KernelTimed`` ones),
     ``backward_steps`` (the ``BackwardStep`` ones), ``start_time`` / ``end_time`` (on the
     :func:`tinygrad_like.events.now` clock).
     """
 
     def __init__(self, *, kinds: tuple[type, ...] | None = None):
         self.events: list[Any] = []
+        self.threads: list[str] = []
         self.kinds = tuple(kinds) if kinds is not None else None
         self.start_time: float | None = None
         self.end_time: float | None = None
@@ -109,8 +113,17 @@ class profile:
         if self.start_time is None:
             self.start_time = _events.now()
         self.end_time = None
-        sink = self.events.append if self.kinds is None else self._keep_some
-        self._unsubscribe = _events.subscribe(sink)
+        # The sink holds the lists, not the profile: a profile dropped without stop() is collected, and its
+        # finalizer unsubscribes (it used to stay subscribed for good, keeping every op on the slow path).
+        events, threads, kinds, current = self.events, self.threads, self.kinds, threading.current_thread
+
+        def sink(event) -> None:
+            if kinds is None or isinstance(event, kinds):
+                events.append(event)
+                threads.append(current().name)
+
+        self._unsubscribe = unsubscribe = _events.subscribe(sink)
+        weakref.finalize(self, unsubscribe)
         return self
 
     def stop(self) -> profile:
@@ -130,10 +143,6 @@ class profile:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-    def _keep_some(self, event) -> None:
-        if isinstance(event, self.kinds):
-            self.events.append(event)
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
@@ -225,6 +234,9 @@ class profile:
         """The trace as a dict in Chrome Trace Event Format (what :meth:`export_chrome_trace` writes)."""
         pid = os.getpid()
         lanes: dict[str, int] = {}
+        # one track per thread (and per lane in it): "autograd", or "Thread-2 · autograd" once several threads
+        # emitted events
+        several = len(set(self.threads)) > 1
 
         def tid(lane: str) -> int:
             if lane not in lanes:
@@ -234,26 +246,38 @@ class profile:
         # intervals: (lane, start, seconds, name, cat, args); instants: (lane, time, name, cat, args)
         spans: list[tuple] = []
         instants: list[tuple] = []
-        for e in self.events:
-            if isinstance(e, _events.KernelTimed):
-                spans.append((e.device, e.start, e.seconds, e.name, "kernel",
-                              {"device": e.device, "shapes": _jsonable(e.shapes), "nbytes": e.nbytes,
-                               "grid": _jsonable(e.grid), "block": _jsonable(e.block)}))
-            elif isinstance(e, _events.BackwardStep):  # ``time`` is when the step ended
-                spans.append(("autograd", e.time - e.seconds, e.seconds, e.op, "backward",
-                              {"index": e.index}))
-            elif isinstance(e, _events.StorageStateChanged) and e.direction:  # a transfer; ``time`` = end
-                spans.append(("memcpy", e.time - e.seconds, e.seconds, e.direction, "memcpy",
-                              {"storage_id": e.storage_id, "nbytes": e.nbytes, "residency": e.residency,
-                               "dirty": e.dirty}))
-            elif isinstance(e, _events.KernelCompiled):
-                instants.append(("compiler", e.time, e.name, "compile",
-                                 {"seconds": e.seconds, "cache_hit": e.cache_hit}))
-            elif isinstance(e, _events.OpRecorded):
-                instants.append(("ops", e.time, e.op, "op",
-                                 {"inputs": _jsonable(e.input_shapes), "output": _jsonable(e.output_shape),
-                                  "dtype": e.dtype, "device": e.device}))
+        threads = self.threads if len(self.threads) == len(self.events) else [""] * len(self.events)
+        for e, thread in zip(self.events, threads):
+            n_spans, n_instants = len(spans), len(instants)
+            self._trace_entry(e, spans, instants)
+            if several:
+                if len(spans) > n_spans:
+                    spans[-1] = (f"{thread} · {spans[-1][0]}",) + spans[-1][1:]
+                if len(instants) > n_instants:
+                    instants[-1] = (f"{thread} · {instants[-1][0]}",) + instants[-1][1:]
+        return self._trace_json(spans, instants, pid, tid, lanes)
 
+    @staticmethod
+    def _trace_entry(e, spans: list, instants: list) -> None:
+        """Add event ``e`` as an interval ``(lane, start, seconds, name, cat, args)`` or an instant."""
+        if isinstance(e, _events.KernelTimed):
+            spans.append((e.device, e.start, e.seconds, e.name, "kernel",
+                          {"device": e.device, "shapes": _jsonable(e.shapes), "nbytes": e.nbytes,
+                           "grid": _jsonable(e.grid), "block": _jsonable(e.block)}))
+        elif isinstance(e, _events.BackwardStep):  # ``time`` is when the step ended
+            spans.append(("autograd", e.time - e.seconds, e.seconds, e.op, "backward", {"index": e.index}))
+        elif isinstance(e, _events.StorageStateChanged) and e.direction:  # a transfer; ``time`` = end
+            spans.append(("memcpy", e.time - e.seconds, e.seconds, e.direction, "memcpy",
+                          {"storage_id": e.storage_id, "nbytes": e.nbytes, "residency": e.residency,
+                           "dirty": e.dirty}))
+        elif isinstance(e, _events.KernelCompiled):
+            instants.append(("compiler", e.time, e.name, "compile", {"seconds": e.seconds, "cache_hit": e.cache_hit}))
+        elif isinstance(e, _events.OpRecorded):
+            instants.append(("ops", e.time, e.op, "op",
+                             {"inputs": _jsonable(e.input_shapes), "output": _jsonable(e.output_shape),
+                              "dtype": e.dtype, "device": e.device}))
+
+    def _trace_json(self, spans: list, instants: list, pid: int, tid, lanes: dict) -> dict[str, Any]:
         # times are relative to the profile start (or to the earliest event, should one predate it)
         times = [s[1] for s in spans] + [i[1] for i in instants]
         origin = self.start_time if self.start_time is not None else (min(times) if times else 0.0)

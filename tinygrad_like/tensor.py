@@ -34,6 +34,8 @@ from .ops import reduce as R
 from .sites import origin
 from .storage import Storage
 
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
 _weakref = weakref.ref
 
 _BY_NP = dtypes._BY_NP
@@ -252,7 +254,7 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The elements as NumPy; a CPU tensor shares memory (as in PyTorch)."""
-        if self.requires_grad and grad_mode.enabled and not force:
+        if self.requires_grad and _grad.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         return self._host()
@@ -549,7 +551,7 @@ class Tensor:
             with grad_mode.no_grad():
                 region = self._lay if advanced else self[index]._lay
             _refuse_shared_elements(region, "__setitem__")
-        needs_graph = grad_mode.enabled and (self.requires_grad or
+        needs_graph = _grad.enabled and (self.requires_grad or
                                               (isinstance(value, Tensor) and value.requires_grad))
         if needs_graph:
             if isinstance(value, Tensor) and value.dtype is not self.dtype:
@@ -937,12 +939,12 @@ class Tensor:
 
     # ---- in-place ----------------------------------------------------------------------------
     def _check_inplace(self, op: str, overlap_ok: bool = False) -> None:
-        if self.requires_grad and self.grad_fn is None and grad_mode.enabled:
+        if self.requires_grad and self.grad_fn is None and _grad.enabled:
             raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
                                f"({op}). Wrap it in `with tl.no_grad():` if you mean to change the parameter "
                                f"itself, or use the out-of-place op.")
         base = self._base
-        if base is not None and base.requires_grad and base.grad_fn is None and grad_mode.enabled:
+        if base is not None and base.requires_grad and base.grad_fn is None and _grad.enabled:
             raise RuntimeError(f"a view of a leaf Variable that requires grad is being used in an in-place "
                                f"operation ({op}). Wrap it in `with tl.no_grad():` if you mean to change the "
                                f"parameter itself, or use the out-of-place op.")
@@ -989,7 +991,7 @@ class Tensor:
         self._check_inplace(op)
         if isinstance(other, Tensor) and other._dev is not self._dev:
             _util.check_same_device(self, other, op)
-        if grad_mode.enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
+        if _grad.enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
             result = fn(self._graph_input(other), other)
             _check_castable(result.dtype, self.dtype, op)
             if result.shape != self.shape:
@@ -1051,7 +1053,7 @@ class Tensor:
                                    f"{value.ndim} dimensions.")
             value = value.item()
         self._check_inplace("fill_", overlap_ok=True)  # one value everywhere: shared elements agree (as torch)
-        if grad_mode.enabled and self.requires_grad:
+        if _grad.enabled and self.requires_grad:
             self._rebase(self._overwritten(self._graph_input(), value), "fill_")
             return self
         self._dev.backend.assign(self._x, value)
@@ -1072,7 +1074,7 @@ class Tensor:
                                f"destination shape {self.shape}")
         st = self._storage
         if (src._dev is CPU and st.dev is not None and st.host is not None and st.dirty != "gpu"
-                and not (grad_mode.enabled and (self.requires_grad or src.requires_grad))):
+                and not (_grad.enabled and (self.requires_grad or src.requires_grad))):
             # a host value into a device tensor whose host mirror is current: write the mirror, upload lazily
             # (at the device's next op), as Storage's state machine says; load_state_dict takes this path
             self._check_inplace("copy_")
@@ -1083,7 +1085,7 @@ class Tensor:
         if src._dev is not self._dev:
             src = src.to(self._dev)
         # broadcast to our shape on both paths; with grad, the old history gets a zero gradient
-        return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if grad_mode.enabled
+        return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if _grad.enabled
                              else s.to(x.dtype).expand(x.shape), src)
 
     def _overwritten(self, x: Tensor, value) -> Tensor:
@@ -1209,7 +1211,7 @@ class ToDevice(Function):
         node.saved = None
         raw = node.forward(x, dev)
         out = wrap_native(raw, dev)
-        if grad_mode.enabled and x.requires_grad:
+        if _grad.enabled and x.requires_grad:
             g = x.grad_fn
             node.next = (g if g is not None else x, None)
             node.seq = function._seq()

@@ -15,6 +15,8 @@ from .. import events
 from . import grad_mode
 from .function import Function
 
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
 _wrap = None  # tinygrad_like.tensor.wrap_native, bound at import
 
 _perf = time.perf_counter
@@ -79,11 +81,11 @@ def _accumulate_leaf(leaf, g, owned: set) -> None:
                 g = r
     if leaf.grad is None:
         if id(g._storage) in owned:
-            g = g.clone() if grad_mode.enabled else g.detach().clone()
+            g = g.clone() if _grad.enabled else g.detach().clone()
         owned.add(id(g._storage))
-        leaf.grad = g if grad_mode.enabled else g.detach()
+        leaf.grad = g if _grad.enabled else g.detach()
     else:
-        leaf.grad = leaf.grad + g if grad_mode.enabled else _add_raw(leaf.grad, g)
+        leaf.grad = leaf.grad + g if _grad.enabled else _add_raw(leaf.grad, g)
 
 
 def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool = False,
@@ -120,8 +122,8 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
         t0 = _perf()
         grads_out: tuple = ()
         filled = []
-        prev = grad_mode.enabled
-        grad_mode.enabled = create_graph
+        prev = _grad.enabled
+        _grad.enabled = create_graph
         try:
             if g is not None:
                 if node.hooks:
@@ -162,7 +164,7 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
                         _deliver_leaf(p, leaf_pending.pop(p), capture, owned)
                         filled.append(p)
         finally:
-            grad_mode.enabled = prev
+            _grad.enabled = prev
         seconds = _perf() - t0
         if events.ACTIVE:
             events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))

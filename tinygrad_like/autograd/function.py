@@ -22,6 +22,9 @@ from ..sites import origin
 from ..storage import summarize_writes
 from . import grad_mode
 
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+
 _seq = itertools.count().__next__
 Tensor = None  # bound by tinygrad_like.tensor (avoids an import cycle)
 wrap = None  # tinygrad_like.tensor.wrap_native: native array -> Tensor
@@ -102,7 +105,7 @@ class Function:
         node.saved = None
         dev = x._dev  # (pending host writes upload when forward looks up dev.backend: see Device.mark_pending)
         out = wrap(node.forward(x, *args), dev)
-        if not grad_mode.enabled:
+        if not _grad.enabled:
             return out
         xg = x.grad_fn
         if xg is not None:

@@ -1,15 +1,32 @@
-"""Whether ops record the autograd graph: ``no_grad``, ``enable_grad``, ``set_grad_enabled``."""
+"""Whether ops record the autograd graph: ``no_grad``, ``enable_grad``, ``set_grad_enabled``.
+
+Per thread, as in PyTorch: each thread starts with grad enabled, and a ``no_grad`` block (or a backward pass,
+which runs without recording) in one thread leaves the others alone. Ops read ``state.enabled`` (a
+``threading.local``; ~40 ns a read).
+"""
 
 from __future__ import annotations
 
 import functools
+import threading
 
-#: Read by every op; flipped by the context managers below (process-wide, not per thread).
-enabled = True
+
+class _State(threading.local):
+    enabled = True  # the class attribute is each new thread's starting value
+
+
+#: This thread's grad mode: read by every op, switched by the context managers below and by the engine.
+state = _State()
+
+
+def __getattr__(name: str):
+    if name == "enabled":  # the old module-level flag, read-only: this thread's mode
+        return state.enabled
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_grad_enabled() -> bool:
-    return enabled
+    return state.enabled
 
 
 class _GradMode:
@@ -19,14 +36,12 @@ class _GradMode:
         self._prev: list[bool] = []
 
     def __enter__(self):
-        global enabled
-        self._prev.append(enabled)
-        enabled = self.mode
+        self._prev.append(state.enabled)
+        state.enabled = self.mode
         return self
 
     def __exit__(self, *exc):
-        global enabled
-        enabled = self._prev.pop()
+        state.enabled = self._prev.pop()
         return False
 
     def __call__(self, fn):
@@ -65,24 +80,21 @@ class set_grad_enabled(_GradMode):
     """``set_grad_enabled(False)`` works both as a call and as a context manager."""
 
     def __init__(self, mode: bool):
-        global enabled
         super().__init__()
         self.mode = bool(mode)
-        self._prev.append(enabled)
-        enabled = self.mode
+        self._prev.append(state.enabled)
+        state.enabled = self.mode
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        global enabled
-        enabled = self._prev.pop()
+        state.enabled = self._prev.pop()
         return False
 
     def __call__(self, fn):
         """As a decorator: undo the switch the call itself made; switch only while ``fn`` runs."""
-        global enabled
-        enabled = self._prev.pop()
+        state.enabled = self._prev.pop()
         mode = self.mode
 
         @functools.wraps(fn)

@@ -28,6 +28,8 @@ from ..ops import nn as N
 from ..random import default_generator
 from ..tensor import Tensor
 
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
 __all__ = [
     "linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "dropout", "layer_norm",
     "batch_norm", "embedding", "one_hot", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
@@ -411,7 +413,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
             padding_idx += num
         if not 0 <= padding_idx < num:
             raise ValueError(f"embedding: padding_idx must be within [-{num}, {num}), got {padding_idx}")
-        if weight.requires_grad and grad_mode.enabled:  # block the gradient of that one row
+        if weight.requires_grad and _grad.enabled:  # block the gradient of that one row
             keep = np.ones((num, 1), weight.dtype.np)
             keep[padding_idx] = 0
             k = _util.wrap(keep, weight._dev)

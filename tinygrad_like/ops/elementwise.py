@@ -15,6 +15,8 @@ from ..autograd.function import Function
 from . import _util
 from ._util import float_operands, operands, raw_to, sum_to
 
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
 
 def _num(x) -> bool:
     """A Python or NumPy scalar (not a Tensor)."""
@@ -63,7 +65,7 @@ class _Binary(Function):
         self._meta(a, b)
         if self.b_shape is None:
             self.value = b
-        elif grad_mode.enabled:
+        elif _grad.enabled:
             ra, rb = a.requires_grad, b.requires_grad
             if ra or rb:
                 self.save_for_backward(a if rb else None, b if ra or (rb and primitive == "div") else None)
@@ -189,7 +191,7 @@ class RDiv(Function):
         xa, xv, _ = float_operands(a, value, "rdiv")
         self.value = value
         be = a._dev.backend
-        if not (grad_mode.enabled and a.requires_grad):
+        if not (_grad.enabled and a.requires_grad):
             return be.div(xv, xa)
         r = be.div(1, xa)
         self.save_for_backward(_util.wrap(r, a._dev))
@@ -211,9 +213,9 @@ class Pow(_Binary):
         self._meta(a, b)
         if self.b_shape is None:
             self.value = b
-            if grad_mode.enabled:
+            if _grad.enabled:
                 self.save_for_backward(a)
-        elif grad_mode.enabled:
+        elif _grad.enabled:
             self.save_for_backward(a, b)
         try:
             return a._dev.backend.pow(xa, xb)

@@ -10,6 +10,8 @@ from ..sites import origin
 from . import _util
 from ._util import sum_to
 
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
 
 class ViewFunction(Function):
     """A node whose output is a view: ``forward`` returns a Layout over the input's storage."""
@@ -22,7 +24,7 @@ class ViewFunction(Function):
         node.saved = None
         node.in_shape = x.shape
         out = x._view(node.forward(x, *args))
-        if not grad_mode.enabled or not x.requires_grad:
+        if not _grad.enabled or not x.requires_grad:
             return out
         g = x.grad_fn
         node.next = (g if g is not None else x,) + (None,) * len(args)

@@ -12,6 +12,8 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from . import _util
 
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
 
 class Linear(Function):
     """``x @ weight.T + bias`` as one node (PyTorch's addmm): no transposed-weight view in the graph, a
@@ -22,7 +24,7 @@ class Linear(Function):
     def forward(self, x, weight, bias):
         be = x._dev.backend
         self.in_shape, self.has_bias = x.shape, bias is not None
-        if grad_mode.enabled:  # x only for the weight's gradient, the weight only for x's (as torch's addmm)
+        if _grad.enabled:  # x only for the weight's gradient, the weight only for x's (as torch's addmm)
             rx, rw = x.requires_grad, weight.requires_grad
             if rx or rw or self.has_bias and bias.requires_grad:
                 self.save_for_backward(x if rw else None, weight if rx else None)
@@ -148,7 +150,7 @@ class MaxPool2d(Function):
                                                                                 dilation)
         be = x._dev.backend
         out, self.state = be.max_pool2d(x._x, kernel, stride, padding, dilation)
-        if grad_mode.enabled and x.requires_grad:
+        if _grad.enabled and x.requires_grad:
             # Backward finds the winners from the input and the maxima: keep a private copy of the maxima (a
             # quarter of the input for 2x2 windows), as torch keeps its indices, so the output itself may be
             # written in place before backward.

@@ -9,6 +9,8 @@ from ..layout import normalize_dim, normalize_dims
 from . import _util
 from ._util import operands, sum_to
 
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
 
 def _expand_back(g, in_shape, dims, keepdim):
     """Broadcast a reduced gradient back over the reduced ``dims`` of ``in_shape``."""
@@ -235,7 +237,7 @@ class Matmul(Function):
             raise
         self.a_ndim, self.b_ndim = a.ndim, b.ndim
         self.a_shape, self.b_shape, self.a_dtype, self.b_dtype = a.shape, b.shape, a.dtype, b.dtype
-        if grad_mode.enabled:  # the gradient of a reads b and the gradient of b reads a: keep only those
+        if _grad.enabled:  # the gradient of a reads b and the gradient of b reads a: keep only those
             ra, rb = a.requires_grad, b.requires_grad
             if ra or rb:
                 self.save_for_backward(a if rb else None, b if ra else None)
