@@ -38,18 +38,19 @@ def _train(seed: int, steps: int = 30) -> list[np.ndarray]:
     return [p.detach().numpy().copy() for p in model.parameters()]
 
 
+def _run(seed: int, got: dict, errors: list) -> None:
+    try:
+        got[seed] = _train(seed)
+    except Exception as exc:  # noqa: BLE001 - reported by the test
+        errors.append(exc)
+
+
 def test_two_threads_train_separate_models_as_they_would_alone():
     want = {seed: _train(seed) for seed in (1, 2)}
     for _ in range(5):
         got, errors = {}, []
 
-        def run(seed: int) -> None:
-            try:
-                got[seed] = _train(seed)
-            except Exception as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
-
-        threads = [threading.Thread(target=run, args=(s,)) for s in (1, 2)]
+        threads = [threading.Thread(target=_run, args=(s, got, errors)) for s in (1, 2)]
         for t in threads:
             t.start()
         for t in threads:

@@ -735,7 +735,7 @@ class Tensor:
         return self.bool()._cmp(other.bool() if isinstance(other, Tensor) else bool(other), "logical_xor")
 
     def sign(self) -> Tensor:
-        return wrap_native(self._dev.backend.sign(self._x), self._dev)
+        return E.Sign.apply(self)
 
     def isnan(self) -> Tensor:
         return wrap_native(self._dev.backend.isnan(self._x), self._dev)
@@ -825,13 +825,13 @@ class Tensor:
         return R.Var.apply(self, dim, _correction(unbiased, correction), keepdim)
 
     def std(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
-        return R.Var.apply(self, dim, _correction(unbiased, correction), keepdim).sqrt()
+        return R.StdFromVar.apply(R.Var.apply(self, dim, _correction(unbiased, correction), keepdim))
 
     def _maxmin(self, dim, keepdim, is_max):
         if isinstance(dim, Tensor):
             return self.maximum(dim) if is_max else self.minimum(dim)
         if dim is None:
-            return R.MaxMin.apply(self, None, keepdim, is_max)
+            return R.MaxMinAll.apply(self, None, keepdim, is_max)
         d = normalize_dim(dim, max(self.ndim, 1)) if self.ndim else normalize_dim(dim, 0)
         if self.ndim == 0:
             return ReturnTypes(self.clone(), Tensor._full_like(self, 0, dtypes.int64))

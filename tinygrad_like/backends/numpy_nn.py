@@ -441,7 +441,7 @@ class NumpyNNPrimitives:
         if smoothing:
             a += (smoothing / c) * (np.ones(c, logits.dtype) if weight is None else weight)
         a *= keep[:, None]
-        loss = -(a * logp).sum(axis=1)
+        loss = -np.where(a != 0, a * logp, 0).sum(axis=1)  # a class with a -inf logit and no weight adds 0, not nan
         return loss.astype(logits.dtype, copy=False), logp, a, a.sum(axis=1)
 
     @staticmethod

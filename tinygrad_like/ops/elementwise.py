@@ -256,6 +256,15 @@ class RPow(Function):
         return g * y * math.log(self.value) if self.value > 0 else g * 0, None
 
 
+def _pick(g, a_wins, tie, node):
+    """maximum/minimum's gradients: all of g to the winner, half each on a tie (as PyTorch), 0 to the loser;
+    with where, so an infinite gradient gives 0 to the loser rather than inf * 0 = nan."""
+    half = g * 0.5
+    ga = where(a_wins, g, where(tie, half, 0.0))
+    gb = where(a_wins, 0.0, where(tie, half, g))
+    return _to(ga, node.a_shape, node.a_dtype), _to(gb, node.b_shape, node.b_dtype)
+
+
 class Maximum(_Binary):
     __slots__ = ()
 
@@ -270,9 +279,7 @@ class Maximum(_Binary):
 
     def backward(self, g):
         a, b = self.saved_tensors
-        # ties split the gradient evenly, as PyTorch does
-        wa = (a > b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
-        return _to(g * wa, self.a_shape, self.a_dtype), _to(g * (1 - wa), self.b_shape, self.b_dtype)
+        return _pick(g, a > b, a == b, self)
 
 
 class Minimum(_Binary):
@@ -289,8 +296,7 @@ class Minimum(_Binary):
 
     def backward(self, g):
         a, b = self.saved_tensors
-        wa = (a < b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
-        return _to(g * wa, self.a_shape, self.a_dtype), _to(g * (1 - wa), self.b_shape, self.b_dtype)
+        return _pick(g, a < b, a == b, self)
 
 
 class Where(Function):
@@ -491,11 +497,46 @@ class Relu(Function):
         (y,) = self.saved_tensors
         # where, not g * mask: an inf gradient at y <= 0 must give 0, not inf * 0 = NaN; and y <= 0 rather than
         # not y > 0, so that a NaN output passes its gradient through, as in PyTorch
-        return (where(y <= 0, 0.0, g),)
+        return (DependsOn.apply(where(y <= 0, 0.0, g), y),)
 
     def backward_fast(self, g):
         (y,) = self.saved_tensors
         return (_util.wrap(g._dev.backend.relu_backward(g._x, y._x), g._dev),)
+
+
+class DependsOn(Function):
+    """``g`` itself, with ``x`` as a second input whose gradient is zero: a piecewise-linear op's gradient
+    (relu, leaky_relu) is a function of ``x`` whose derivative is zero almost everywhere. PyTorch's backward
+    nodes are differentiable in ``x`` that way, so a second derivative gives zeros rather than an error."""
+
+    __slots__ = ("x_shape", "x_dtype")
+
+    def forward(self, g, x):
+        self.x_shape, self.x_dtype = x.shape, x.dtype
+        return g._dev.backend.copy(g._x)
+
+    def backward(self, gg):
+        if self.next[1] is None:
+            return gg, None
+        from ..creation import zeros
+        return gg, zeros(self.x_shape, dtype=self.x_dtype, device=gg.device)
+
+
+class Sign(Function):
+    """``sign(x)``: differentiable with a zero gradient everywhere (as in PyTorch)."""
+
+    __slots__ = ("in_shape", "in_dtype")
+
+    def forward(self, x):
+        if x.dtype.name == "bool":
+            raise RuntimeError("sign: boolean tensors are not supported (sign of a bool is the bool itself); "
+                               "convert with .to(tl.float32) or .int() first")
+        self.in_shape, self.in_dtype = x.shape, x.dtype
+        return x._dev.backend.sign(x._x)
+
+    def backward(self, g):
+        from ..creation import zeros
+        return (zeros(self.in_shape, dtype=self.in_dtype, device=g.device),)
 
 
 class LeakyRelu(Function):
@@ -510,7 +551,12 @@ class LeakyRelu(Function):
     def backward(self, g):
         (x,) = self.saved_tensors
         # where(x > 0, 1.0, slope) would round the slope to float32 first: scale g itself
-        return where(x > 0, g, g * self.negative_slope), None
+        return DependsOn.apply(where(x > 0, g, g * self.negative_slope), x), None
+
+    def backward_fast(self, g):
+        (x,) = self.saved_tensors
+        be = g._dev.backend
+        return _util.wrap(be.where(be.gt(x._x, 0), g._x, be.mul(g._x, self.negative_slope)), g._dev), None
 
 
 class Gelu(Function):
@@ -609,7 +655,7 @@ class Clamp(Function):
         if self.max is not None:
             k2 = x <= self.max
             keep = k2 if keep is None else keep & k2
-        return g * keep, None, None
+        return where(keep, g, 0.0), None, None  # (where: an infinite gradient gives 0 where clamped, not nan)
 
 
 class MaskedFill(Function):

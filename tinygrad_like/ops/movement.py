@@ -173,7 +173,7 @@ class Clone(Contiguous):
 
 
 class Cat(Function):
-    __slots__ = ("dim", "sizes")
+    __slots__ = ("dim", "sizes", "dtypes")
 
     def forward(self, first, *rest):
         tensors, dim = (first,) + rest[:-1], rest[-1]
@@ -195,14 +195,16 @@ class Cat(Function):
                                    f"shape {ref.shape} and tensor {i} has shape {t.shape}")
         self.dim = dim
         self.sizes = tuple(t.shape[dim] if t.ndim == nd else 0 for t in tensors)
+        self.dtypes = tuple(t.dtype for t in tensors)
         be = ref._dev.backend
         xs = [t._x if t.dtype is dt else be.cast(t._x, dt) for t in tensors if t.ndim == nd]
         return be.cat(xs, dim)
 
     def backward(self, g):
         out, start = [], 0
-        for n in self.sizes:
-            out.append(g.narrow(self.dim, start, n))
+        for n, dt in zip(self.sizes, self.dtypes):
+            part = g.narrow(self.dim, start, n)
+            out.append(part if part.dtype is dt else part.to(dt))  # each input's gradient in its own dtype
             start += n
         return (*out, None)
 

@@ -256,14 +256,18 @@ class CrossEntropy(Function):
         self.logits, self.logits_version = logits, logits._storage.version
         return loss
 
-    def backward(self, g):
-        self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
+    def _check_logits(self) -> None:
         logits = self.logits
         if logits._storage.version != self.logits_version:
             from ..autograd.function import VersionMismatchError
             st = logits._storage
             raise VersionMismatchError(self, 0, logits, self.logits_version, st.version,
                                        st.bumps_since(self.logits_version))
+
+    def backward(self, g):
+        self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
+        self._check_logits()
+        logits = self.logits
         dev = g._dev
         coef, coef_sum = dev.backend.cross_entropy_coefs(self.logp, self.coef, self.coef_sum)
         coef, coef_sum = _util.wrap(coef, dev), _util.wrap(coef_sum, dev)
@@ -272,6 +276,8 @@ class CrossEntropy(Function):
 
     def backward_fast(self, g):
         self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
+        if getattr(g._dev.backend, "cross_entropy_reads_logits", False):
+            self._check_logits()
         gx = g._dev.backend.cross_entropy_backward(g._x, self.logp, self.coef, self.coef_sum)
         return _util.wrap(gx, g._dev), None, None, None, None
 

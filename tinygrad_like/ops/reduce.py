@@ -141,6 +141,34 @@ class MaxMin(Function):
         return gk * mask / count, None, None, None  # (an infinite gradient gives nan off the max, as in torch)
 
 
+class MaxMinAll(MaxMin):
+    """``max()``/``min()`` without a dim: as :class:`MaxMin`, but (as in PyTorch) an infinite gradient gives 0
+    off the maximum, not nan (``amax`` keeps torch's nan there)."""
+
+    __slots__ = ()
+
+    def backward(self, g):
+        from .elementwise import where
+        x, y = self.saved_tensors
+        hit = x == y
+        return where(hit, g / hit.to(g.dtype).sum(), 0.0), None, None, None
+
+
+class StdFromVar(Function):
+    """``sqrt(var)`` for ``std``: where the spread is zero the gradient is 0 (PyTorch's), not 0/0 = nan."""
+
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, v):
+        return v._dev.backend.sqrt(v._x)
+
+    def backward(self, g):
+        from .elementwise import where
+        (y,) = self.saved_tensors
+        return (where(y == 0, 0.0, g / (2 * y)),)
+
+
 class MaxMinDim(Function):
     """``max(dim)``/``min(dim)`` values; the gradient goes to the selected index.
 
