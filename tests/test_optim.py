@@ -583,18 +583,40 @@ def test_bad_construction_is_refused_clearly(build, exc, match):
     (lambda: tl.zeros(2, 3, dtype=tl.float64), "has dtype float64 but the parameter has dtype float32"),
     (lambda: np.zeros((2, 3), np.float32), "is a numpy.ndarray, not a Tensor"),
 ])
-def test_mismatched_grad_is_refused_at_step(cls, grad, match):
+def test_mismatched_grad_is_refused_at_step_before_anything_changes(cls, grad, match):
+    """A bad gradient that got past the assignment check (here set on the raw slot, as a buggy hook could)
+    stops step() before it changes any parameter or any state: param 0 was fine and stays untouched."""
     a, b = _w(2), _w(2, 3)
     opt = cls([a, b], lr=0.1)
-    a.grad, b.grad = tl.ones(2), grad()
+    a.grad, b._grad = tl.ones(2), grad()
+    before = a.detach().numpy().copy()
     with pytest.raises((RuntimeError, TypeError), match=match):
         opt.step()
+    np.testing.assert_array_equal(a.detach().numpy(), before)
+    assert not opt.state or all(not s for s in opt.state.values())
+
+
+@pytest.mark.parametrize("grad,match", [
+    (lambda: tl.zeros(3), r"attempting to assign a gradient of size '\[3\]' to a tensor of size '\[2, 3\]'"),
+    (lambda: tl.zeros(2, 3, dtype=tl.float64), "attempting to assign a gradient with dtype '(float64|double)'"),
+    (lambda: np.zeros((2, 3), np.float32), "assigned grad expected to be a Tensor or None"),
+])
+def test_assigning_a_mismatched_grad_is_refused_like_torch(grad, match):
+    w, t = _w(2, 3), torch.zeros(2, 3, requires_grad=True)
+    with pytest.raises((RuntimeError, TypeError), match=match):
+        w.grad = grad()
+    with pytest.raises((RuntimeError, TypeError), match=match):
+        g = grad()
+        t.grad = torch.from_numpy(g.numpy()) if isinstance(g, tl.Tensor) else g
+    assert w.grad is None
 
 
 def test_grad_on_another_device_is_refused(dev):
     w = _w(2)
     opt = optim.Adam([w])
-    w.grad = tl.ones(2, device="testdev")
+    with pytest.raises(RuntimeError, match="assigned grad has data located on a different device"):
+        w.grad = tl.ones(2, device="testdev")
+    w._grad = tl.ones(2, device="testdev")
     with pytest.raises(RuntimeError, match="is on testdev:0 but the parameter is on cpu"):
         opt.step()
 

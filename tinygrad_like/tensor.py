@@ -91,7 +91,7 @@ def wrap_native(r, dev: Device) -> Tensor:
     t._dev = dev
     t.dtype = dt
     t.requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._hooks = None
     t._base = None
@@ -123,7 +123,7 @@ def _shape_args(size) -> tuple:
 class Tensor:
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ..."""
 
-    __slots__ = ("_storage", "_lay", "_x", "_dev", "dtype", "requires_grad", "grad", "grad_fn", "_hooks",
+    __slots__ = ("_storage", "_lay", "_x", "_dev", "dtype", "requires_grad", "_grad", "grad_fn", "_hooks",
                  "_base", "__weakref__")
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
 
@@ -301,12 +301,37 @@ class Tensor:
         return format_tensor(self._host(), self.dtype.name, suffixes, default_dtype=dtypes.default_float.name)
 
     # ---- autograd ----------------------------------------------------------------------------
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (None until a backward reaches this leaf, or after ``zero_grad``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        # as torch: a gradient of another shape, dtype or device is refused when assigned, not deep inside an
+        # optimizer step later
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   f"the same size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor "
+                                   f"with dtype '{self.dtype.name}'. The gradient must have the tensor's dtype")
+            if value._dev is not self._dev and str(value._dev) != str(self._dev):
+                raise RuntimeError(f"assigned grad has data located on a different device: the tensor is on "
+                                   f"{self._dev}, the gradient on {value._dev}")
+        self._grad = value
+
     def detach(self) -> Tensor:
         """Same storage and layout, cut from the graph (shares the version counter)."""
         t = _new(Tensor)
         t._storage, t._lay, t._x, t._dev, t.dtype = self._storage, self._lay, self._x, self._dev, self.dtype
         t.requires_grad = False
-        t.grad = t.grad_fn = t._hooks = None
+        t._grad = t.grad_fn = t._hooks = None
         t._base = None  # shares storage (and version counter) but starts a history of its own
         return t
 
@@ -388,7 +413,7 @@ class Tensor:
         t._storage, t._lay, t._dev, t.dtype = st, layout, self._dev, self.dtype
         t._x = self._dev.backend.view(st.host if st.dev is None else st.dev, layout, self.dtype)
         t.requires_grad = False
-        t.grad = t.grad_fn = t._hooks = None
+        t._grad = t.grad_fn = t._hooks = None
         t._base = base = self._base if self._base is not None else self
         # The storage remembers its views, so an in-place write to the base can give them its new history. A
         # leaf that requires grad (a parameter) never gets one (writing it with autograd is refused): skipped.

@@ -79,13 +79,15 @@ def _accumulate_leaf(leaf, g, owned: set) -> None:
             r = h(g)
             if r is not None:
                 g = r
-    if leaf.grad is None:
+    if g.dtype is not leaf.dtype:  # a leaf's gradient has the leaf's dtype (as in torch), whatever the op gave
+        g = g.to(leaf.dtype)
+    if leaf._grad is None:
         if id(g._storage) in owned:
             g = g.clone() if _grad.enabled else g.detach().clone()
         owned.add(id(g._storage))
         leaf.grad = g if _grad.enabled else g.detach()
     else:
-        leaf.grad = leaf.grad + g if _grad.enabled else _add_raw(leaf.grad, g)
+        leaf.grad = leaf._grad + g if _grad.enabled else _add_raw(leaf._grad, g)
 
 
 def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool = False,

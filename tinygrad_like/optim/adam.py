@@ -65,11 +65,12 @@ class Adam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One fused update of every parameter that has a ``.grad`` (others are skipped)."""
         loss = self._run_closure(closure)
+        checked = self._checked_grads()  # all of them, before anything changes
         for gi, group in enumerate(self.param_groups):
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
             weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
             decoupled = group["decoupled_weight_decay"]
-            for p, grad in self._params_with_grad(gi):
+            for p, grad in checked[gi]:
                 state = self.state[p]
                 if not state:
                     state["step"] = 0

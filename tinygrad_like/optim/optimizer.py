@@ -190,12 +190,18 @@ class Optimizer:
                         g.requires_grad_(False)
                     g.zero_()
 
-    def _params_with_grad(self, gi: int) -> Iterator[tuple[Tensor, Tensor]]:
-        """``(param, grad)`` for group ``gi``'s parameters that have a gradient, after checking it fits.
+    def _checked_grads(self) -> list[list[tuple[Tensor, Tensor]]]:
+        """Per group, ``(param, grad)`` for the parameters that have a gradient: every one checked before
+        ``step`` changes any parameter or any state, so a bad gradient leaves the model as it was.
 
-        A gradient assigned by hand (``p.grad = ...``) of the wrong shape, dtype or device would
-        otherwise broadcast or fail deep inside an update; name the parameter instead.
+        A gradient of the wrong shape, dtype or device (one put there by a hook, or an optimizer built over a
+        model whose parameters were replaced) would otherwise broadcast or fail deep inside an update; name
+        the parameter instead.
         """
+        return [list(self._params_with_grad(gi)) for gi in range(len(self.param_groups))]
+
+    def _params_with_grad(self, gi: int) -> Iterator[tuple[Tensor, Tensor]]:
+        """``(param, grad)`` for group ``gi``'s parameters that have a gradient, after checking it fits."""
         for i, p in enumerate(self.param_groups[gi]["params"]):
             g = p.grad
             if g is None:

@@ -59,10 +59,11 @@ class SGD(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a ``.grad`` (others are skipped)."""
         loss = self._run_closure(closure)
+        checked = self._checked_grads()  # all of them, before anything changes
         for gi, group in enumerate(self.param_groups):
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-            for p, grad in self._params_with_grad(gi):
+            for p, grad in checked[gi]:
                 if maximize:
                     grad = -grad
                 if weight_decay != 0:
