@@ -75,6 +75,17 @@ class Device:
         self._timed = None
         events.on_activation(self._set_timed)
 
+    def __reduce__(self):
+        # one Device object per device: a deep copy or an unpickled tensor finds the same one (a second "cpu"
+        # would make every op with the copy fail with "expected ... same device, found cpu and cpu")
+        return get_device, (str(self),)
+
+    def __copy__(self) -> Device:
+        return self
+
+    def __deepcopy__(self, memo) -> Device:
+        return self
+
     def _set_timed(self, active: bool) -> None:
         # a backend that reports its own kernel times (CUDA events) is never wrapped: no double reports
         wrap = active and not getattr(self.raw_backend, "times_itself", False)

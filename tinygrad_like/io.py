@@ -414,6 +414,39 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # someone else's process, or a platform without signal 0: assume alive
+        return True
+    return True
+
+
+def _remove_stale_temporaries(directory: str, name: str) -> None:
+    """Delete the temporary files a crashed save of ``name`` left behind (full-size, and otherwise kept for
+    good): those whose writer process is gone. The temporary of a save running now in another process stays.
+    """
+    prefix = f".{name}."
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.startswith(prefix) and entry.endswith(".tmp")):
+            continue
+        parts = entry[len(prefix):-len(".tmp")].split(".")
+        if len(parts) != 2 or not parts[0].isdigit() or _pid_alive(int(parts[0])):
+            continue
+        try:
+            os.unlink(os.path.join(directory, entry))
+        except OSError:
+            pass
+
+
 def _atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     """Write to a temporary file beside ``path``, fsync it, then rename it over ``path`` in one step.
 
@@ -426,7 +459,8 @@ def _atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"cannot save checkpoint to {os.fspath(path)!r}: the directory {directory!r} does "
                                 f"not exist")
-    tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
+    _remove_stale_temporaries(directory, name)
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as f:

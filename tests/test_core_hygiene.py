@@ -1,0 +1,49 @@
+"""Copies, pickles and crashes (issue 15): one device object per device, and no litter after a crashed save."""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+
+import tinygrad_like as tl
+
+
+def test_deep_copies_and_pickles_land_on_the_same_device_object():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    for y in (copy.deepcopy(x), copy.copy(x), pickle.loads(pickle.dumps(x))):
+        assert y.device is x.device
+        assert (x + y).tolist() == [2.0, 4.0]
+    assert copy.deepcopy(tl.device("cpu")) is tl.device("cpu")
+
+
+def test_an_optimizer_steps_over_a_deep_copied_model():
+    m = tl.nn.Linear(3, 2)
+    m2 = copy.deepcopy(m)
+    opt = tl.optim.SGD(m2.parameters(), lr=0.1)
+    m2(tl.ones(4, 3)).sum().backward()
+    opt.step()  # failed with "expected all tensors to be on the same device, but found ... cpu and cpu"
+    assert not np.array_equal(m2.weight.detach().numpy(), m.weight.detach().numpy())
+
+
+def test_a_crashed_save_leaves_no_temporary_behind_after_the_next_save(tmp_path):
+    path = tmp_path / "model.safetensors"
+    crash = ("import os, tinygrad_like as tl\n"
+             "def write(f):\n"
+             "    f.write(b'x' * 100000)\n"
+             "    f.flush()\n"
+             "    os._exit(3)  # killed in the middle of writing\n"
+             f"tl.io._atomic_write({str(path)!r}, write)\n")
+    r = subprocess.run([sys.executable, "-c", crash], capture_output=True)
+    assert r.returncode == 3
+    left = [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    assert len(left) == 1 and not path.exists()  # what the crash left
+    busy = tmp_path / f".model.safetensors.{os.getpid()}.abcdef.tmp"  # a save running now (this process)
+    busy.write_bytes(b"partial")
+    tl.save({"w": tl.ones(2)}, path)
+    assert sorted(os.listdir(tmp_path)) == sorted(["model.safetensors", busy.name])
+    assert tl.load(path)["w"].tolist() == [1.0, 1.0]
