@@ -120,3 +120,81 @@ def test_sign_of_a_bool_tensor_is_refused_clearly():
     with pytest.raises(RuntimeError, match="sign: boolean tensors are not supported"):
         tl.tensor([True, False]).sign()
     assert tl.tensor([-2, 0, 5]).sign().tolist() == [-1, 0, 1]
+
+
+# ---- clear errors where torch refuses, and torch's answers where it does not -------------------------------
+REFUSED = [
+    ("int ** negative int", lambda lib: lib.tensor([1, 2]) ** -1, RuntimeError,
+     "Integers to negative integer powers are not allowed"),
+    ("wrong-shape bool mask", lambda lib: lib.tensor([1.0, 2.0])[lib.tensor([True, False, True])], IndexError,
+     r"The shape of the mask \[3\] at index 0 does not match the shape of the indexed tensor \[2\] at index 0"),
+    ("wrong-shape bool mask in setitem",
+     lambda lib: lib.tensor([[1.0, 2.0]]).__setitem__((slice(None), lib.tensor([True, False, True])), 0.0),
+     IndexError, r"The shape of the mask \[3\] at index 0 does not match the shape of the indexed tensor"),
+    ("float class indices", lambda lib: lib.nn.functional.cross_entropy(lib.ones(2, 3), lib.tensor([0.0, 1.0])),
+     RuntimeError, "expected target dtype to be Long"),
+    ("mixed-dtype matmul", lambda lib: lib.ones(2, 2) @ lib.ones(2, 2, dtype=lib.float64), RuntimeError,
+     "same dtype"),
+    ("mixed-dtype linear", lambda lib: lib.nn.functional.linear(lib.ones(2, 2), lib.ones(2, 2, dtype=lib.float64)),
+     RuntimeError, "same dtype"),
+    ("gelu of an int tensor", lambda lib: lib.nn.functional.gelu(lib.tensor([1, -2])), NotImplementedError,
+     "not implemented for"),
+    ("softmax of an int tensor", lambda lib: lib.tensor([1, 2]).softmax(0), NotImplementedError, "not implemented for"),
+    ("leaky_relu of a bool tensor", lambda lib: lib.nn.functional.leaky_relu(lib.tensor([True])),
+     NotImplementedError, "not implemented for"),
+    ("relu of a bool tensor", lambda lib: lib.tensor([True]).relu(), RuntimeError, "(B|b)oolean inputs"),
+    ("negation of a bool tensor", lambda lib: -lib.tensor([True]), RuntimeError, "boolean inputs"),
+    ("masked_fill(-inf) on an int tensor",
+     lambda lib: lib.tensor([1, 2]).masked_fill(lib.tensor([True, False]), float("-inf")), RuntimeError,
+     "cannot be converted to type"),
+]
+
+
+@pytest.mark.parametrize("what,fn,exc,match", REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_clearly_where_torch_refuses(what, fn, exc, match):
+    with pytest.raises(exc):
+        fn(torch)
+    with pytest.raises(exc, match=match):
+        fn(tl)
+
+
+def test_linear_names_a_wrong_shape_bias():
+    with pytest.raises(RuntimeError, match=r"the bias has shape \(5,\) but the weight has 4 output features"):
+        tl.nn.functional.linear(tl.ones(2, 3), tl.ones(4, 3), tl.ones(5))
+
+
+ANSWERED = [
+    ("int tensor ** int tensor with a negative power",
+     lambda lib: lib.tensor([1, 2, -1, 3]) ** lib.tensor([-1, 2, -3, -2])),
+    ("3 ** int tensor", lambda lib: 3 ** lib.tensor([-1, 2, 0])),
+    ("-1 ** int tensor", lambda lib: (-1) ** lib.tensor([-1, -2, 3])),
+    ("relu of an int tensor", lambda lib: lib.tensor([1, -2]).relu()),
+    ("sigmoid of an int tensor", lambda lib: lib.tensor([1, -2]).sigmoid()),
+    ("Linear with in_features=0", lambda lib: lib.nn.Linear(0, 3)(lib.ones(2, 0)).shape),
+    ("masked_fill of a float on an int tensor",
+     lambda lib: lib.tensor([1, 2]).masked_fill(lib.tensor([True, False]), 2.5)),
+]
+
+
+@pytest.mark.parametrize("what,fn", ANSWERED, ids=[r[0] for r in ANSWERED])
+def test_answers_where_torch_answers(what, fn):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that initialising a zero-element tensor is a no-op
+        want, got = fn(torch), fn(tl)
+    if isinstance(want, torch.Size):
+        assert tuple(got) == tuple(want)
+        return
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_a_bfloat16_safetensors_file_loads_widened_to_float32(tmp_path):
+    st = pytest.importorskip("safetensors.torch")
+    path = tmp_path / "bf16.safetensors"
+    w = torch.tensor([[1.5, -2.25], [3.0e-3, 1.0e30]], dtype=torch.bfloat16)
+    st.save_file({"w": w, "b": torch.arange(3, dtype=torch.int64)}, str(path))
+    d = tl.load(path)
+    assert d["w"].dtype is tl.float32 and d["b"].dtype is tl.int64
+    np.testing.assert_array_equal(d["w"].numpy(), w.float().numpy())  # exact: bf16 is float32's top half
+    assert d["b"].tolist() == [0, 1, 2]

@@ -542,6 +542,36 @@ def _safetensors_header(path: str, data: bytes) -> dict:
     return header
 
 
+_ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
+              "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_}
+
+
+def _read_with_bfloat16(path: str, body: bytes, entries: dict) -> dict[str, np.ndarray]:
+    """A valid safetensors file with bfloat16 tensors (NumPy has no bfloat16, so the library's NumPy reader
+    refuses the whole file): each BF16 tensor is widened to float32, which holds every bfloat16 value exactly
+    (its 16 bits are the top half of a float32); the other tensors load as they are."""
+    out = {}
+    for name, e in entries.items():
+        dt, shape, (start, stop) = e.get("dtype"), tuple(e.get("shape", ())), e.get("data_offsets", (0, 0))
+        raw = body[start:stop]
+        count = int(np.prod(shape, dtype=np.int64))
+        if dt == "BF16":
+            if len(raw) != 2 * count:
+                raise CheckpointError(f"cannot read checkpoint {path!r}: tensor {name!r} holds {len(raw)} bytes, "
+                                      f"expected {2 * count} for bfloat16 of shape {shape}")
+            out[name] = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
+        elif dt in _ST_DTYPES:
+            arr = np.frombuffer(raw, np.dtype(_ST_DTYPES[dt]).newbyteorder("<"))
+            if arr.size != count:
+                raise CheckpointError(f"cannot read checkpoint {path!r}: tensor {name!r} holds {arr.size} "
+                                      f"elements, expected {count} for shape {shape}")
+            out[name] = arr.reshape(shape).astype(_ST_DTYPES[dt])
+        else:
+            raise CheckpointError(f"cannot read checkpoint {path!r}: tensor {name!r} has dtype {dt}, which "
+                                  f"tinygrad_like does not support (supported: BF16, {', '.join(_ST_DTYPES)})")
+    return out
+
+
 def _read_safetensors(path: str, metadata_only: bool) -> tuple[dict[str, np.ndarray], Any]:
     from safetensors.numpy import load as st_load
     with open(path, "rb") as f:
@@ -557,11 +587,15 @@ def _read_safetensors(path: str, metadata_only: bool) -> tuple[dict[str, np.ndar
     meta = dict(sorted(meta.items())) if isinstance(meta, dict) else meta
     if metadata_only:
         return {}, meta
-    try:
-        arrays = st_load(data)
-    except Exception as e:  # SafetensorError, and NumPy errors for dtypes it cannot hold (e.g. bf16)
-        raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .safetensors file "
-                              f"(truncated or corrupted?): {e}") from e
+    entries = {k: v for k, v in header.items() if k != _METADATA_KEY and isinstance(v, dict)}
+    if any(v.get("dtype") == "BF16" for v in entries.values()):
+        arrays = _read_with_bfloat16(path, data[8 + n:], entries)
+    else:
+        try:
+            arrays = st_load(data)
+        except Exception as e:  # SafetensorError, and NumPy errors for dtypes it cannot hold
+            raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .safetensors file "
+                                  f"(truncated or corrupted?): {e}") from e
     offset = {k: v.get("data_offsets", [0])[0] for k, v in header.items() if k != _METADATA_KEY and isinstance(v, dict)}
     return {k: arrays[k] for k in sorted(arrays, key=lambda k: (offset.get(k, 0), k))}, meta
 

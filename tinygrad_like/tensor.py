@@ -1215,7 +1215,31 @@ def _normalize_index(index, t: Tensor) -> tuple[Any, bool]:
         else:
             raise IndexError(f"unsupported index type {type(i).__name__}; expected int, slice, None, ..., "
                              f"or an integer/bool tensor")
+    if advanced:
+        _check_masks(out, t.shape)
     return tuple(out), advanced
+
+
+def _check_masks(index: list, shape: tuple) -> None:
+    """A bool mask must have the shape of the dims it selects (torch's message, not NumPy's)."""
+    def width(i) -> int:
+        if i is None or i is Ellipsis:
+            return 0
+        return i.ndim if isinstance(i, Tensor) and i.dtype.name == "bool" else 1
+    used = sum(width(i) for i in index)
+    dim = 0
+    for i in index:
+        if i is Ellipsis:
+            dim += max(0, len(shape) - used)
+            continue
+        if isinstance(i, Tensor) and i.dtype.name == "bool":
+            for k, n in enumerate(i.shape):
+                if dim + k >= len(shape) or shape[dim + k] != n:
+                    have = shape[dim + k] if dim + k < len(shape) else None
+                    raise IndexError(f"The shape of the mask {list(i.shape)} at index {k} does not match the shape "
+                                     f"of the indexed tensor {list(shape)} at index {dim + k}"
+                                     + ("" if have is not None else " (the tensor has fewer dims)"))
+        dim += width(i)
 
 
 class ToDevice(Function):

@@ -132,6 +132,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"linear: input of shape {input.shape} has {input.shape[-1] if input.ndim else 0} "
                            f"features but weight of shape {weight.shape} expects {weight.shape[-1]} "
                            f"(the last dim of the input must equal in_features)")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"linear: expected the input and the weight to have the same dtype, but got "
+                           f"{input.dtype.name} != {weight.dtype.name} (as torch; convert one with .to())")
+    if bias is not None and bias.shape not in ((weight.shape[0],), ()):
+        raise RuntimeError(f"linear: the bias has shape {bias.shape} but the weight has {weight.shape[0]} output "
+                           f"features; expected a bias of shape ({weight.shape[0]},)")
     if input.ndim == 0 or input.dtype is not weight.dtype or (bias is not None and (
             bias.dtype is not weight.dtype or bias.shape != (weight.shape[0],))):
         out = input @ weight.T  # the general path: promotion, broadcasting, and their errors
@@ -469,6 +475,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     if weight is not None and weight.shape != (c,):
         raise RuntimeError(f"cross_entropy: weight of shape {weight.shape} should be ({c},), one per class")
     if target.dtype.is_floating_point:
+        if target.shape != input.shape:  # class indices given as floats (probabilities have the input's shape)
+            raise RuntimeError(f"cross_entropy: expected target dtype to be Long or Byte, but got "
+                               f"{target.dtype.name}: a target of shape {target.shape} holds class indices "
+                               f"(use .long()); probabilities would have the input's shape {input.shape}")
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     logits, flat = _class_indices_target(input, target, "cross_entropy")
     _check_classes(flat, c, ignore_index, "cross_entropy")

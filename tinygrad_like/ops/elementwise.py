@@ -45,6 +45,18 @@ def _broadcast_error(a, b, op: str) -> RuntimeError:
     return RuntimeError(f"{op}: operands of shapes {a.shape} and {b.shape} were rejected by the backend")
 
 
+def _need_float(x, op: str) -> None:
+    """Refuse what torch refuses: activations with no integer or bool kernel (gelu, silu, softmax, ...)."""
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"{op}: not implemented for {x.dtype.name} tensors (as in torch): expected a "
+                                  f"floating point input; convert with .float() first")
+
+
+def _no_bool(x, op: str, exc=RuntimeError) -> None:
+    if x.dtype.name == "bool":
+        raise exc(f"{op}: boolean inputs are not supported (as in torch); convert with .int() or .float() first")
+
+
 class _Binary(Function):
     """Remembers the inputs' shapes and dtypes (``b_shape`` is None for a Python number)."""
 
@@ -217,6 +229,8 @@ class Pow(_Binary):
                 self.save_for_backward(a)
         elif _grad.enabled:
             self.save_for_backward(a, b)
+        if not dt.is_floating_point and dt.name != "bool":
+            return _integer_pow(a, b, xa, xb, dt)
         try:
             return a._dev.backend.pow(xa, xb)
         except ValueError:
@@ -238,6 +252,29 @@ class Pow(_Binary):
         return _to(ga, self.a_shape, self.a_dtype), _to(gb, self.b_shape, self.b_dtype)
 
 
+def _integer_pow(a, b, xa, xb, dt):
+    """Integer ``a ** b`` with torch's rules: a negative Python exponent is refused; in a tensor exponent a
+    negative power gives 1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy refuses the whole array)."""
+    if _num(b):
+        if b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return a._dev.backend.pow(xa, xb)
+    be = a._dev.backend
+    na = np.asarray(a.numpy() if not a._dev.is_host else xa)
+    nb = np.asarray(b.numpy() if not b._dev.is_host else xb)
+    try:
+        na, nb = np.broadcast_arrays(na, nb)
+    except ValueError:
+        raise _broadcast_error(a, b, "pow") from None
+    neg = nb < 0
+    out = np.power(na, np.where(neg, 0, nb))
+    if neg.any():
+        odd = (nb & 1).astype(bool)
+        out = np.where(neg, np.where(na == 1, 1, np.where(na == -1, np.where(odd, -1, 1), 0)), out)
+    out = out.astype(dt.np, copy=False)
+    return out if a._dev.is_host else be.from_numpy(out)
+
+
 class RPow(Function):
     """``number ** tensor``."""
 
@@ -245,10 +282,19 @@ class RPow(Function):
     save_output = True
 
     def forward(self, a, value):
-        xa, xv, _ = operands(a, value, "pow")
-        if not a.dtype.is_floating_point and isinstance(value, float):
-            pass
+        xa, xv, dt = operands(a, value, "pow")
         self.value = value
+        if not dt.is_floating_point and dt.name != "bool":  # an integer base: torch's rules for negative powers
+            base = np.asarray(xv)
+            na = np.asarray(a.numpy() if not a._dev.is_host else xa)
+            neg = na < 0
+            out = np.power(base, np.where(neg, 0, na))
+            if neg.any():
+                odd = (na & 1).astype(bool)
+                alt = 1 if base == 1 else (np.where(odd, -1, 1) if base == -1 else 0)
+                out = np.where(neg, alt, out)
+            out = out.astype(dt.np, copy=False)
+            return out if a._dev.is_host else a._dev.backend.from_numpy(out)
         return a._dev.backend.pow(xv, xa)
 
     def backward(self, g):
@@ -345,6 +391,7 @@ class Neg(Function):
     __slots__ = ()
 
     def forward(self, x):
+        _no_bool(x, "neg (the - operator)")
         return x._dev.backend.neg(x._x)
 
     def backward(self, g):
@@ -358,6 +405,7 @@ class Abs(Function):
     __slots__ = ()
 
     def forward(self, x):
+        _no_bool(x, "abs", NotImplementedError)
         self.save_for_backward(x)
         return x._dev.backend.abs(x._x)
 
@@ -491,6 +539,7 @@ class Relu(Function):
     save_output = True
 
     def forward(self, x):
+        _no_bool(x, "relu")
         return x._dev.backend.relu(x._x)
 
     def backward(self, g):
@@ -543,6 +592,7 @@ class LeakyRelu(Function):
     __slots__ = ("negative_slope",)
 
     def forward(self, x, negative_slope):
+        _need_float(x, "leaky_relu")
         self.negative_slope = negative_slope
         self.save_for_backward(x)
         be, xx = x._dev.backend, _float(x)  # integer input: computed in the default float, not float64
@@ -565,6 +615,7 @@ class Gelu(Function):
     __slots__ = ("approximate",)
 
     def forward(self, x, approximate):
+        _need_float(x, "gelu")
         if approximate not in ("none", "tanh"):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
@@ -592,6 +643,7 @@ class Silu(Function):
     __slots__ = ()
 
     def forward(self, x):
+        _need_float(x, "silu")
         self.save_for_backward(x)
         be, xx = x._dev.backend, _float(x)
         return be.mul(xx, be.sigmoid(xx))
@@ -606,6 +658,7 @@ class Softplus(Function):
     __slots__ = ("beta", "threshold")
 
     def forward(self, x, beta, threshold):
+        _need_float(x, "softplus")
         self.beta, self.threshold = beta, threshold
         self.save_for_backward(x)
         return x._dev.backend.softplus(_float(x), beta, threshold)
@@ -620,6 +673,7 @@ class Elu(Function):
     __slots__ = ("alpha",)
 
     def forward(self, x, alpha):
+        _need_float(x, "elu")
         self.alpha = alpha
         self.save_for_backward(x)
         be, xx = x._dev.backend, _float(x)
@@ -680,6 +734,9 @@ class MaskedFill(Function):
                 raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got "
                                    f"tensor with {value.ndim} dimension(s)")
             value = value.item()
+        if not x.dtype.is_floating_point and isinstance(value, float) and not math.isfinite(value):
+            raise RuntimeError(f"masked_fill: value {value} cannot be converted to type {x.dtype.name} without "
+                               f"overflow (as torch; fill a floating point tensor, or use a finite value)")
         self.value = value
         self.save_for_backward(mask)
         be = x._dev.backend

@@ -257,6 +257,9 @@ class Matmul(Function):
     __slots__ = ("a_ndim", "b_ndim", "a_shape", "b_shape", "a_dtype", "b_dtype")
 
     def forward(self, a, b):
+        if isinstance(b, _util.Tensor) and a.dtype is not b.dtype:
+            raise RuntimeError(f"matmul: expected both operands to have the same dtype, but got {a.dtype.name} != "
+                               f"{b.dtype.name} (torch does not promote here; convert one with .to())")
         xa, xb, _ = operands(a, b, "matmul")
         try:
             out = a._dev.backend.matmul(xa, xb)
@@ -309,6 +312,9 @@ class _SoftmaxFamily(Function):
     forward_primitive = backward_primitive = ""
 
     def forward(self, x, dim):
+        if not x.dtype.is_floating_point:
+            raise NotImplementedError(f"{type(self).__name__.lower()}: not implemented for {x.dtype.name} tensors (as "
+                                      f"in torch): expected a floating point input; convert with .float() first")
         self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
         be = x._dev.backend
         xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
