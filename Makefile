@@ -31,12 +31,18 @@ LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test test-browser notebooks chromium clean distclean
+.PHONY: help lab test test-browser fuzz notebooks chromium clean distclean
+
+# the long run of the differential fuzzer against PyTorch (make test runs seeds 0-1999);
+# e.g. `make fuzz FUZZ_PROGRAMS=100000 FUZZ_SEED=123`
+FUZZ_PROGRAMS ?= 50000
+FUZZ_SEED     ?= 100000
 
 help:  ## list the targets
 	@echo "make lab        JupyterLab on notebooks/00_tour.ipynb (bootstraps $(VENV))"
 	@echo "make test       ruff + pytest + nbval + browser test, as CI runs it (bootstraps $(VENV))"
 	@echo "make test-browser  only the real-browser test (JupyterLab + Chromium, tests/browser)"
+	@echo "make fuzz       the long differential fuzz against PyTorch (FUZZ_PROGRAMS, FUZZ_SEED)"
 	@echo "make notebooks  re-run the tutorials and save their outputs (what nbval compares against)"
 	@echo "make clean      remove build outputs and caches (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
@@ -60,6 +66,9 @@ test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at 
 	$(BIN)/python -m pytest -q
 	$(BIN)/python -m pytest -q $(NBVAL_FLAGS) notebooks/
 	$(BROWSER_TEST)
+
+fuzz: $(STAMP)  ## random op chains compared with PyTorch, values and gradients; prints any program that differs
+	$(BIN)/python tests/fuzz_torch.py --programs $(FUZZ_PROGRAMS) --seed $(FUZZ_SEED)
 
 test-browser: $(STAMP) chromium  ## the real-browser test alone; screenshots in test-artifacts/browser/
 	$(BROWSER_TEST)

@@ -198,3 +198,60 @@ def test_a_bfloat16_safetensors_file_loads_widened_to_float32(tmp_path):
     assert d["w"].dtype is tl.float32 and d["b"].dtype is tl.int64
     np.testing.assert_array_equal(d["w"].numpy(), w.float().numpy())  # exact: bf16 is float32's top half
     assert d["b"].tolist() == [0, 1, 2]
+
+
+# ---- found by tests/fuzz_torch.py ------------------------------------------------------------------------
+def _both(fn):
+    """Run ``fn(lib)`` in both libraries: both raise, or both return equal values."""
+    out = []
+    for lib in (torch, tl):
+        try:
+            out.append(fn(lib))
+        except RuntimeError as e:
+            out.append(e)
+    return out
+
+
+def test_in_place_with_a_partially_overlapping_input_is_refused_like_torch():
+    """x.add_(x[0]) on a contiguous tensor, x.mul_(x.unsqueeze(0)): the input shares part of the memory written."""
+    def add_row(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]]).reshape(4)
+        return x.add_(x[:2].repeat(2) * 0 + x[1:3].sum() * 0 + x[0])  # (a fresh input: allowed)
+
+    want, got = _both(add_row)
+    assert not isinstance(want, Exception) and got.tolist() == want.tolist()
+    for fn in (lambda lib: (lambda v: v.add_(v[0]))(lib.tensor([0.5]).exp()),
+               lambda lib: (lambda v: v.mul_(v.unsqueeze(0)))(lib.ones(1, 3) * 2)):
+        want, got = _both(fn)
+        assert isinstance(want, RuntimeError)
+        assert isinstance(got, RuntimeError) and "refer to a single memory location" in str(got)
+
+
+def test_copying_a_tensor_onto_itself_is_allowed_even_expanded():
+    for lib in (torch, tl):
+        e = (lib.ones(3) * 2).expand(2, 3)
+        assert e.copy_(e).tolist() == [[2.0] * 3] * 2
+
+
+def test_pow_with_a_tensor_exponent_keeps_its_output_like_torch():
+    """torch keeps x ** t's output (its exponent gradient reads it): writing it is an error in both."""
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x ** lib.tensor([2.0, 3.0])
+        y.add_(1)
+        y.sum().backward()
+        return x.grad
+
+    want, got = _both(prog)
+    assert isinstance(want, RuntimeError) and isinstance(got, RuntimeError)
+
+
+def test_setitem_through_an_expanded_view_writes_every_alias_like_torch():
+    def prog(lib):
+        base = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        e = base.expand(2, 3)
+        e[0] = lib.tensor(5.0, requires_grad=True) * 2
+        return e.detach()
+
+    want, got = _both(prog)
+    assert got.tolist() == want.tolist() == [[10.0] * 3] * 2

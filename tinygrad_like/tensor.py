@@ -53,6 +53,25 @@ def _refuse_shared_elements(lay, op: str) -> None:
                            f"expand(); the writes would overwrite each other. clone() the tensor first.")
 
 
+def _refuse_partial_overlap(out: Tensor, other, op: str) -> None:
+    """An in-place op whose input shares some, not all, of the written memory would read what it has already
+    overwritten: refuse it, as PyTorch does (its rule: both contiguous, ranges overlapping, and not the same
+    range with the same strides; non-contiguous pairs are not checked there either)."""
+    if not isinstance(other, Tensor) or other._storage is not out._storage or other is out:
+        return
+    la, lb = out._layout, other._layout
+    if not (la.is_contiguous() and lb.is_contiguous()):
+        return
+    (a0, a1), (b0, b1) = la.span(), lb.span()
+    if a0 >= b1 or b0 >= a1:
+        return
+    if (a0, a1) == (b0, b1) and la.strides == lb.strides:
+        return
+    raise RuntimeError(f"{op}: unsupported operation: some elements of the input tensor and the written-to tensor "
+                       f"refer to a single memory location (shapes {list(lb.shape)} and {list(la.shape)} over one "
+                       f"storage). Please clone() the tensor before performing the operation.")
+
+
 def _fresh_output(r: Tensor) -> Tensor:
     """A Tensor returned by a Function's forward becomes the op's output; one that already belongs to a graph
     (an input that requires grad, or a recorded result) would tie two histories to one storage."""
@@ -578,7 +597,9 @@ class Tensor:
             _refuse_shared_elements(region, "__setitem__")
         needs_graph = _grad.enabled and (self.requires_grad or
                                               (isinstance(value, Tensor) and value.requires_grad))
-        if needs_graph:
+        overlapping = self._lay is not None and any(s == 0 and n > 1 for n, s in zip(self._lay.shape,
+                                                                                     self._lay.strides))
+        if needs_graph and not overlapping:
             if isinstance(value, Tensor) and value.dtype is not self.dtype:
                 value = value.to(self.dtype)
             self._rebase(I.IndexPut.apply(self._graph_input(), idx, value), "__setitem__")
@@ -595,6 +616,8 @@ class Tensor:
             raise RuntimeError(f"cannot assign a value of shape {vs} to tensor of shape {self.shape} at index "
                                f"{index!r}: {e}") from None
         self._wrote("__setitem__")
+        if needs_graph:  # a tensor whose elements share memory (expand): the values are written, as in torch,
+            view_history.unusable_history(self, value, "__setitem__")  # and a backward through it is refused
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
         return I.Gather.apply(self, dim, index)
@@ -1014,6 +1037,8 @@ class Tensor:
 
     def _inplace(self, op: str, fn, other) -> Tensor:
         self._check_inplace(op)
+        if isinstance(other, Tensor) and other._storage is self._storage:
+            _refuse_partial_overlap(self, other, op)
         if isinstance(other, Tensor) and other._dev is not self._dev:
             _util.check_same_device(self, other, op)
         if _grad.enabled and (self.requires_grad or (isinstance(other, Tensor) and other.requires_grad)):
@@ -1106,6 +1131,10 @@ class Tensor:
             np.copyto(CPU.backend.view(st.host, self._layout, self.dtype), src._x, casting="unsafe")
             st.mark_host_write()
             st.bump("copy_")
+            return self
+        if src is self:  # copying a tensor onto itself changes nothing (and is no self-overlap)
+            self._check_inplace("copy_", overlap_ok=True)
+            self._wrote("copy_")
             return self
         if src._dev is not self._dev:
             src = src.to(self._dev)

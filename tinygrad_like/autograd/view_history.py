@@ -137,3 +137,29 @@ def write_through_view(view, result) -> None:
     base.grad_fn = _record(node, (base, result), base.shape, base.dtype, base._dev)
     base.requires_grad = True
     refresh_views(base)
+
+
+class OverlappingWrite(Function):
+    """The history of a tensor written through a view whose elements share memory (after ``expand``): the
+    values are right, but no gradient can say which of the aliased writes won, so backward refuses (torch
+    refuses there too, at backward time)."""
+
+    __slots__ = ("shape",)
+
+    def backward(self, g):
+        raise RuntimeError(f"unsupported operation: more than one element of the written-to tensor (shape "
+                           f"{list(self.shape)}) refers to a single memory location, so the gradient of this "
+                           f"in-place write is undefined. Please clone() the tensor before writing to it.")
+
+
+def unusable_history(view, value, op: str) -> None:
+    """After a write through a self-overlapping view with autograd: a history whose backward refuses."""
+    from ..tensor import Tensor
+
+    base = view._base if view._base is not None else view
+    node = OverlappingWrite()
+    node.shape = view.shape
+    base.grad_fn = _record(node, (base, value if isinstance(value, Tensor) else None), base.shape, base.dtype,
+                           base._dev)
+    base.requires_grad = True
+    refresh_views(base)

@@ -215,8 +215,9 @@ class RDiv(Function):
 
 
 class Pow(_Binary):
-    """``a ** b`` for a tensor or number exponent. Keeps the inputs, not the output: ``y = x ** 2; y += 1``
-    is legal (torch keeps the output only for a tensor exponent; here its gradient recomputes ``a ** b``)."""
+    """``a ** b`` for a tensor or number exponent. Keeps the inputs, and the output for a tensor exponent (its
+    gradient's formula reads it), as torch does: so ``y = x ** 2; y += 1`` is legal, ``y = x ** t`` then
+    ``y += 1`` is not."""
 
     __slots__ = ("value",)
 
@@ -232,9 +233,16 @@ class Pow(_Binary):
         if not dt.is_floating_point and dt.name != "bool":
             return _integer_pow(a, b, xa, xb, dt)
         try:
-            return a._dev.backend.pow(xa, xb)
+            out = a._dev.backend.pow(xa, xb)
         except ValueError:
             raise _broadcast_error(a, b, "pow") from None
+        if self.b_shape is not None and _grad.enabled and (a.requires_grad or b.requires_grad):
+            # the exponent's gradient reads the output, which torch keeps for a tensor exponent (so writing it in
+            # place is an error there and here); the output returned shares this one's storage and version
+            y = _util.wrap(out, a._dev)
+            self.save_for_backward(a, b, y)
+            return y
+        return out
 
     def backward(self, g):
         if self.b_shape is None:
@@ -243,11 +251,14 @@ class Pow(_Binary):
             if p == 0:
                 return _to(g * 0, self.a_shape, self.a_dtype), None
             return _to(g * p * a ** (p - 1), self.a_shape, self.a_dtype), None
-        a, b = self.saved_tensors
-        y = a ** b
+        saved = self.saved_tensors
+        a, b = saved[0], saved[1]
+        y = saved[2] if len(saved) == 3 else None
         ga = where(b == 0, 0.0, g * b * a ** (b - 1))  # (torch: 0 where the exponent is 0, so 0**0 gives no nan)
         # d/db a**b = a**b * log(a); PyTorch defines it as 0 where a == 0 and b >= 0
         safe = (a == 0) & (b >= 0)
+        if y is None:  # (the exponent needs no gradient)
+            return _to(ga, self.a_shape, self.a_dtype), None
         gb = g * y.masked_fill(safe, 0) * a.masked_fill(safe, 1).log()
         return _to(ga, self.a_shape, self.a_dtype), _to(gb, self.b_shape, self.b_dtype)
 
