@@ -1,8 +1,8 @@
 # tinygrad_like -- the two commands that matter:
 #
 #   make lab     open JupyterLab on the tour notebook (the main job)
-#   make test    everything CI runs: ruff, pytest (tests/), nbval over notebooks/, and the real-browser
-#                test (tests/browser: JupyterLab + Debian's Chromium through Playwright)
+#   make test    everything CI runs: ruff, pytest (tests/), the tests again as without PyTorch, nbval over
+#                notebooks/, and the real-browser test (tests/browser: JupyterLab + Debian's Chromium)
 #
 # Both bootstrap the virtual environment $(VENV) themselves on first use (and again whenever
 # pyproject.toml or setup.py changes), so a fresh clone needs nothing but Python 3.11.
@@ -64,6 +64,7 @@ lab: $(STAMP)  ## JupyterLab, opened on the tour notebook
 test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at the first step that fails
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+	$(BIN)/python tests/run_without_torch.py  # the tests that need no oracle pass without PyTorch installed
 	$(BIN)/python -m pytest -q $(NBVAL_FLAGS) notebooks/
 	$(BROWSER_TEST)
 

@@ -1,0 +1,30 @@
+"""Run the test suite as on a machine without PyTorch: ``import torch`` fails and nothing else changes.
+
+Tests that compare with the oracle skip (``tests/conftest.py`` says which and why); every other test must pass.
+``make test`` runs this after the main pytest run.
+
+    .venv/bin/python tests/run_without_torch.py [extra pytest arguments]
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+class NoTorch:
+    """A meta-path finder that refuses ``torch`` and its submodules, as if it were not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+if __name__ == "__main__":
+    if "torch" in sys.modules:
+        raise SystemExit("torch is already imported: run this as its own process")
+    sys.meta_path.insert(0, NoTorch())
+    import pytest
+
+    sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "tests", "--ignore=tests/browser", "-rfE", "--tb=short",
+                          *sys.argv[1:]]))
