@@ -749,10 +749,9 @@ class Tensor:
             return self._cmp(other, "logical_" + prim)
         if self.dtype.is_floating_point or (isinstance(other, Tensor) and other.dtype.is_floating_point):
             raise TypeError(f"bitwise {prim} is only supported for integer and bool tensors, got {self.dtype.name}")
-        be = self._dev.backend
         xa, xb, _ = _util.operands(self, other, prim)
-        fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[prim]
-        return wrap_native(fn(xa, xb) if be.name == "numpy" else getattr(be, "bitwise_" + prim)(xa, xb), self._dev)
+        # through the backend protocol like every primitive (timed, and a host fallback on CUDA)
+        return wrap_native(getattr(self._dev.backend, "bitwise_" + prim)(xa, xb), self._dev)
 
     def __and__(self, other):
         return self._logical(other, "and")
