@@ -60,17 +60,8 @@ def sum_to(g, shape: tuple):
     return g.reshape(shape) if g.shape != shape else g
 
 
-def grad_for(g, t):
-    """The gradient for input ``t``: un-broadcast to its shape and cast to its dtype."""
-    if g.shape != t.shape:
-        g = sum_to(g, t.shape)
-    if g.dtype is not t.dtype:
-        g = g.to(t.dtype)
-    return g
-
-
 def grad_for_meta(g, shape, dtype):
-    """Like :func:`grad_for` from a remembered (shape, dtype)."""
+    """The gradient of an input of ``shape``/``dtype``: ``g`` un-broadcast to the shape and cast to the dtype."""
     if g.shape != shape:
         g = sum_to(g, shape)
     if g.dtype is not dtype:

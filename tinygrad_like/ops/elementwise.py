@@ -14,6 +14,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from . import _util
 from ._util import float_operands, operands, raw_to, sum_to
+from ._util import grad_for_meta as _to  # the gradient of one input: un-broadcast to its shape, in its dtype
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -24,15 +25,6 @@ def _num(x) -> bool:
     if c is float or c is int or c is bool:
         return True
     return c is not _util.Tensor and isinstance(x, (np.generic, int, float))
-
-
-def _to(g, shape, dtype):  # noqa: D401
-    """Un-broadcast ``g`` to ``shape`` and cast it to ``dtype`` (the gradient of one input)."""
-    if g.shape != shape:
-        g = sum_to(g, shape)
-    if g.dtype is not dtype:
-        g = g.to(dtype)
-    return g
 
 
 def _broadcast_error(a, b, op: str) -> RuntimeError:
