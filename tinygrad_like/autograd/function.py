@@ -169,7 +169,8 @@ class Function:
 
     @property
     def saved_tensors(self) -> tuple:
-        """The saved tensors, after checking none was freed or modified in place since."""
+        """The saved tensors, after checking none was freed or modified in place since (in the order saved; None
+        where an op did not keep a tensor its backward will not read, as with torch's ``ctx.saved_tensors``)."""
         saved = self.saved
         if saved is FREED:
             raise SavedTensorsFreedError(
