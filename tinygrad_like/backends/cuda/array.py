@@ -40,14 +40,6 @@ class DeviceBuffer:
         return f"DeviceBuffer({self.nbytes} bytes, {self.mem!r})"
 
 
-def contiguous_strides(shape: tuple) -> tuple:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 class CudaArray:
     """A strided view (element strides, element offset) of a :class:`DeviceBuffer`."""
 

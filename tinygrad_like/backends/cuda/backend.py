@@ -20,8 +20,9 @@ import numpy as np
 
 from ... import events
 from ...dtypes import from_numpy as from_numpy_dtype
+from ...layout import broadcast_shapes, contiguous_strides
 from ..numpy_backend import NumpyBackend
-from .array import CudaArray, DeviceBuffer, contiguous_strides
+from .array import CudaArray, DeviceBuffer
 
 _SFX = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
         np.dtype(np.int32): "i32", np.dtype(np.bool_): "bool"}
@@ -63,17 +64,6 @@ def _prod(shape) -> int:
     for s in shape:
         n *= s
     return n
-
-
-def broadcast_shape(*shapes) -> tuple:
-    nd = max(len(s) for s in shapes)
-    out = []
-    for i in range(nd):
-        dims = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0} - {1}
-        if len(dims) > 1:
-            raise ValueError(f"operands could not be broadcast together with shapes {' '.join(map(str, shapes))}")
-        out.append(dims.pop() if dims else 1)
-    return tuple(out)
 
 
 def broadcast_strides(a: CudaArray, shape: tuple) -> tuple:
@@ -261,7 +251,7 @@ class CudaBackend:
         if not _is_arr(src):
             src = self._scalar(src, dst.dtype)
         try:
-            ok = broadcast_shape(dst.shape, src.shape) == dst.shape
+            ok = broadcast_shapes(dst.shape, src.shape) == dst.shape
         except ValueError:
             ok = False
         if not ok:
@@ -329,7 +319,7 @@ class CudaBackend:
 
     def _nary(self, kind: str, code: int, out_dtype, *xs: CudaArray) -> CudaArray:
         """One launch of ew_<kind>: binary, compare or where over broadcast operands."""
-        shape = broadcast_shape(*(x.shape for x in xs))
+        shape = broadcast_shapes(*(x.shape for x in xs))
         sfx = _SFX[xs[-1].dtype]
         out = self._empty(shape, out_dtype)
         n = out.size
@@ -552,7 +542,7 @@ class CudaBackend:
         if k != k2:
             raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size {k2} is "
                              f"different from {k})")
-        bshape = broadcast_shape(a.shape[:-2], b.shape[:-2])
+        bshape = broadcast_shapes(a.shape[:-2], b.shape[:-2])
         batch = _prod(bshape)
         out = self._empty(bshape + (m, n), a.dtype)
         if m and n and batch:
