@@ -127,14 +127,15 @@ def _numel(shape) -> int:
     return n
 
 
-def _shape_args(size) -> tuple:
-    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` as PyTorch does."""
+def _shape_args(size, allow_negative: bool = False, what: str = "size") -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` as PyTorch does. Sizes of new tensors must not be
+    negative; a reshape or expand target may hold -1 (``allow_negative``), checked by the op itself."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for n in size:
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-            raise TypeError(f"size must be a sequence of ints, got {size!r}")
-        if n < 0:
+            raise TypeError(f"{what} must be a sequence of ints, got {size!r}")
+        if n < 0 and not allow_negative:
             raise RuntimeError(f"negative dimension {n} in size {tuple(size)}")
     return tuple(int(n) for n in size)
 
@@ -1198,12 +1199,8 @@ def _axes(dim, ndim):
 
 
 def _shape_args_neg(shape) -> tuple:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    for n in shape:
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-            raise TypeError(f"shape must be a sequence of ints, got {shape!r}")
-    return tuple(int(n) for n in shape)
+    """A reshape/view/expand target: as :func:`_shape_args`, -1 allowed."""
+    return _shape_args(shape, allow_negative=True, what="shape")
 
 
 def _normalize_index(index, t: Tensor) -> tuple[Any, bool]:
