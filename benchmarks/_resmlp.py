@@ -1,6 +1,6 @@
 """The residual MLP the graph benchmarks draw: 4 ops a block (fc1, relu, fc2, the residual add) plus 5 around
 them (inp, head, cross-entropy, sum, div), so ``make(500)`` gives 2,005 ops. ``graph_browser.py`` pastes this
-file's source into its notebook; ``graph_layout.py`` imports it."""
+file's source into its notebook; ``graph_layout.py`` and ``tests/test_widgets_graph.py`` import it."""
 
 import tinygrad_like as tl
 

@@ -5,9 +5,11 @@ stepping, replay, errors)."""
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import weakref
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,30 +30,16 @@ def mlp_loss(seed=0):
     return m, F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
 
 
-class Block(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.fc1, self.fc2 = nn.Linear(d, d), nn.Linear(d, d)
-
-    def forward(self, x):
-        return x + self.fc2(F.relu(self.fc1(x)))
-
-
-class ResMLP(nn.Module):
-    def __init__(self, n_blocks, d=8):
-        super().__init__()
-        self.inp = nn.Linear(4, d)
-        self.blocks = nn.Sequential(*[Block(d) for _ in range(n_blocks)])
-        self.head = nn.Linear(d, 3)
-
-    def forward(self, x):
-        return self.head(self.blocks(self.inp(x)))
+def _load_resmlp():
+    """The residual MLP the graph benchmarks draw (``benchmarks/_resmlp.py``): one model for both."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_resmlp.py"
+    spec = importlib.util.spec_from_file_location("tl_bench_resmlp", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def resmlp_loss(n_blocks, seed=0):
-    tl.manual_seed(seed)
-    m = ResMLP(n_blocks)
-    return m, F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
+resmlp_loss = _load_resmlp().make  # (n_blocks, seed=0) -> (model, loss): fc1, relu, fc2, residual add a block
 
 
 def node(g, label):
@@ -298,9 +286,10 @@ def test_origins_give_every_op_its_module_and_line():
     view.close()
     adds = [n for n in g.nodes if n.label == "Add"]
     assert sorted(n.module for n in adds) == ["blocks.0", "blocks.1", "blocks.2"]
-    assert all(n.site and "test_widgets_graph.py" in n.site for n in g.ops)
+    # (the model and its loss are built in benchmarks/_resmlp.py: the user's lines are there)
+    assert all(n.site and "_resmlp.py" in n.site for n in g.ops)
     rows = dict(map(tuple, gm.node_tip(g, adds[0])))
-    assert rows["created at"].startswith("test_widgets_graph.py:") and "in forward" in rows["created at"]
+    assert rows["created at"].startswith("_resmlp.py:") and "in forward" in rows["created at"]
     m, loss = resmlp_loss(3)
     assert all(n.site is None for n in build_graph(loss, m).ops), "closed views stop the recording"
 
