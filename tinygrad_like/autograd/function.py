@@ -244,3 +244,31 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name}Backward>"
+
+
+def _edge(t):
+    """What a node's ``next`` entry is for input ``t``: its node, the leaf itself, or None."""
+    if t is None:
+        return None
+    g = t.grad_fn
+    return g if g is not None else (t if t.requires_grad else None)
+
+
+def record(node: Function, inputs: tuple, shape: tuple, dtype, device) -> Function:
+    """Make ``node`` a recorded graph node over ``inputs`` (tensors or None) with an output of ``shape``/``dtype``.
+
+    For nodes made without a forward (the view-history nodes). ``Function.apply`` does the same inline: it is
+    the hot path, where a call per op costs what the rest of the recording does.
+    """
+    node.saved = None
+    node.next = tuple(_edge(t) for t in inputs)
+    node.seq = _seq()
+    node.out_shape, node.out_dtype = shape, dtype
+    node.hooks = node.retained = None
+    if events.WATCH_NODES:
+        if events.ORIGINS:
+            node.origin = origin()
+        if events.ACTIVE:
+            events.emit(events.OpRecorded(node.name, node, tuple(t.shape for t in inputs if t is not None), shape,
+                                          dtype.name, str(device), events.now()))
+    return node

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import events
-from ..sites import origin
-from .function import Function, _seq
+from .function import Function, record
 
 
 class ViewOfBase(Function):
@@ -80,30 +78,6 @@ def positions(view, base) -> np.ndarray:
     return out
 
 
-def _edge(t):
-    """What a node's ``next`` entry is for input ``t``: its node, the leaf itself, or None."""
-    if t is None:
-        return None
-    g = t.grad_fn
-    return g if g is not None else (t if t.requires_grad else None)
-
-
-def _record(node: Function, inputs: tuple, shape: tuple, dtype, device) -> Function:
-    """Make ``node`` a recorded graph node over ``inputs`` with an output of ``shape``/``dtype``."""
-    node.saved = None
-    node.next = tuple(_edge(t) for t in inputs)
-    node.seq = _seq()
-    node.out_shape, node.out_dtype = shape, dtype
-    node.hooks = node.retained = None
-    if events.WATCH_NODES:
-        if events.ORIGINS:
-            node.origin = origin()
-        if events.ACTIVE:
-            events.emit(events.OpRecorded(node.name, node, tuple(t.shape for t in inputs if t is not None), shape,
-                                          dtype.name, str(device), events.now()))
-    return node
-
-
 def _positions_tensor(view, base):
     from ..creation import tensor
 
@@ -124,7 +98,7 @@ def refresh_views(base) -> None:
         if v._base is base:
             node = ViewOfBase()
             node.base_shape, node.positions = base.shape, _positions_tensor(v, base)
-            v.grad_fn = _record(node, (base,), v.shape, v.dtype, v._dev)
+            v.grad_fn = record(node, (base,), v.shape, v.dtype, v._dev)
             v.requires_grad = True
     base._storage.views = alive
 
@@ -134,7 +108,7 @@ def write_through_view(view, result) -> None:
     base = view._base
     node = WriteThroughView()
     node.base_shape, node.positions = base.shape, _positions_tensor(view, base)
-    base.grad_fn = _record(node, (base, result), base.shape, base.dtype, base._dev)
+    base.grad_fn = record(node, (base, result), base.shape, base.dtype, base._dev)
     base.requires_grad = True
     refresh_views(base)
 
@@ -159,7 +133,7 @@ def unusable_history(view, value, op: str) -> None:
     base = view._base if view._base is not None else view
     node = OverlappingWrite()
     node.shape = view.shape
-    base.grad_fn = _record(node, (base, value if isinstance(value, Tensor) else None), base.shape, base.dtype,
+    base.grad_fn = record(node, (base, value if isinstance(value, Tensor) else None), base.shape, base.dtype,
                            base._dev)
     base.requires_grad = True
     refresh_views(base)
