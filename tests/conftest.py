@@ -101,16 +101,22 @@ def make_array(shape, kind: str, rng: np.random.Generator, dtype: str = "float64
     return np.asarray(a).astype(TL_DTYPES[dtype].np)
 
 
-@pytest.fixture(params=["fast_backward", "graph_backward"])
-def backward_path(request):
-    """Run a test with each op's ``backward_fast`` (backend primitives) and with its Tensor-op
-    ``backward`` (the one ``create_graph=True`` uses), so both spellings are held to the oracle."""
-    from tinygrad_like.autograd import engine
+@pytest.fixture(params=["plain", "create_graph"])
+def backward_mode(request, monkeypatch):
+    """Run a test with a plain ``backward()`` and with ``backward(create_graph=True)``, which records the same
+    formulas as a graph of the backward (and recomputes what a fused node reuses from forward, e.g. layer norm's
+    statistics), so both are held to the oracle."""
+    if request.param == "create_graph":
+        plain = tl.Tensor.backward
 
-    old = engine.FAST_BACKWARD
-    engine.FAST_BACKWARD = request.param == "fast_backward"
+        def recording(self, gradient=None, retain_graph=None, create_graph=False):
+            return plain(self, gradient, retain_graph, True)
+
+        monkeypatch.setattr(tl.Tensor, "backward", recording)
+        # the gradients are then part of a graph; let the comparisons read them as torch's .numpy() would not
+        to_numpy = tl.Tensor.numpy
+        monkeypatch.setattr(tl.Tensor, "numpy", lambda self, *, force=True: to_numpy(self, force=force))
     yield request.param
-    engine.FAST_BACKWARD = old
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ def grads_of(net, run, seed=1, x_grad=False):
 
 @pytest.mark.parametrize("x_grad", [False, True])
 @pytest.mark.parametrize("segments", [1, 2, 3, 7])
-def test_checkpoint_sequential_matches_plain_run_with_dropout(backward_path, segments, x_grad):
+def test_checkpoint_sequential_matches_plain_run_with_dropout(backward_mode, segments, x_grad):
     net = make_net()
     plain = grads_of(net, lambda n, x: n(x), x_grad=x_grad)
     ckpt = grads_of(net, lambda n, x: checkpoint_sequential(n, segments, x), x_grad=x_grad)
@@ -105,7 +105,7 @@ def test_in_place_change_of_a_checkpointed_input_is_caught():
         y.sum().backward()
 
 
-def test_closure_parameters_get_gradients_when_the_input_needs_none(backward_path):
+def test_closure_parameters_get_gradients_when_the_input_needs_none(backward_mode):
     tl.manual_seed(0)
     lin = nn.Linear(3, 3)
     x = tl.randn(2, 3)

@@ -21,8 +21,8 @@ from tinygrad_like.autograd import GradcheckError, gradcheck
 torch = pytest.importorskip("torch")  # the oracle: this module skips without it
 F = torch.nn.functional
 
-# every test here runs with both backward paths (see conftest.backward_path)
-pytestmark = pytest.mark.usefixtures("backward_path")
+# every test here runs with a plain backward and with create_graph=True (see conftest.backward_mode)
+pytestmark = pytest.mark.usefixtures("backward_mode")
 
 
 def _idx(*rows):

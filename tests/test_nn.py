@@ -54,7 +54,7 @@ def rand(*shape, seed=0, dtype=np.float32):
 # ---- layers -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("shape", [(5, 7), (2, 3, 7), (7,)])
-def test_linear(backward_path, bias, shape):
+def test_linear(backward_mode, bias, shape):
     theirs = tnn.Linear(7, 4, bias=bias)
     ours = nn.Linear(7, 4, bias=bias)
     copy_weights(ours, theirs)
@@ -75,7 +75,7 @@ CONV_CASES = [
 
 
 @pytest.mark.parametrize("kw", CONV_CASES, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
-def test_conv2d(backward_path, kw):
+def test_conv2d(backward_mode, kw):
     theirs, ours = tnn.Conv2d(**kw), nn.Conv2d(**kw)
     copy_weights(ours, theirs)
     run_both(ours, theirs, rand(2, kw["in_channels"], 9, 8), atol=2e-5)
@@ -104,7 +104,7 @@ def test_conv2d_stride1_wide_columns_gradcheck(kw):
 
 
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
-def test_conv2d_weight_grad_with_a_non_finite_pixel_matches_torch(backward_path, bad):
+def test_conv2d_weight_grad_with_a_non_finite_pixel_matches_torch(backward_mode, bad):
     """The wide columns hold real pixels in the thrown-away columns; a non-finite one there must not
     leak into the weight gradient through 0 * inf (the result must equal torch's, NaNs in place)."""
     x = rand(2, 2, 6, 6)
@@ -120,7 +120,7 @@ def test_conv2d_weight_grad_with_a_non_finite_pixel_matches_torch(backward_path,
     np.testing.assert_allclose(np.nan_to_num(ga), np.nan_to_num(gb), rtol=1e-5, atol=1e-5)
 
 
-def test_conv2d_input_grad_with_an_infinite_weight_matches_torch(backward_path):
+def test_conv2d_input_grad_with_an_infinite_weight_matches_torch(backward_mode):
     """inf * the zero gradient of a dropped wide column must not leak NaN into the input gradient."""
     x = np.zeros((1, 1, 3, 4), np.float32)
     w = np.array([[[[np.inf, 1.0]]]], np.float32)
@@ -132,7 +132,7 @@ def test_conv2d_input_grad_with_an_infinite_weight_matches_torch(backward_path):
     np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
 
 
-def test_non_finite_gradients_reach_only_the_winners_like_torch(backward_path):
+def test_non_finite_gradients_reach_only_the_winners_like_torch(backward_mode):
     """ReLU and max-pool send an inf/NaN output gradient only where it belongs (torch: 0 elsewhere, not
     inf * 0 = NaN); a window holding NaN gives its gradient (and its index) to its last NaN, as in torch."""
     x = rand(2, 3, 6, 6, seed=5)
@@ -160,7 +160,7 @@ def test_non_finite_gradients_reach_only_the_winners_like_torch(backward_path):
     np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
 
 
-def test_non_finite_gradients_on_large_tensors_take_the_exact_path(backward_path):
+def test_non_finite_gradients_on_large_tensors_take_the_exact_path(backward_mode):
     """Above a few thousand elements ReLU and the 2x2 pool multiply by their masks after a finiteness check;
     an inf or NaN gradient must send them to the exact path (torch: 0 where the input lost)."""
     x = rand(4, 8, 32, 32, seed=7)
@@ -176,7 +176,7 @@ def test_non_finite_gradients_on_large_tensors_take_the_exact_path(backward_path
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
-def test_relu_on_large_tensors_matches_torch(backward_path, layout):
+def test_relu_on_large_tensors_matches_torch(backward_mode, layout):
     """Large contiguous inputs go block by block against a cached zero block: values, NaN, infinities and
     the block boundaries must come out as torch's (the sign of a zero is not compared: torch keeps -0.0)."""
     x = rand(3, 70_001)
@@ -210,7 +210,7 @@ def test_conv2d_float64_gradcheck_and_double_backward():
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
                                 dict(kernel_size=(2, 3), stride=1), dict(kernel_size=3, stride=1, dilation=2),
                                 dict(kernel_size=3, stride=2)])
-def test_max_pool2d(backward_path, kw):
+def test_max_pool2d(backward_mode, kw):
     run_both(nn.MaxPool2d(**kw), tnn.MaxPool2d(**kw), rand(2, 3, 9, 8))
     x = rand(2, 3, 9, 8, seed=3)
     oa, ia = F.max_pool2d(tl.tensor(x), return_indices=True, **kw)
@@ -219,7 +219,7 @@ def test_max_pool2d(backward_path, kw):
     assert_close(ia, ib)
 
 
-def test_max_pool2d_ties_send_the_gradient_to_one_input_like_torch(backward_path):
+def test_max_pool2d_ties_send_the_gradient_to_one_input_like_torch(backward_mode):
     x = np.zeros((1, 1, 4, 4), np.float32)  # every window is a tie
     run_both(nn.MaxPool2d(2), tnn.MaxPool2d(2), x)
     run_both(nn.MaxPool2d(3, stride=1), tnn.MaxPool2d(3, stride=1), x)  # overlapping windows
@@ -227,7 +227,7 @@ def test_max_pool2d_ties_send_the_gradient_to_one_input_like_torch(backward_path
 
 @pytest.mark.parametrize("shape", [(2, 3, 6, 8), (2, 3, 7, 8), (1, 2, 6, 7)], ids=["even", "odd-height", "odd-width"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_max_pool2d_2x2_with_many_ties_matches_torch(backward_path, shape, dtype):
+def test_max_pool2d_2x2_with_many_ties_matches_torch(backward_mode, shape, dtype):
     """Values from {0, 1, 2}: most windows hold ties in every arrangement (left/right, top/bottom, both).
     float32 even-width inputs take the backend's paired-column fast path; the rest the general one."""
     x = np.random.default_rng(4).integers(0, 3, shape).astype(dtype)
@@ -238,12 +238,12 @@ def test_max_pool2d_2x2_with_many_ties_matches_torch(backward_path, shape, dtype
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
                                 dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
                                 dict(kernel_size=(2, 3), stride=(1, 2)), dict(kernel_size=2, divisor_override=3)])
-def test_avg_pool2d(backward_path, kw):
+def test_avg_pool2d(backward_mode, kw):
     run_both(nn.AvgPool2d(**kw), tnn.AvgPool2d(**kw), rand(2, 3, 9, 8))
 
 
 @pytest.mark.parametrize("size", [(1, 1), 3, (2, None), (4, 3), (7, 8)])
-def test_adaptive_avg_pool2d(backward_path, size):
+def test_adaptive_avg_pool2d(backward_mode, size):
     run_both(nn.AdaptiveAvgPool2d(size), tnn.AdaptiveAvgPool2d(size), rand(2, 3, 7, 8))
 
 
@@ -259,7 +259,7 @@ def test_pool_gradchecks():
                                        (nn.BatchNorm2d, (3, 4, 5, 5))])
 @pytest.mark.parametrize("kw", [{}, dict(momentum=None), dict(affine=False), dict(track_running_stats=False),
                                 dict(momentum=0.3, eps=1e-3)])
-def test_batch_norm_train_and_eval(backward_path, cls, shape, kw):
+def test_batch_norm_train_and_eval(backward_mode, cls, shape, kw):
     tcls = getattr(tnn, cls.__name__)
     ours, theirs = cls(4, **kw), tcls(4, **kw)
     copy_weights(ours, theirs)
@@ -287,7 +287,7 @@ def test_batch_norm_gradcheck():
 
 @pytest.mark.parametrize("shape,normalized", [((4, 6), 6), ((2, 3, 5), (5,)), ((2, 3, 4), (3, 4))])
 @pytest.mark.parametrize("kw", [{}, dict(elementwise_affine=False), dict(bias=False), dict(eps=1e-2)])
-def test_layer_norm(backward_path, shape, normalized, kw):
+def test_layer_norm(backward_mode, shape, normalized, kw):
     ours, theirs = nn.LayerNorm(normalized, **kw), tnn.LayerNorm(normalized, **kw)
     if theirs.weight is not None:
         with torch.no_grad():
@@ -314,7 +314,7 @@ def test_layer_norm_gradcheck_and_double_backward():
         assert_close(a, b_, atol=1e-8, rtol=1e-7)
 
 
-def test_embedding(backward_path):
+def test_embedding(backward_mode):
     ours, theirs = nn.Embedding(10, 4, padding_idx=2), tnn.Embedding(10, 4, padding_idx=2)
     copy_weights(ours, theirs)
     idx = np.array([[1, 2, 3], [2, 9, 1]])
@@ -334,7 +334,7 @@ def test_embedding(backward_path):
                                        ("SiLU", ()), ("Sigmoid", ()), ("Tanh", ()), ("Softplus", (2.0, 5.0)),
                                        ("ELU", (0.7,)), ("Softmax", (1,)), ("LogSoftmax", (-1,)),
                                        ("Identity", ()), ("Flatten", ()), ("Flatten", (0, 1))])
-def test_activation_and_shape_modules(backward_path, name, args):
+def test_activation_and_shape_modules(backward_mode, name, args):
     run_both(getattr(nn, name)(*args), getattr(tnn, name)(*args), rand(3, 4, 5) * 2)
 
 
@@ -343,7 +343,7 @@ def test_unflatten():
 
 
 # ---- dropout -----------------------------------------------------------------------------------
-def test_dropout_statistics_mask_and_gradient(backward_path):
+def test_dropout_statistics_mask_and_gradient(backward_mode):
     tl.manual_seed(0)
     x = tl.ones(200, 500, requires_grad=True)
     y = F.dropout(x, 0.3)
@@ -393,7 +393,7 @@ CE_CASES = [dict(), dict(reduction="sum"), dict(reduction="none"), dict(ignore_i
 
 @pytest.mark.parametrize("kw", CE_CASES, ids=str)
 @pytest.mark.parametrize("extra", [(), (3,), (2, 3)])
-def test_cross_entropy_class_indices(backward_path, kw, extra):
+def test_cross_entropy_class_indices(backward_mode, kw, extra):
     x, t = logits_and_target(extra=extra)
     kw = dict(kw)
     w = np.linspace(0.5, 2.0, 5).astype(np.float32) if kw.pop("weight", False) else None
@@ -403,7 +403,7 @@ def test_cross_entropy_class_indices(backward_path, kw, extra):
 
 @pytest.mark.parametrize("kw", [dict(), dict(label_smoothing=0.3), dict(reduction="sum"), dict(weight=True)],
                          ids=str)
-def test_cross_entropy_probabilities(backward_path, kw):
+def test_cross_entropy_probabilities(backward_mode, kw):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((4, 5, 3)).astype(np.float32)
     p = rng.random((4, 5, 3)).astype(np.float32)
@@ -440,7 +440,7 @@ def test_cross_entropy_errors():
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(reduction="sum"), dict(ignore_index=2), dict(weight=True)], ids=str)
-def test_nll_loss(backward_path, kw):
+def test_nll_loss(backward_mode, kw):
     x, t = logits_and_target(extra=(3,))
     kw = dict(kw)
     w = np.linspace(0.5, 2.0, 5).astype(np.float32) if kw.pop("weight", False) else None
@@ -449,7 +449,7 @@ def test_nll_loss(backward_path, kw):
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_regression_and_binary_losses(backward_path, reduction):
+def test_regression_and_binary_losses(backward_mode, reduction):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((4, 3)).astype(np.float32)
     y = rng.standard_normal((4, 3)).astype(np.float32)
@@ -502,7 +502,7 @@ def test_layer_errors_name_shapes():
         nn.Conv2d(1, 1, 1)(tl.zeros(1, 1, 2, 2, dtype=tl.float64))
 
 
-def test_second_backward_through_fused_ops_is_refused(backward_path):
+def test_second_backward_through_fused_ops_is_refused():
     from tinygrad_like.autograd.function import SavedTensorsFreedError
     x = tl.randn(4, 3, requires_grad=True)
     for make in (lambda: F.cross_entropy(x, tl.tensor([0, 1, 2, 1])), lambda: F.dropout(x, 0.5).sum(),

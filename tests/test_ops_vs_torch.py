@@ -23,9 +23,9 @@ import tinygrad_like as tl
 torch = pytest.importorskip("torch")  # the oracle: this module skips without it
 F = torch.nn.functional
 
-# every test here runs with both backward paths (see conftest.backward_path);
+# every test here runs with a plain backward and with create_graph=True (see conftest.backward_mode);
 # torch deprecates x.T on non-2-D tensors; we still compare it (both reverse all dims)
-pytestmark = [pytest.mark.usefixtures("backward_path"),
+pytestmark = [pytest.mark.usefixtures("backward_mode"),
               pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")]
 
 

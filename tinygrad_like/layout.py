@@ -33,6 +33,8 @@ def contiguous_strides(shape: tuple) -> tuple:
 
 def normalize_dim(dim: int, ndim: int, what: str = "dim") -> int:
     """Wrap a negative dim and check its range with PyTorch's wording."""
+    if type(dim) is int and -ndim <= dim < ndim:  # the common case, first (a hot path of every view and reduction)
+        return dim + ndim if dim < 0 else dim
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"{what} must be an int, got {type(dim).__name__}")
     lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
@@ -80,6 +82,15 @@ def broadcast_shapes(*shapes: tuple) -> tuple:
 def infer_shape(shape: tuple, numel: int) -> tuple:
     """Resolve one ``-1`` in a requested shape; explain a size mismatch."""
     shape = tuple(shape)
+    if -1 not in shape:  # the common case: every size given, checked in one pass
+        n = 1
+        for s in shape:
+            if type(s) is not int or s < 0:
+                break
+            n *= s
+        else:
+            if n == numel:
+                return shape
     for n in shape:
         if not isinstance(n, int) or isinstance(n, bool):
             raise TypeError(f"shape must be a sequence of ints, got {shape!r}")
@@ -148,13 +159,22 @@ class Layout:
         return self.offset, hi + 1
 
     # ---- view algebra -------------------------------------------------------------------
-    def permute(self, dims: tuple) -> Layout:
+    def permutation(self, dims) -> tuple:
+        """``dims`` as non-negative dims, checked to be a permutation of this layout's dims."""
         nd = len(self.shape)
-        dims = tuple(normalize_dim(d, nd) for d in dims)
-        if len(dims) != nd or sorted(dims) != list(range(nd)):
-            raise RuntimeError(f"permute(): dims {tuple(dims)} must be a permutation of 0..{nd - 1} "
+        out = [normalize_dim(d, nd) for d in dims]
+        if len(out) != nd or len(set(out)) != nd:
+            raise RuntimeError(f"permute(): dims {tuple(out)} must be a permutation of 0..{nd - 1} "
                                f"for a tensor of shape {self.shape}")
-        return Layout(tuple(self.shape[d] for d in dims), tuple(self.strides[d] for d in dims), self.offset)
+        return tuple(out)
+
+    def permute(self, dims: tuple) -> Layout:
+        return self.permuted(self.permutation(dims))
+
+    def permuted(self, dims: tuple) -> Layout:
+        """The layout with its dims in the order ``dims`` (already a checked :meth:`permutation`)."""
+        shape, strides = self.shape, self.strides
+        return Layout(tuple([shape[d] for d in dims]), tuple([strides[d] for d in dims]), self.offset)
 
     def transpose(self, d0: int, d1: int) -> Layout:
         nd = len(self.shape)

@@ -25,13 +25,12 @@ from .autograd import engine, function, grad_mode, view_history
 from .autograd.function import Function
 from .device import CPU, Device, get_device
 from .dtypes import DType, result_type, scalar_category
-from .layout import Layout, contiguous_strides, normalize_dim, normalize_dims
+from .layout import Layout, contiguous_strides, infer_shape, normalize_dim, normalize_dims
 from .ops import _util
 from .ops import elementwise as E
 from .ops import indexing as I
 from .ops import movement as M
 from .ops import reduce as R
-from .sites import origin
 from .storage import Storage
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
@@ -454,19 +453,21 @@ class Tensor:
         return M.Reshape.apply(self, _shape_args_neg(shape))
 
     def reshape(self, *shape) -> Tensor:
-        shape = _shape_args_neg(shape)
-        from .layout import infer_shape
-        shape = infer_shape(shape, self.numel())
+        shape = infer_shape(_shape_args_neg(shape), self.numel())
         if shape == self.shape:
             return self if self.grad_fn is None and not self.requires_grad else M.Reshape.apply(self, shape)
-        if self._layout.view(shape) is None:
+        lay = self._layout.view(shape)
+        if lay is None:
             return M.Reshape.apply(self.contiguous(), shape)
-        return M.Reshape.apply(self, shape)
+        return M.Reshape.apply(self, shape) if self._records() else self._view(lay)
 
     def permute(self, *dims) -> Tensor:
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
-        return M.Permute.apply(self, dims)
+        if self._records():
+            return M.Permute.apply(self, dims)
+        lay = self._layout
+        return self._view(lay.permuted(lay.permutation(dims)))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         nd = self.ndim
@@ -476,7 +477,9 @@ class Tensor:
         d0, d1 = normalize_dim(dim0, nd), normalize_dim(dim1, nd)
         order = list(range(nd))
         order[d0], order[d1] = order[d1], order[d0]
-        return M.Permute.apply(self, tuple(order))
+        if self._records():
+            return M.Permute.apply(self, tuple(order))
+        return self._view(self._layout.permuted(tuple(order)))
 
     swapaxes = transpose
 
@@ -503,7 +506,8 @@ class Tensor:
         return self.T
 
     def expand(self, *shape) -> Tensor:
-        return M.Expand.apply(self, _shape_args_neg(shape))
+        shape = _shape_args_neg(shape)
+        return M.Expand.apply(self, shape) if self._records() else self._view(self._layout.expand(shape))
 
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
@@ -512,10 +516,15 @@ class Tensor:
         return self.expand(tuple(shape))
 
     def squeeze(self, dim=None) -> Tensor:
-        return M.Squeeze.apply(self, dim)
+        return M.Squeeze.apply(self, dim) if self._records() else self._view(self._layout.squeeze(dim))
 
     def unsqueeze(self, dim: int) -> Tensor:
-        return M.Unsqueeze.apply(self, dim)
+        return M.Unsqueeze.apply(self, dim) if self._records() else self._view(self._layout.unsqueeze(dim))
+
+    def _records(self) -> bool:
+        """Whether an op on this tensor records a graph node. A view op that records none is just the view (its
+        node would only carry the layout), which keeps views cheap inside a plain backward's formulas."""
+        return self.requires_grad and _grad.enabled
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         if self.ndim == 0:
@@ -656,8 +665,19 @@ class Tensor:
     def __sub__(self, other):
         return E.Sub.apply(self, other)
 
+    def _left_number(self, value):
+        """``value`` from the left of an operator (``2 - x``) as a 0-d tensor of the op's result dtype, so the
+        op itself runs (Sub, Div, Pow: one node type per op) with the number as its first operand.
+        None when ``value`` is not a number (the operator then returns NotImplemented, as Python expects)."""
+        if not E._num(value):
+            return None
+        if isinstance(value, np.generic):
+            value = value.item()
+        return wrap_native(self._dev.backend.full((), value, result_type(self, value)), self._dev)
+
     def __rsub__(self, other):
-        return E.RSub.apply(self, other)
+        left = self._left_number(other)
+        return NotImplemented if left is None else E.Sub.apply(left, self)
 
     def __mul__(self, other):
         return E.Mul.apply(self, other)
@@ -669,13 +689,15 @@ class Tensor:
         return E.Div.apply(self, other)
 
     def __rtruediv__(self, other):
-        return E.RDiv.apply(self, other)
+        left = self._left_number(other)
+        return NotImplemented if left is None else E.Div.apply(left, self)
 
     def __pow__(self, other):
         return E.Pow.apply(self, other)
 
     def __rpow__(self, other):
-        return E.RPow.apply(self, other)
+        left = self._left_number(other)
+        return NotImplemented if left is None else E.Pow.apply(left, self)
 
     def __matmul__(self, other):
         return R.Matmul.apply(self, other)
@@ -1275,30 +1297,7 @@ class ToDevice(Function):
     def forward(self, x, dev):
         self.src = x._dev
         host = np.asarray(x._host(), order="C")  # keeps 0-d (ascontiguousarray would not)
-        if dev.is_host and dev is CPU:
-            return host.copy()
-        return dev.backend.from_numpy(host)
-
-    @classmethod
-    def apply(cls, x, dev):
-        node = cls()
-        node.saved = None
-        raw = node.forward(x, dev)
-        out = wrap_native(raw, dev)
-        if _grad.enabled and x.requires_grad:
-            g = x.grad_fn
-            node.next = (g if g is not None else x, None)
-            node.seq = function._seq()
-            node.out_shape, node.out_dtype = out.shape, out.dtype
-            node.hooks = node.retained = None
-            out.requires_grad, out.grad_fn = True, node
-            if events.WATCH_NODES:
-                if events.ORIGINS:
-                    node.origin = origin()
-                if events.ACTIVE:
-                    events.emit(events.OpRecorded(node.name, node, (x.shape,), out.shape, out.dtype.name, str(dev),
-                                                  events.now()))
-        return out
+        return wrap_native(host.copy() if dev is CPU else dev.backend.from_numpy(host), dev)
 
     def backward(self, g):
         return g.to(self.src), None

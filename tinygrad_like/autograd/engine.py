@@ -12,12 +12,11 @@ import heapq
 import time
 
 from .. import events
+from ..ops._util import sum_to
 from . import grad_mode
 from .function import Function
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
-
-_wrap = None  # tinygrad_like.tensor.wrap_native, bound at import
 
 _perf = time.perf_counter
 
@@ -38,20 +37,17 @@ class Step:
         return f"Step({self.index}, {self.node.name}, {self.seconds * 1e6:.1f} us)"
 
 
-#: Use each op's ``backward_fast`` when no graph of the backward is wanted. Tests flip this to
-#: check that both spellings of every backward agree.
-FAST_BACKWARD = True
+def _as_input(g, shape: tuple, dtype):
+    """``g`` as the gradient of an input of ``shape``/``dtype``: summed over the dims the op broadcast, and cast.
 
-
-def _add(a, b):
-    return a + b
-
-
-def _add_raw(a, b):
-    """Sum two gradients without recording (same device and shape: they flow into one tensor)."""
-    if a.dtype is not b.dtype or a.shape != b.shape:
-        return a + b
-    return _wrap(a._dev.backend.add(a._x, b._x), a._dev)
+    The engine does this for every op from what the graph recorded (a parent node's ``out_shape``/``out_dtype``,
+    a leaf's own), so a backward formula returns the gradient in the shape its arithmetic gives. With
+    ``create_graph`` the sum and the cast are recorded like any other op."""
+    if g.shape != shape:
+        g = sum_to(g, shape)
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    return g
 
 
 def _count_dependencies(roots) -> dict:
@@ -82,12 +78,14 @@ def _accumulate_leaf(leaf, g, owned: set) -> None:
     if g.dtype is not leaf.dtype:  # a leaf's gradient has the leaf's dtype (as in torch), whatever the op gave
         g = g.to(leaf.dtype)
     if leaf._grad is None:
-        if id(g._storage) in owned:
+        # a fresh tensor of its own, as torch's AccumulateGrad: not a storage another leaf or the caller holds, not a
+        # view (a formula may return an expanded, strided or narrowed view of a gradient)
+        if g._base is not None or id(g._storage) in owned:
             g = g.clone() if _grad.enabled else g.detach().clone()
         owned.add(id(g._storage))
         leaf.grad = g if _grad.enabled else g.detach()
     else:
-        leaf.grad = leaf._grad + g if _grad.enabled else _add_raw(leaf._grad, g)
+        leaf.grad = leaf._grad + g
 
 
 def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool = False,
@@ -109,8 +107,6 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
         elif t.requires_grad:  # backward() on a leaf itself
             leaf_pending[t] = g
     deps = _count_dependencies(root_nodes)
-    fast = FAST_BACKWARD and not create_graph
-    add = _add_raw if fast else _add
     owned = {id(g._storage) for g in grads}
     heap = [(-n.seq, n) for n in root_nodes if deps.get(n, 0) == 0]
     heapq.heapify(heap)
@@ -140,7 +136,7 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
                             t.grad = g.detach() if t.grad is None else t.grad + g.detach()
                 if capture is not None and node in capture:
                     capture[node] = g
-                grads_out = node.backward_fast(g) if fast else node.backward(g)
+                grads_out = node.backward(g)
                 if type(grads_out) is not tuple:
                     grads_out = (grads_out,)
                 if len(grads_out) != len(node.next):
@@ -156,12 +152,16 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
                 deps[p] = left
                 if isinstance(p, Function):
                     if gi is not None:
-                        pending[p] = add(pending[p], gi) if p in pending else gi
+                        if gi.shape != p.out_shape or gi.dtype is not p.out_dtype:
+                            gi = _as_input(gi, p.out_shape, p.out_dtype)
+                        pending[p] = pending[p] + gi if p in pending else gi
                     if left == 0:
                         heapq.heappush(heap, (-p.seq, p))
                 else:
                     if gi is not None:
-                        leaf_pending[p] = add(leaf_pending[p], gi) if p in leaf_pending else gi
+                        if gi.shape != p.shape or gi.dtype is not p.dtype:
+                            gi = _as_input(gi, p.shape, p.dtype)
+                        leaf_pending[p] = leaf_pending[p] + gi if p in leaf_pending else gi
                     if left == 0 and p in leaf_pending:
                         _deliver_leaf(p, leaf_pending.pop(p), capture, owned)
                         filled.append(p)

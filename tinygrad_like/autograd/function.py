@@ -90,21 +90,17 @@ class Function:
     def backward(self, grad):
         raise NotImplementedError(f"{type(self).__name__}.backward")
 
-    def backward_fast(self, grad):
-        """The same gradients computed straight from backend primitives, without recording.
-
-        The engine calls this when no graph of the backward is wanted (``create_graph=False``);
-        ops without one fall back to :meth:`backward`. Both paths are tested against PyTorch.
-        """
-        return self.backward(grad)
-
     @classmethod
     def apply(cls, x, *args):
-        """Run forward and, when recording, make this op's node the output's ``grad_fn``."""
+        """Run forward and, when recording, make this op's node the output's ``grad_fn``.
+
+        The one place a node is recorded (ops, views, device copies and the nodes of in-place history alike).
+        ``forward`` returns a native array, or a Tensor it made itself (a view, a copy on another device, a
+        user kernel's output)."""
         node = cls()
         node.saved = None
-        dev = x._dev  # (pending host writes upload when forward looks up dev.backend: see Device.mark_pending)
-        out = wrap(node.forward(x, *args), dev)
+        r = node.forward(x, *args)  # (pending host writes upload when forward looks up dev.backend)
+        out = wrap(r, x._dev) if type(r) is not Tensor else _own(r, x, args)
         if not _grad.enabled:
             return out
         xg = x.grad_fn
@@ -132,25 +128,13 @@ class Function:
                 edges.append(None)
         if not req or not out.dtype.is_floating_point:
             return out
-        node.next = tuple(edges)
-        node.seq = _seq()
-        node.out_shape = out._x.shape
-        node.out_dtype = out.dtype
-        node.hooks = node.retained = None
         if cls.save_output:  # (a fresh output is at version 0; one a user kernel wrote may be further on)
             v = out._storage.version
             if node.saved:
                 node.saved, node.saved_versions = (*node.saved, out), (*node.saved_versions, v)
             else:
                 node.saved, node.saved_versions = (out,), (v,)
-        out.requires_grad = True
-        out.grad_fn = node
-        if events.WATCH_NODES:  # (one flag for both watchers: nothing added to the path when neither is on)
-            if events.ORIGINS:
-                node.origin = origin()
-            if events.ACTIVE:
-                events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
-                                              out.shape, out.dtype.name, str(dev), events.now()))
+        _attach(node, tuple(edges), out, x, args)
         return out
 
     # ---- saved tensors -------------------------------------------------------------------
@@ -204,6 +188,12 @@ class Function:
         """Edges to the inputs: parent nodes, leaf tensors (which accumulate ``.grad``) or None."""
         return self.next
 
+    def input_meta(self) -> tuple:
+        """Per input, the ``(shape, dtype)`` its gradient is summed and cast to by the engine: a parent node's
+        output, a leaf's own; None for an input that gets no gradient (a number, a tensor not requiring grad)."""
+        return tuple(None if p is None else (p.out_shape, p.out_dtype) if isinstance(p, Function) else
+                     (p.shape, p.dtype) for p in self.next)
+
     def attributes(self) -> dict:
         """The op's own attributes (dims, shapes, scalars) for graph views and debugging."""
         out = {}
@@ -246,6 +236,38 @@ class Function:
         return f"<{self.name}Backward>"
 
 
+def _own(r, x, args):
+    """A Tensor that forward returned becomes the output: one already in a graph would tie two histories to one
+    storage (refused); an input returned as it is is detached, so the caller's own tensor gets no history."""
+    if r.requires_grad or r.grad_fn is not None:
+        raise RuntimeError("a Function's forward returned a tensor that is already part of the autograd graph (an "
+                           "input that requires grad, or the result of recorded ops): return a new tensor, e.g. "
+                           "one made with tl.empty(...) or computed under tl.no_grad(), or a native array")
+    if r is x:
+        return r.detach()
+    for a in args:
+        if r is a:
+            return r.detach()
+    return r
+
+
+def _attach(node: Function, edges: tuple, out, x, args) -> None:
+    """Make ``node`` (over ``edges``, one per input) the recorded history of ``out``, and tell observers."""
+    node.next = edges
+    node.seq = _seq()
+    node.out_shape = out._x.shape
+    node.out_dtype = out.dtype
+    node.hooks = node.retained = None
+    out.requires_grad = True
+    out.grad_fn = node
+    if events.WATCH_NODES:  # (one flag for both watchers: nothing added to the path when neither is on)
+        if events.ORIGINS:
+            node.origin = origin()
+        if events.ACTIVE:
+            events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
+                                          out.shape, out.dtype.name, str(out._dev), events.now()))
+
+
 def _edge(t):
     """What a node's ``next`` entry is for input ``t``: its node, the leaf itself, or None."""
     if t is None:
@@ -254,21 +276,12 @@ def _edge(t):
     return g if g is not None else (t if t.requires_grad else None)
 
 
-def record(node: Function, inputs: tuple, shape: tuple, dtype, device) -> Function:
-    """Make ``node`` a recorded graph node over ``inputs`` (tensors or None) with an output of ``shape``/``dtype``.
+def record(node: Function, inputs: tuple, out) -> Function:
+    """Make ``node`` the history of the existing tensor ``out``, over ``inputs`` (tensors or None).
 
-    For nodes made without a forward (the view-history nodes). ``Function.apply`` does the same inline: it is
-    the hot path, where a call per op costs what the rest of the recording does.
-    """
+    For the nodes of in-place history (a view re-read from its base, a write through a view), which
+    re-point a tensor that already exists instead of making one; the recording is :meth:`Function.apply`'s."""
     node.saved = None
-    node.next = tuple(_edge(t) for t in inputs)
-    node.seq = _seq()
-    node.out_shape, node.out_dtype = shape, dtype
-    node.hooks = node.retained = None
-    if events.WATCH_NODES:
-        if events.ORIGINS:
-            node.origin = origin()
-        if events.ACTIVE:
-            events.emit(events.OpRecorded(node.name, node, tuple(t.shape for t in inputs if t is not None), shape,
-                                          dtype.name, str(device), events.now()))
+    present = tuple(t for t in inputs if t is not None)
+    _attach(node, tuple(_edge(t) for t in inputs), out, present[0], present[1:])
     return node

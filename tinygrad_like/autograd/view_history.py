@@ -98,8 +98,7 @@ def refresh_views(base) -> None:
         if v._base is base:
             node = ViewOfBase()
             node.base_shape, node.positions = base.shape, _positions_tensor(v, base)
-            v.grad_fn = record(node, (base,), v.shape, v.dtype, v._dev)
-            v.requires_grad = True
+            record(node, (base,), v)
     base._storage.views = alive
 
 
@@ -108,8 +107,7 @@ def write_through_view(view, result) -> None:
     base = view._base
     node = WriteThroughView()
     node.base_shape, node.positions = base.shape, _positions_tensor(view, base)
-    base.grad_fn = record(node, (base, result), base.shape, base.dtype, base._dev)
-    base.requires_grad = True
+    record(node, (base, result), base)
     refresh_views(base)
 
 
@@ -133,7 +131,5 @@ def unusable_history(view, value, op: str) -> None:
     base = view._base if view._base is not None else view
     node = OverlappingWrite()
     node.shape = view.shape
-    base.grad_fn = record(node, (base, value if isinstance(value, Tensor) else None), base.shape, base.dtype,
-                           base._dev)
-    base.requires_grad = True
+    record(node, (base, value if isinstance(value, Tensor) else None), base)
     refresh_views(base)

@@ -60,30 +60,4 @@ def sum_to(g, shape: tuple):
     return g.reshape(shape) if g.shape != shape else g
 
 
-def grad_for_meta(g, shape, dtype):
-    """The gradient of an input of ``shape``/``dtype``: ``g`` un-broadcast to the shape and cast to the dtype."""
-    if g.shape != shape:
-        g = sum_to(g, shape)
-    if g.dtype is not dtype:
-        g = g.to(dtype)
-    return g
-
-
-def raw_to(g, shape: tuple, dtype):
-    """:func:`grad_for_meta` without recording: un-broadcast and cast with backend primitives."""
-    gs = g.shape
-    if gs == shape and g.dtype is dtype:
-        return g
-    be, x = g._dev.backend, g._x
-    if gs != shape:
-        lead = len(gs) - len(shape)
-        axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gs[i + lead] != 1)
-        if axes:
-            x = be.sum(x, axes, True)
-        x = be.reshape(x, shape)
-    if g.dtype is not dtype:
-        x = be.cast(x, dtype)
-    return wrap(x, g._dev)
-
-
 wrap = None  # tinygrad_like.tensor.wrap_native, bound at import

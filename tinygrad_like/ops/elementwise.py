@@ -13,8 +13,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from . import _util
-from ._util import float_operands, operands, raw_to, sum_to
-from ._util import grad_for_meta as _to  # the gradient of one input: un-broadcast to its shape, in its dtype
+from ._util import float_operands, operands
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -50,29 +49,23 @@ def _no_bool(x, op: str, exc=RuntimeError) -> None:
 
 
 class _Binary(Function):
-    """Remembers the inputs' shapes and dtypes (``b_shape`` is None for a Python number)."""
+    """A binary op whose second operand may be a Python number (kept as ``value``; None for a tensor)."""
 
-    __slots__ = ("a_shape", "a_dtype", "b_shape", "b_dtype")
-
-    def _meta(self, a, b) -> None:
-        self.a_shape, self.a_dtype = a.shape, a.dtype
-        if _num(b):
-            self.b_shape = None
-        else:
-            self.b_shape, self.b_dtype = b.shape, b.dtype
+    __slots__ = ("value",)
 
     def _scaling_forward(self, a, b, promoted, primitive: str):
         """Mul and Div: keep the number, or save what the gradients of the inputs that need one read (a
         gradient of ``a`` reads ``b``; one of ``b`` reads ``a``, and for Div ``b`` too). Nothing is saved
         outside autograd, and a tensor nobody's gradient reads may be written in place later (as in torch)."""
         xa, xb, _ = promoted
-        self._meta(a, b)
-        if self.b_shape is None:
+        if _num(b):
             self.value = b
-        elif _grad.enabled:
-            ra, rb = a.requires_grad, b.requires_grad
-            if ra or rb:
-                self.save_for_backward(a if rb else None, b if ra or (rb and primitive == "div") else None)
+        else:
+            self.value = None
+            if _grad.enabled:
+                ra, rb = a.requires_grad, b.requires_grad
+                if ra or rb:
+                    self.save_for_backward(a if rb else None, b if ra or (rb and primitive == "div") else None)
         try:
             return getattr(a._dev.backend, primitive)(xa, xb)
         except ValueError:
@@ -80,23 +73,20 @@ class _Binary(Function):
 
 
 class Add(_Binary):
+    """``a + b``. The engine sums each gradient back over the dims broadcasting added (and casts it to the
+    input's dtype), so both gradients are ``g`` itself."""
+
     __slots__ = ()
 
     def forward(self, a, b):
         xa, xb, _ = operands(a, b, "add")
-        self._meta(a, b)
         try:
             return a._dev.backend.add(xa, xb)
         except ValueError:
             raise _broadcast_error(a, b, "add") from None
 
     def backward(self, g):
-        return (_to(g, self.a_shape, self.a_dtype),
-                None if self.b_shape is None else _to(g, self.b_shape, self.b_dtype))
-
-    def backward_fast(self, g):
-        return (raw_to(g, self.a_shape, self.a_dtype),
-                None if self.b_shape is None else raw_to(g, self.b_shape, self.b_dtype))
+        return g, g
 
 
 class Sub(_Binary):
@@ -104,106 +94,41 @@ class Sub(_Binary):
 
     def forward(self, a, b):
         xa, xb, _ = operands(a, b, "sub")
-        self._meta(a, b)
         try:
             return a._dev.backend.sub(xa, xb)
         except ValueError:
             raise _broadcast_error(a, b, "sub") from None
 
     def backward(self, g):
-        return (_to(g, self.a_shape, self.a_dtype),
-                None if self.b_shape is None else _to(-g, self.b_shape, self.b_dtype))
-
-    def backward_fast(self, g):
-        if self.b_shape is None:
-            return raw_to(g, self.a_shape, self.a_dtype), None
-        neg = _util.wrap(g._dev.backend.neg(g._x), g._dev)
-        return raw_to(g, self.a_shape, self.a_dtype), raw_to(neg, self.b_shape, self.b_dtype)
-
-
-class RSub(Function):
-    """``number - tensor``."""
-
-    __slots__ = ("value",)
-
-    def forward(self, a, value):
-        xa, xv, _ = operands(a, value, "rsub")
-        self.value = value
-        return a._dev.backend.sub(xv, xa)
-
-    def backward(self, g):
-        return -g, None
+        return g, (-g if self.next[1] is not None else None)
 
 
 class Mul(_Binary):
-    __slots__ = ("value",)
+    __slots__ = ()
 
     def forward(self, a, b):
         return self._scaling_forward(a, b, operands(a, b, "mul"), "mul")
 
     def backward(self, g):
-        if self.b_shape is None:
-            return _to(g * self.value, self.a_shape, self.a_dtype), None
+        if self.value is not None:
+            return g * self.value, None
         a, b = self.saved_tensors
-        return (None if b is None else _to(g * b, self.a_shape, self.a_dtype),
-                None if a is None else _to(g * a, self.b_shape, self.b_dtype))
-
-    def backward_fast(self, g):
-        be, dev = g._dev.backend, g._dev
-        if self.b_shape is None:
-            return raw_to(_util.wrap(be.mul(g._x, self.value), dev), self.a_shape, self.a_dtype), None
-        a, b = self.saved_tensors
-        if (a is not None and a.dtype is not g.dtype) or (b is not None and b.dtype is not g.dtype):
-            return self.backward(g)
-        return (None if b is None else raw_to(_util.wrap(be.mul(g._x, b._x), dev), self.a_shape, self.a_dtype),
-                None if a is None else raw_to(_util.wrap(be.mul(g._x, a._x), dev), self.b_shape, self.b_dtype))
+        return (None if b is None else g * b), (None if a is None else g * a)
 
 
 class Div(_Binary):
-    __slots__ = ("value",)
+    __slots__ = ()
 
     def forward(self, a, b):
         return self._scaling_forward(a, b, float_operands(a, b, "div"), "div")
 
     def backward(self, g):
-        if self.b_shape is None:
-            return _to(g / self.value, self.a_shape, self.a_dtype), None
+        if self.value is not None:
+            return g / self.value, None
         a, b = self.saved_tensors
-        return (_to(g / b, self.a_shape, self.a_dtype) if self.next[0] is not None else None,
-                None if a is None else _to(-g * a / (b * b), self.b_shape, self.b_dtype))
-
-    def backward_fast(self, g):
-        be, dev = g._dev.backend, g._dev
-        if self.b_shape is None:
-            return raw_to(_util.wrap(be.div(g._x, self.value), dev), self.a_shape, self.a_dtype), None
-        a, b = self.saved_tensors
-        if (a is not None and a.dtype is not g.dtype) or b.dtype is not g.dtype:
-            return self.backward(g)
-        ga = be.div(g._x, b._x)
-        gb = None if a is None else raw_to(_util.wrap(be.neg(be.div(be.mul(ga, a._x), b._x)), dev), self.b_shape,
-                                           self.b_dtype)
-        return (raw_to(_util.wrap(ga, dev), self.a_shape, self.a_dtype) if self.next[0] is not None else None), gb
-
-
-class RDiv(Function):
-    """``number / tensor``: ``value * (1 / a)``. The reciprocal is kept privately (as torch keeps
-    ``reciprocal``'s result, not the product), so the output may be written in place before backward."""
-
-    __slots__ = ("value",)
-
-    def forward(self, a, value):
-        xa, xv, _ = float_operands(a, value, "rdiv")
-        self.value = value
-        be = a._dev.backend
-        if not (_grad.enabled and a.requires_grad):
-            return be.div(xv, xa)
-        r = be.div(1, xa)
-        self.save_for_backward(_util.wrap(r, a._dev))
-        return be.mul(r, xv) if value != 1 else be.copy(r)
-
-    def backward(self, g):
-        (r,) = self.saved_tensors
-        return -g * r * r * self.value if self.value != 0 else g * 0, None
+        ga = g / b if self.next[0] is not None else None
+        gb = -g * (a / b / b) if a is not None else None  # (torch's order of operations)
+        return ga, gb
 
 
 class Pow(_Binary):
@@ -211,24 +136,25 @@ class Pow(_Binary):
     gradient's formula reads it), as torch does: so ``y = x ** 2; y += 1`` is legal, ``y = x ** t`` then
     ``y += 1`` is not."""
 
-    __slots__ = ("value",)
+    __slots__ = ()
 
     def forward(self, a, b):
         xa, xb, dt = operands(a, b, "pow")
-        self._meta(a, b)
-        if self.b_shape is None:
+        if _num(b):
             self.value = b
             if _grad.enabled:
                 self.save_for_backward(a)
-        elif _grad.enabled:
-            self.save_for_backward(a, b)
+        else:
+            self.value = None
+            if _grad.enabled:
+                self.save_for_backward(a, b)
         if not dt.is_floating_point and dt.name != "bool":
             return _integer_pow(a, b, xa, xb, dt)
         try:
             out = a._dev.backend.pow(xa, xb)
         except ValueError:
             raise _broadcast_error(a, b, "pow") from None
-        if self.b_shape is not None and _grad.enabled and (a.requires_grad or b.requires_grad):
+        if self.value is None and _grad.enabled and (a.requires_grad or b.requires_grad):
             # the exponent's gradient reads the output, which torch keeps for a tensor exponent (so writing it in
             # place is an error there and here); the output returned shares this one's storage and version
             y = _util.wrap(out, a._dev)
@@ -237,22 +163,20 @@ class Pow(_Binary):
         return out
 
     def backward(self, g):
-        if self.b_shape is None:
+        if self.value is not None:
             (a,) = self.saved_tensors
             p = self.value
-            if p == 0:
-                return _to(g * 0, self.a_shape, self.a_dtype), None
-            return _to(g * p * a ** (p - 1), self.a_shape, self.a_dtype), None
+            return (g * 0 if p == 0 else g * p * a ** (p - 1)), None
         saved = self.saved_tensors
         a, b = saved[0], saved[1]
         y = saved[2] if len(saved) == 3 else None
-        ga = where(b == 0, 0.0, g * b * a ** (b - 1))  # (torch: 0 where the exponent is 0, so 0**0 gives no nan)
-        # d/db a**b = a**b * log(a); PyTorch defines it as 0 where a == 0 and b >= 0
+        ga = where(b == 0, 0.0, g * b * a ** (b - 1)) if self.next[0] is not None else None
+        if y is None or self.next[1] is None:  # (the exponent needs no gradient)
+            return ga, None
+        # d/db a**b = a**b * log(a) (torch: 0 where the exponent is 0, so 0**0 gives no nan; and 0 where a == 0
+        # and b >= 0)
         safe = (a == 0) & (b >= 0)
-        if y is None:  # (the exponent needs no gradient)
-            return _to(ga, self.a_shape, self.a_dtype), None
-        gb = g * y.masked_fill(safe, 0) * a.masked_fill(safe, 1).log()
-        return _to(ga, self.a_shape, self.a_dtype), _to(gb, self.b_shape, self.b_dtype)
+        return ga, g * y.masked_fill(safe, 0) * a.masked_fill(safe, 1).log()
 
 
 def _integer_pow(a, b, xa, xb, dt):
@@ -278,40 +202,11 @@ def _integer_pow(a, b, xa, xb, dt):
     return out if a._dev.is_host else be.from_numpy(out)
 
 
-class RPow(Function):
-    """``number ** tensor``."""
-
-    __slots__ = ("value",)
-    save_output = True
-
-    def forward(self, a, value):
-        xa, xv, dt = operands(a, value, "pow")
-        self.value = value
-        if not dt.is_floating_point and dt.name != "bool":  # an integer base: torch's rules for negative powers
-            base = np.asarray(xv)
-            na = np.asarray(a.numpy() if not a._dev.is_host else xa)
-            neg = na < 0
-            out = np.power(base, np.where(neg, 0, na))
-            if neg.any():
-                odd = (na & 1).astype(bool)
-                alt = 1 if base == 1 else (np.where(odd, -1, 1) if base == -1 else 0)
-                out = np.where(neg, alt, out)
-            out = out.astype(dt.np, copy=False)
-            return out if a._dev.is_host else a._dev.backend.from_numpy(out)
-        return a._dev.backend.pow(xv, xa)
-
-    def backward(self, g):
-        (y,) = self.saved_tensors
-        return g * y * math.log(self.value) if self.value > 0 else g * 0, None
-
-
-def _pick(g, a_wins, tie, node):
+def _pick(g, a_wins, tie):
     """maximum/minimum's gradients: all of g to the winner, half each on a tie (as PyTorch), 0 to the loser;
     with where, so an infinite gradient gives 0 to the loser rather than inf * 0 = nan."""
     half = g * 0.5
-    ga = where(a_wins, g, where(tie, half, 0.0))
-    gb = where(a_wins, 0.0, where(tie, half, g))
-    return _to(ga, node.a_shape, node.a_dtype), _to(gb, node.b_shape, node.b_dtype)
+    return where(a_wins, g, where(tie, half, 0.0)), where(a_wins, 0.0, where(tie, half, g))
 
 
 class Maximum(_Binary):
@@ -319,7 +214,6 @@ class Maximum(_Binary):
 
     def forward(self, a, b):
         xa, xb, _ = operands(a, b, "maximum")
-        self._meta(a, b)
         self.save_for_backward(a, b)
         try:
             return a._dev.backend.maximum(xa, xb)
@@ -328,7 +222,7 @@ class Maximum(_Binary):
 
     def backward(self, g):
         a, b = self.saved_tensors
-        return _pick(g, a > b, a == b, self)
+        return _pick(g, a > b, a == b)
 
 
 class Minimum(_Binary):
@@ -336,7 +230,6 @@ class Minimum(_Binary):
 
     def forward(self, a, b):
         xa, xb, _ = operands(a, b, "minimum")
-        self._meta(a, b)
         self.save_for_backward(a, b)
         try:
             return a._dev.backend.minimum(xa, xb)
@@ -345,13 +238,13 @@ class Minimum(_Binary):
 
     def backward(self, g):
         a, b = self.saved_tensors
-        return _pick(g, a < b, a == b, self)
+        return _pick(g, a < b, a == b)
 
 
 class Where(Function):
     """``where(cond, a, b)``; ``a`` or ``b`` may be Python numbers."""
 
-    __slots__ = ("a_meta", "b_meta")
+    __slots__ = ()
 
     def forward(self, cond, a, b):
         if cond.dtype.name != "bool":
@@ -369,8 +262,6 @@ class Where(Function):
         for t in (a, b):
             if isinstance(t, T) and t._dev is not cond._dev:
                 _util.check_same_device(cond, t, "where")
-        self.a_meta = (a.shape, a.dtype) if isinstance(a, T) else None
-        self.b_meta = (b.shape, b.dtype) if isinstance(b, T) else None
         self.save_for_backward(cond)
         out = be.where(cond._x, xa, xb)
         return out if out.dtype == dt.np else be.cast(out, dt)
@@ -378,9 +269,9 @@ class Where(Function):
     def backward(self, g):
         (cond,) = self.saved_tensors
         zero = g.new_zeros(())
-        ga = _to(where(cond, g, zero), *self.a_meta) if self.a_meta else None
-        gb = _to(where(cond, zero, g), *self.b_meta) if self.b_meta else None
-        return None, ga, gb
+        nxt = self.next
+        return None, (where(cond, g, zero) if nxt[1] is not None else None), \
+            (where(cond, zero, g) if nxt[2] is not None else None)
 
 
 def where(cond, a, b):
@@ -399,9 +290,6 @@ class Neg(Function):
 
     def backward(self, g):
         return (-g,)
-
-    def backward_fast(self, g):
-        return (_util.wrap(g._dev.backend.neg(g._x), g._dev),)
 
 
 class Abs(Function):
@@ -427,10 +315,6 @@ class Exp(Function):
     def backward(self, g):
         (y,) = self.saved_tensors
         return (g * y,)
-
-    def backward_fast(self, g):
-        (y,) = self.saved_tensors
-        return (_util.wrap(g._dev.backend.mul(g._x, y._x), g._dev),)
 
 
 class Log(Function):
@@ -502,11 +386,23 @@ class Tanh(Function):
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        return (g * (1 - y * y),)
+        return (TanhBackward.apply(g, y),)
 
-    def backward_fast(self, g):
-        (y,) = self.saved_tensors
-        return (_util.wrap(g._dev.backend.tanh_backward(g._x, y._x), g._dev),)
+
+class TanhBackward(Function):
+    """``g * (1 - y * y)`` (``y`` = tanh's output) as one fused kernel. It is a node of its own, so the formula
+    ``loss.backward()`` runs is the one ``create_graph=True`` differentiates again."""
+
+    __slots__ = ()
+
+    def forward(self, g, y):
+        if _grad.enabled:
+            self.save_for_backward(g, y)
+        return g._dev.backend.tanh_backward(g._x, y._x)
+
+    def backward(self, gg):
+        g, y = self.saved_tensors
+        return TanhBackward.apply(gg, y), gg * g * y * -2
 
 
 class Sigmoid(Function):
@@ -518,11 +414,22 @@ class Sigmoid(Function):
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        return (g * y * (1 - y),)
+        return (SigmoidBackward.apply(g, y),)
 
-    def backward_fast(self, g):
-        (y,) = self.saved_tensors
-        return (_util.wrap(g._dev.backend.sigmoid_backward(g._x, y._x), g._dev),)
+
+class SigmoidBackward(Function):
+    """``g * y * (1 - y)`` (``y`` = sigmoid's output) as one fused kernel, a node of its own (see TanhBackward)."""
+
+    __slots__ = ()
+
+    def forward(self, g, y):
+        if _grad.enabled:
+            self.save_for_backward(g, y)
+        return g._dev.backend.sigmoid_backward(g._x, y._x)
+
+    def backward(self, gg):
+        g, y = self.saved_tensors
+        return SigmoidBackward.apply(gg, y), gg * g * (1 - 2 * y)
 
 
 class Erf(Function):
@@ -547,48 +454,42 @@ class Relu(Function):
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        # where, not g * mask: an inf gradient at y <= 0 must give 0, not inf * 0 = NaN; and y <= 0 rather than
-        # not y > 0, so that a NaN output passes its gradient through, as in PyTorch
-        return (DependsOn.apply(where(y <= 0, 0.0, g), y),)
-
-    def backward_fast(self, g):
-        (y,) = self.saved_tensors
-        return (_util.wrap(g._dev.backend.relu_backward(g._x, y._x), g._dev),)
+        return (ReluBackward.apply(g, y),)
 
 
-class DependsOn(Function):
-    """``g`` itself, with ``x`` as a second input whose gradient is zero: a piecewise-linear op's gradient
-    (relu, leaky_relu) is a function of ``x`` whose derivative is zero almost everywhere. PyTorch's backward
-    nodes are differentiable in ``x`` that way, so a second derivative gives zeros rather than an error."""
+class ReluBackward(Function):
+    """``g`` where relu's output ``y`` is positive, else 0, as one fused kernel (a node of its own, see
+    TanhBackward). A select, not ``g * mask``: an infinite gradient where ``y <= 0`` gives 0, not inf * 0 = NaN,
+    and a NaN output passes its gradient through, as in PyTorch.
 
-    __slots__ = ("x_shape", "x_dtype")
+    Its derivative in ``y`` is zero almost everywhere; it is returned as zeros (as PyTorch's threshold_backward
+    does), so a second derivative through relu gives zeros rather than no gradient."""
 
-    def forward(self, g, x):
-        self.x_shape, self.x_dtype = x.shape, x.dtype
-        return g._dev.backend.copy(g._x)
+    __slots__ = ()
+
+    def forward(self, g, y):
+        if _grad.enabled:
+            self.save_for_backward(y)
+        return g._dev.backend.relu_backward(g._x, y._x)
 
     def backward(self, gg):
-        if self.next[1] is None:
-            return gg, None
-        from ..creation import zeros
-        return gg, zeros(self.x_shape, dtype=self.x_dtype, device=gg.device)
+        (y,) = self.saved_tensors
+        return ReluBackward.apply(gg, y), gg.new_zeros(y.shape)
 
 
 class Sign(Function):
     """``sign(x)``: differentiable with a zero gradient everywhere (as in PyTorch)."""
 
-    __slots__ = ("in_shape", "in_dtype")
+    __slots__ = ()
 
     def forward(self, x):
         if x.dtype.name == "bool":
             raise RuntimeError("sign: boolean tensors are not supported (sign of a bool is the bool itself); "
                                "convert with .to(tl.float32) or .int() first")
-        self.in_shape, self.in_dtype = x.shape, x.dtype
         return x._dev.backend.sign(x._x)
 
     def backward(self, g):
-        from ..creation import zeros
-        return (zeros(self.in_shape, dtype=self.in_dtype, device=g.device),)
+        return (g.new_zeros(g.shape),)
 
 
 class LeakyRelu(Function):
@@ -603,13 +504,26 @@ class LeakyRelu(Function):
 
     def backward(self, g):
         (x,) = self.saved_tensors
-        # where(x > 0, 1.0, slope) would round the slope to float32 first: scale g itself
-        return DependsOn.apply(where(x > 0, g, g * self.negative_slope), x), None
+        return LeakyReluBackward.apply(g, x, self.negative_slope), None
 
-    def backward_fast(self, g):
-        (x,) = self.saved_tensors
+
+class LeakyReluBackward(Function):
+    """``g`` where ``x > 0``, else ``g * negative_slope`` (a node of its own, see TanhBackward). It scales ``g``
+    itself: ``where(x > 0, 1.0, slope)`` would round the slope to float32 first. Zero derivative in ``x`` (zeros,
+    as PyTorch's)."""
+
+    __slots__ = ("negative_slope",)
+
+    def forward(self, g, x, negative_slope):
+        self.negative_slope = negative_slope
+        if _grad.enabled:
+            self.save_for_backward(x)
         be = g._dev.backend
-        return _util.wrap(be.where(be.gt(x._x, 0), g._x, be.mul(g._x, self.negative_slope)), g._dev), None
+        return be.where(be.gt(x._x, 0), g._x, be.mul(g._x, negative_slope))
+
+    def backward(self, gg):
+        (x,) = self.saved_tensors
+        return LeakyReluBackward.apply(gg, x, self.negative_slope), gg.new_zeros(x.shape), None
 
 
 class Gelu(Function):
@@ -718,7 +632,7 @@ class Clamp(Function):
 class MaskedFill(Function):
     """Out of place, as in PyTorch, the result has the broadcast shape of ``x`` and ``mask``."""
 
-    __slots__ = ("value", "in_shape")
+    __slots__ = ("value",)
 
     def forward(self, x, mask, value):
         if mask.dtype.name != "bool":
@@ -731,7 +645,6 @@ class MaskedFill(Function):
         except ValueError:
             raise RuntimeError(f"masked_fill: mask of shape {mask.shape} cannot be broadcast with the "
                                f"tensor's shape {x.shape}") from None
-        self.in_shape = x.shape
         if isinstance(value, _util.Tensor):
             if value.ndim:
                 raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got "
@@ -747,7 +660,7 @@ class MaskedFill(Function):
 
     def backward(self, g):
         (mask,) = self.saved_tensors
-        return sum_to(where(mask, g.new_zeros(()), g), self.in_shape), None, None
+        return where(mask, g.new_zeros(()), g), None, None
 
 
 class Cast(Function):

@@ -131,7 +131,7 @@ class IndexAdd(Function):
 class IndexPut(Function):
     """``out = x.clone(); out[index] = value`` (value a tensor or number): the graph of ``x[i] = v``."""
 
-    __slots__ = ("index", "v_meta")
+    __slots__ = ("index",)
 
     def forward(self, x, index, value):
         self.index = index
@@ -141,10 +141,8 @@ class IndexPut(Function):
         if isinstance(value, _util.Tensor):
             if value._dev is not x._dev:
                 _util.check_same_device(x, value, "setitem")
-            self.v_meta = (value.shape, value.dtype)
             v = value._x
         else:
-            self.v_meta = None
             v = value
         try:
             be.setitem(out, native_index(index), v)
@@ -156,11 +154,8 @@ class IndexPut(Function):
 
     def backward(self, g):
         self.saved_tensors  # noqa: B018 - the version check of the index tensors
-        gx = IndexPut.apply(g, self.index, 0.0)
-        gv = None
-        if self.v_meta is not None:
-            from ._util import grad_for_meta
-            gv = grad_for_meta(g[self.index], *self.v_meta)
+        gx = IndexPut.apply(g, self.index, 0.0) if self.next[0] is not None else None
+        gv = g[self.index] if self.next[2] is not None else None  # (summed to the value's shape by the engine)
         return gx, None, gv
 
 

@@ -2,58 +2,29 @@
 
 from __future__ import annotations
 
-from .. import events
-from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import normalize_dim
-from ..sites import origin
 from . import _util
 from ._util import sum_to
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
-
 
 class ViewFunction(Function):
-    """A node whose output is a view: ``forward`` returns a Layout over the input's storage."""
+    """A node whose output is a view: ``layout`` gives the output's Layout over the input's storage."""
 
     __slots__ = ("in_shape",)
 
-    @classmethod
-    def apply(cls, x, *args):
-        node = cls()
-        node.saved = None
-        node.in_shape = x.shape
-        out = x._view(node.forward(x, *args))
-        if not _grad.enabled or not x.requires_grad:
-            return out
-        g = x.grad_fn
-        node.next = (g if g is not None else x,) + (None,) * len(args)
-        node.seq = _seq()
-        node.out_shape = out.shape
-        node.out_dtype = out.dtype
-        node.hooks = None
-        node.retained = None
-        out.requires_grad = True
-        out.grad_fn = node
-        if events.WATCH_NODES:
-            if events.ORIGINS:
-                node.origin = origin()
-            if events.ACTIVE:
-                events.emit(events.OpRecorded(node.name, node, (x.shape,), out.shape, out.dtype.name, str(x._dev),
-                                              events.now()))
-        return out
+    def forward(self, x, *args):
+        self.in_shape = x.shape
+        return x._view(self.layout(x, *args))
 
-    def _pad(self, grads):
-        return grads + (None,) * (len(self.next) - len(grads))
-
-
-from ..autograd.function import _seq  # noqa: E402
+    def layout(self, x, *args):
+        raise NotImplementedError(f"{type(self).__name__}.layout")
 
 
 class Reshape(ViewFunction):
     __slots__ = ()
 
-    def forward(self, x, shape):
+    def layout(self, x, shape):
         lay = x._layout.view(shape)
         if lay is None:
             raise RuntimeError(f"view size is not compatible with input tensor's size and stride (shape "
@@ -64,18 +35,14 @@ class Reshape(ViewFunction):
     def backward(self, g):
         return g.reshape(self.in_shape), None
 
-    def backward_fast(self, g):
-        lay = g._layout.view(self.in_shape)
-        return (g._view(lay) if lay is not None else g.reshape(self.in_shape)), None
-
 
 class Permute(ViewFunction):
     __slots__ = ("dims",)
 
-    def forward(self, x, dims):
-        lay = x._layout.permute(dims)
-        self.dims = tuple(normalize_dim(d, x.ndim) for d in dims)
-        return lay
+    def layout(self, x, dims):
+        lay = x._layout
+        self.dims = dims = lay.permutation(dims)
+        return lay.permuted(dims)
 
     def backward(self, g):
         inv = [0] * len(self.dims)
@@ -83,50 +50,35 @@ class Permute(ViewFunction):
             inv[d] = i
         return g.permute(tuple(inv)), None
 
-    def backward_fast(self, g):
-        inv = [0] * len(self.dims)
-        for i, d in enumerate(self.dims):
-            inv[d] = i
-        return g._view(g._layout.permute(tuple(inv))), None
-
 
 class Expand(ViewFunction):
     __slots__ = ()
 
-    def forward(self, x, shape):
+    def layout(self, x, shape):
         return x._layout.expand(shape)
 
     def backward(self, g):
         return sum_to(g, self.in_shape), None
 
-    def backward_fast(self, g):
-        return _util.raw_to(g, self.in_shape, g.dtype), None
-
 
 class Squeeze(ViewFunction):
     __slots__ = ()
 
-    def forward(self, x, dim):
+    def layout(self, x, dim):
         return x._layout.squeeze(dim)
 
     def backward(self, g):
         return g.reshape(self.in_shape), None
 
-    def backward_fast(self, g):
-        return Reshape.backward_fast(self, g)
-
 
 class Unsqueeze(ViewFunction):
     __slots__ = ()
 
-    def forward(self, x, dim):
+    def layout(self, x, dim):
         return x._layout.unsqueeze(dim)
 
     def backward(self, g):
         return g.reshape(self.in_shape), None
-
-    def backward_fast(self, g):
-        return Reshape.backward_fast(self, g)
 
 
 class Slice(ViewFunction):
@@ -134,7 +86,7 @@ class Slice(ViewFunction):
 
     __slots__ = ("index",)
 
-    def forward(self, x, index):
+    def layout(self, x, index):
         self.index = index
         return x._layout.getitem(index)
 

@@ -1,9 +1,10 @@
-"""Graph nodes for the neural-network primitives: im2col/col2im, max-pool, layer norm, softmax
-cross-entropy and dropout.
+"""Graph nodes for the neural-network primitives: linear, convolution, im2col/col2im, max-pool, layer norm,
+softmax cross-entropy and dropout.
 
-Each forward is one fused backend primitive. ``backward_fast`` is the fused backward primitive;
-``backward`` says the same thing with Tensor ops so that ``create_graph=True`` can differentiate
-it again (and so gradcheck tests both).
+Each forward is one fused backend primitive. Where a fused backward kernel exists, it runs as a node of its own
+(:class:`ConvInputGrad`, :class:`ConvWeightGrad`, :class:`MaxPool2dBackward`, :class:`LayerNormBackward`,
+:class:`CrossEntropyBackward`) whose own ``backward`` is written with Tensor ops: the formula
+``loss.backward()`` runs is the one ``create_graph=True`` records and differentiates again.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ class Linear(Function):
     """``x @ weight.T + bias`` as one node (PyTorch's addmm): no transposed-weight view in the graph, a
     weight gradient computed directly in (out, in) layout, and no work for inputs that need no gradient."""
 
-    __slots__ = ("in_shape", "has_bias")
+    __slots__ = ("has_bias",)
 
     def forward(self, x, weight, bias):
         be = x._dev.backend
-        self.in_shape, self.has_bias = x.shape, bias is not None
+        self.has_bias = bias is not None
         if _grad.enabled:  # x only for the weight's gradient, the weight only for x's (as torch's addmm)
             rx, rw = x.requires_grad, weight.requires_grad
             if rx or rw or self.has_bias and bias.requires_grad:
@@ -35,74 +36,87 @@ class Linear(Function):
         return out if x.ndim == 2 else be.reshape(out, x.shape[:-1] + (weight.shape[0],))
 
     def backward(self, g):
+        """``g @ weight`` for x, ``g^T @ x`` over all rows for the weight, ``g`` summed over rows for the bias."""
         x, weight = self.saved_tensors
-        g2 = g.reshape(-1, g.shape[-1]) if g.ndim != 2 else g
-        gx = (g @ weight).reshape(self.in_shape) if weight is not None else None
-        gw = g2.T @ (x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x) if x is not None else None
+        g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
+        gx = None if weight is None else g @ weight
+        gw = None if x is None else g2.mT @ (x if x.ndim == 2 else x.reshape(-1, x.shape[-1]))
         gb = g2.sum(0) if self.has_bias and self.next[2] is not None else None
-        return gx, gw, gb
-
-    def backward_fast(self, g):
-        x, weight = self.saved_tensors
-        be, dev = g._dev.backend, g._dev
-        gx_ = g._x
-        g2 = gx_ if g.ndim == 2 else be.reshape(gx_, (-1, g.shape[-1]))
-        gx = gw = gb = None
-        if weight is not None:
-            gx = _util.wrap(be.reshape(be.matmul(g2, weight._x), self.in_shape), dev)
-        if x is not None:
-            x2 = x._x if x.ndim == 2 else be.reshape(x._x, (-1, x.shape[-1]))
-            gw = _util.wrap(be.matmul(be.swap_last(g2), x2), dev)
-        if self.has_bias and self.next[2] is not None:
-            gb = _util.wrap(be.sum(g2, 0, False), dev)
         return gx, gw, gb
 
 
 class Conv2d(Function):
     """A whole (groups=1) convolution as one node: one im2col, one GEMM, the bias added in place.
 
-    ``backward_fast`` reuses the columns kept from forward; ``backward`` (for ``create_graph``)
-    spells the same gradients with :class:`Im2Col` / :class:`Col2Im` and matmuls.
-    """
+    The columns from forward are kept, so the weight's gradient needs no second im2col."""
 
     __slots__ = ("cols", "stride", "padding", "dilation", "has_bias")
 
     def forward(self, x, weight, bias, stride, padding, dilation):
         self.stride, self.padding, self.dilation, self.has_bias = stride, padding, dilation, bias is not None
-        self.save_for_backward(x, weight)
+        if _grad.enabled:
+            self.save_for_backward(x, weight)
         out, self.cols = x._dev.backend.conv2d(x._x, weight._x, None if bias is None else bias._x, stride, padding,
                                                dilation)
         return out
 
     def backward(self, g):
         x, weight = self.saved_tensors
-        n, oc, oh, ow = g.shape
-        kernel = weight.shape[2:]
-        w2 = weight.reshape(oc, -1)
-        g3 = g.reshape(n, oc, oh * ow)
-        gx = gw = gb = None
-        if self.next[0] is not None:
-            gx = Col2Im.apply(w2.T @ g3, x.shape, kernel, self.stride, self.padding, self.dilation)
-        if self.next[1] is not None:
-            cols = Im2Col.apply(x, kernel, self.stride, self.padding, self.dilation)
-            gw = (g3 @ cols.mT).sum(0).reshape(weight.shape)
-        if self.has_bias and self.next[2] is not None:
-            gb = g.sum((0, 2, 3))
+        nxt, geometry = self.next, (self.stride, self.padding, self.dilation)
+        gx = ConvInputGrad.apply(g, weight, x.shape, *geometry) if nxt[0] is not None else None
+        gw = ConvWeightGrad.apply(g, x, weight._x, self.cols, *geometry) if nxt[1] is not None else None
+        gb = g.sum((0, 2, 3)) if self.has_bias and nxt[2] is not None else None
         return gx, gw, gb, None, None, None
-
-    def backward_fast(self, g):
-        x, weight = self.saved_tensors
-        dev = g._dev
-        nxt = self.next
-        gx, gw, gb = dev.backend.conv2d_backward(g._x, self.cols, weight._x, x.shape, self.stride, self.padding,
-                                                 self.dilation, nxt[0] is not None, nxt[1] is not None,
-                                                 self.has_bias and nxt[2] is not None)
-        return (None if gx is None else _util.wrap(gx, dev), None if gw is None else _util.wrap(gw, dev),
-                None if gb is None else _util.wrap(gb, dev), None, None, None)
 
     def release(self) -> None:
         super().release()
         self.cols = None
+
+
+class ConvInputGrad(Function):
+    """The input's gradient of a convolution, ``col2im(weight^T @ g)`` (a transposed convolution), as one fused
+    kernel. It is bilinear in ``(g, weight)``: its own gradients are a convolution of ``gg`` and a weight
+    gradient, so any order of derivative stays within these three nodes."""
+
+    __slots__ = ("x_shape", "stride", "padding", "dilation")
+
+    def forward(self, g, weight, x_shape, stride, padding, dilation):
+        self.x_shape, self.stride, self.padding, self.dilation = x_shape, stride, padding, dilation
+        if _grad.enabled:
+            self.save_for_backward(g, weight)
+        return g._dev.backend.conv2d_backward(g._x, None, weight._x, x_shape, stride, padding, dilation,
+                                              True, False, False)[0]
+
+    def backward(self, gg):
+        g, weight = self.saved_tensors
+        geometry = (self.stride, self.padding, self.dilation)
+        gg_out = Conv2d.apply(gg, weight, None, *geometry) if self.next[0] is not None else None
+        gw = ConvWeightGrad.apply(g, gg, weight._x, None, *geometry) if self.next[1] is not None else None
+        return gg_out, gw, None, None, None, None
+
+
+class ConvWeightGrad(Function):
+    """The weight's gradient of a convolution, ``sum over images of g @ cols^T`` with ``cols = im2col(x)``, as one
+    fused kernel. ``cols`` are the columns the forward kept (None: computed here). ``weight`` is the weight's
+    native array, read for its shape only."""
+
+    __slots__ = ("x_shape", "stride", "padding", "dilation")
+
+    def forward(self, g, x, weight, cols, stride, padding, dilation):
+        self.x_shape, self.stride, self.padding, self.dilation = x.shape, stride, padding, dilation
+        if _grad.enabled:
+            self.save_for_backward(g, x)
+        be = g._dev.backend
+        if cols is None:
+            _, cols = be.conv2d(x._x, weight, None, stride, padding, dilation)
+        return be.conv2d_backward(g._x, cols, weight, x.shape, stride, padding, dilation, False, True, False)[1]
+
+    def backward(self, ggw):
+        g, x = self.saved_tensors
+        geometry = (self.stride, self.padding, self.dilation)
+        gg_out = Conv2d.apply(x, ggw, None, *geometry) if self.next[0] is not None else None
+        gx = ConvInputGrad.apply(g, ggw, self.x_shape, *geometry) if self.next[1] is not None else None
+        return gg_out, gx, None, None, None, None, None
 
 
 class Im2Col(Function):
@@ -118,11 +132,6 @@ class Im2Col(Function):
     def backward(self, g):
         return Col2Im.apply(g, self.in_shape, self.kernel, self.stride, self.padding, self.dilation), None, None, \
             None, None
-
-    def backward_fast(self, g):
-        be = g._dev.backend
-        return _util.wrap(be.col2im(g._x, self.in_shape, self.kernel, self.stride, self.padding, self.dilation),
-                          g._dev), None, None, None, None
 
 
 class Col2Im(Function):
@@ -143,11 +152,10 @@ class MaxPool2d(Function):
     and output, which is cheaper than keeping an index per output element, unless the backend kept
     a cheaper record of the winners (``state``, opaque here)."""
 
-    __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation", "state", "out")
+    __slots__ = ("kernel", "stride", "padding", "dilation", "state", "out")
 
     def forward(self, x, kernel, stride, padding, dilation):
-        self.in_shape, self.kernel, self.stride, self.padding, self.dilation = (x.shape, kernel, stride, padding,
-                                                                                dilation)
+        self.kernel, self.stride, self.padding, self.dilation = kernel, stride, padding, dilation
         be = x._dev.backend
         out, self.state = be.max_pool2d(x._x, kernel, stride, padding, dilation)
         if _grad.enabled and x.requires_grad:
@@ -155,29 +163,40 @@ class MaxPool2d(Function):
             # quarter of the input for 2x2 windows), as torch keeps its indices, so the output itself may be
             # written in place before backward.
             self.save_for_backward(x)
-            self.out = _util.wrap(be.copy(out), x._dev)
+            self.out = be.copy(out)
         return out
 
     def backward(self, g):
         (x,) = self.saved_tensors
-        out = self.out
-        n, c, h, w = self.in_shape
-        be = g._dev.backend
-        idx = _util.wrap(be.max_pool2d_indices(x._x, out._x, self.kernel, self.stride, self.padding, self.dilation),
-                         g._dev).flatten(2)
-        flat = g.new_zeros(n, c, h * w).scatter_add(2, idx, g.flatten(2))
-        return flat.reshape(self.in_shape), None, None, None, None
-
-    def backward_fast(self, g):
-        (x,) = self.saved_tensors
-        out = self.out
-        gx = g._dev.backend.max_pool2d_backward(g._x, x._x, out._x, self.state, self.kernel, self.stride,
-                                                self.padding, self.dilation)
-        return _util.wrap(gx, g._dev), None, None, None, None
+        return MaxPool2dBackward.apply(g, x, self), None, None, None, None
 
     def release(self) -> None:
         super().release()
         self.state = self.out = None
+
+
+class MaxPool2dBackward(Function):
+    """Each output gradient sent to the input position its window's maximum came from (overlaps summed), as one
+    fused kernel. Its own gradient picks ``gg`` at those positions; its derivative in ``x`` is zero (as in
+    PyTorch: the winners are constant almost everywhere)."""
+
+    __slots__ = ("kernel", "stride", "padding", "dilation", "out")
+
+    def forward(self, g, x, pool: MaxPool2d):
+        self.kernel, self.stride, self.padding, self.dilation = pool.kernel, pool.stride, pool.padding, pool.dilation
+        self.out = pool.out
+        if _grad.enabled:
+            self.save_for_backward(x)
+        return g._dev.backend.max_pool2d_backward(g._x, x._x, pool.out, pool.state, pool.kernel, pool.stride,
+                                                  pool.padding, pool.dilation)
+
+    def backward(self, gg):
+        (x,) = self.saved_tensors
+        be = gg._dev.backend
+        idx = _util.wrap(be.max_pool2d_indices(x._x, self.out, self.kernel, self.stride, self.padding,
+                                               self.dilation), gg._dev)
+        picked = gg.flatten(2).gather(2, idx.flatten(2)).reshape(idx.shape)
+        return picked, gg.new_zeros(x.shape), None
 
 
 class LayerNorm(Function):
@@ -202,37 +221,55 @@ class LayerNorm(Function):
             y = be.copy(xhat)
         return y
 
-    def _batch_axes(self, g):
-        return tuple(range(g.ndim - len(self.axes)))
+    def _statistics(self, x):
+        """x-hat and 1/std as tensors for the formulas below: x-hat as forward kept it; or, when a graph of the
+        backward is recorded (``create_graph``), both computed again with Tensor ops so that their dependence on
+        ``x`` is recorded (the fused kernel itself always reads what forward kept: the same values)."""
+        if not _grad.enabled:
+            return _util.wrap(self.xhat, x._dev), None
+        xc = x - x.mean(self.axes, keepdim=True)
+        rstd = ((xc * xc).mean(self.axes, keepdim=True) + self.eps).rsqrt()
+        return xc * rstd, rstd
 
     def backward(self, g):
+        """The normalization's gradient (a fused node); the weight's ``g * xhat`` and the bias's ``g``, which the
+        engine sums over the batch dims the weight and bias were broadcast over."""
         saved = self.saved_tensors
-        x = saved[0]
-        mean = x.mean(self.axes, keepdim=True)
-        xc = x - mean
-        rstd = ((xc * xc).mean(self.axes, keepdim=True) + self.eps).rsqrt()
-        xhat = xc * rstd
+        xhat, rstd = self._statistics(saved[0])
         gxh = g * saved[1] if self.has_weight else g
-        gx = rstd * (gxh - gxh.mean(self.axes, keepdim=True) - xhat * (gxh * xhat).mean(self.axes, keepdim=True))
-        batch = self._batch_axes(g)
-        # (no batch dims: the weight's gradient is g * xhat itself; sum over () would sum everything)
-        gw = ((g * xhat).sum(batch) if batch else g * xhat) if self.has_weight else None
-        gb = (g.sum(batch) if batch else g) if self.has_bias else None
+        gx = LayerNormBackward.apply(gxh, xhat, rstd, self) if self.next[0] is not None else None
+        gw = g * xhat if self.has_weight and self.next[1] is not None else None
+        gb = g if self.has_bias and self.next[2] is not None else None
         return gx, gw, gb, None, None
-
-    def backward_fast(self, g):
-        saved = self.saved_tensors
-        be, dev, gx_ = g._dev.backend, g._dev, g._x
-        gxh = be.mul(gx_, saved[1]._x) if self.has_weight else gx_
-        gx = be.layer_norm_backward(gxh, self.xhat, self.rstd, self.axes)
-        batch = self._batch_axes(g)
-        gw = _util.wrap(be.sum(be.mul(gx_, self.xhat), batch, False), dev) if self.has_weight else None
-        gb = _util.wrap(be.sum(gx_, batch, False), dev) if self.has_bias else None
-        return _util.wrap(gx, dev), gw, gb, None, None
 
     def release(self) -> None:
         super().release()
         self.xhat = self.rstd = None
+
+
+class LayerNormBackward(Function):
+    """``rstd * (g - mean(g) - xhat * mean(g * xhat))`` over the normalized axes: the gradient of the
+    normalization itself (before any affine weight), as one fused kernel that reads the statistics the layer
+    norm's forward kept (``norm``). ``xhat`` and ``rstd`` are the same statistics as tensors, inputs only when a
+    graph of this node is recorded (its own gradient, written with Tensor ops, reads them); else None."""
+
+    __slots__ = ("axes", "norm")
+
+    def forward(self, g, xhat, rstd, norm: LayerNorm):
+        self.axes, self.norm = norm.axes, norm
+        if _grad.enabled:
+            self.save_for_backward(g, xhat, rstd)
+        return g._dev.backend.layer_norm_backward(g._x, norm.xhat, norm.rstd, norm.axes)
+
+    def backward(self, gg):
+        g, xhat, rstd = self.saved_tensors
+        ax = self.axes
+        m1, m2 = g.mean(ax, keepdim=True), (g * xhat).mean(ax, keepdim=True)
+        # the map g -> gx is rstd times a symmetric projection: its adjoint is this same node
+        gg_g = LayerNormBackward.apply(gg, xhat, rstd, self.norm)
+        gg_xhat = -rstd * (gg * m2 + g * (gg * xhat).mean(ax, keepdim=True))
+        gg_rstd = (gg * (g - m1 - xhat * m2)).sum(ax, keepdim=True)
+        return gg_g, gg_xhat, gg_rstd, None
 
 
 class CrossEntropy(Function):
@@ -250,8 +287,8 @@ class CrossEntropy(Function):
         loss, self.logp, self.coef, self.coef_sum = be.cross_entropy(
             logits._x, target._x, None if weight is None else weight._x, ignore_index, smoothing)
         # The gradient reads the log-probabilities kept privately (as torch keeps log_softmax's result), so the
-        # logits may be written in place after the loss. Only a graph of the backward (create_graph) reads the
-        # logits themselves: that path checks their version by hand.
+        # logits may be written in place after the loss. Only a graph of the backward (create_graph), or a backend
+        # whose kept state is the logits themselves, reads the logits: those paths check their version by hand.
         self.save_for_backward()
         self.logits, self.logits_version = logits, logits._storage.version
         return loss
@@ -266,24 +303,37 @@ class CrossEntropy(Function):
 
     def backward(self, g):
         self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
-        self._check_logits()
-        logits = self.logits
-        dev = g._dev
-        coef, coef_sum = dev.backend.cross_entropy_coefs(self.logp, self.coef, self.coef_sum)
-        coef, coef_sum = _util.wrap(coef, dev), _util.wrap(coef_sum, dev)
-        p = logits.softmax(1)
-        return (p * coef_sum.unsqueeze(1) - coef) * g.unsqueeze(1), None, None, None, None
-
-    def backward_fast(self, g):
-        self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
-        if getattr(g._dev.backend, "cross_entropy_reads_logits", False):
+        if _grad.enabled or getattr(g._dev.backend, "cross_entropy_reads_logits", False):
             self._check_logits()
-        gx = g._dev.backend.cross_entropy_backward(g._x, self.logp, self.coef, self.coef_sum)
-        return _util.wrap(gx, g._dev), None, None, None, None
+        return CrossEntropyBackward.apply(g, self.logits, self), None, None, None, None
 
     def release(self) -> None:
         super().release()
         self.logp = self.coef = self.coef_sum = self.logits = None
+
+
+class CrossEntropyBackward(Function):
+    """``g * (softmax(logits) * sum(a) - a)`` per row, as one fused kernel from what the loss's forward kept.
+    Its inputs are the incoming gradient and the logits, so a graph of it reaches the logits' history."""
+
+    __slots__ = ("coef", "coef_sum")
+
+    def forward(self, g, logits, loss: CrossEntropy):
+        be = g._dev.backend
+        if _grad.enabled:
+            self.save_for_backward(g, logits)
+            self.coef, self.coef_sum = be.cross_entropy_coefs(loss.logp, loss.coef, loss.coef_sum)
+        return be.cross_entropy_backward(g._x, loss.logp, loss.coef, loss.coef_sum)
+
+    def backward(self, gg):
+        g, logits = self.saved_tensors
+        dev = gg._dev
+        coef, coef_sum = _util.wrap(self.coef, dev), _util.wrap(self.coef_sum, dev).unsqueeze(1)
+        p = logits.softmax(1)
+        gg_g = (gg * (p * coef_sum - coef)).sum(1)
+        from .reduce import SoftmaxBackward
+        gg_logits = SoftmaxBackward.apply(gg * g.unsqueeze(1) * coef_sum, p, 1)
+        return gg_g, gg_logits, None
 
 
 class Dropout(Function):
@@ -301,10 +351,6 @@ class Dropout(Function):
     def backward(self, g):
         self.saved_tensors  # noqa: B018 - raises if an earlier backward freed the mask
         return g * _util.wrap(self.mask, g._dev), None, None
-
-    def backward_fast(self, g):
-        self.saved_tensors  # noqa: B018
-        return _util.wrap(g._dev.backend.mul(g._x, self.mask), g._dev), None, None
 
     def release(self) -> None:
         super().release()

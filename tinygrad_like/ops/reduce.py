@@ -7,7 +7,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import normalize_dim, normalize_dims
 from . import _util
-from ._util import operands, sum_to
+from ._util import operands
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -21,17 +21,6 @@ def _expand_back(g, in_shape, dims, keepdim):
 
 
 _ALL = {n: tuple(range(n)) for n in range(8)}
-
-
-def _raw_expand(g, in_shape, dims, keepdim):
-    """:func:`_expand_back` without recording (a fresh contiguous gradient)."""
-    be, x = g._dev.backend, g._x
-    if not keepdim:
-        ks = list(in_shape)
-        for d in dims:
-            ks[d] = 1
-        x = be.reshape(x, tuple(ks))
-    return _util.wrap(be.copy(be.broadcast_to(x, in_shape)), g._dev)
 
 
 def _axis(dims, ndim):
@@ -56,9 +45,6 @@ class Sum(Function):
     def backward(self, g):
         return _expand_back(g, self.in_shape, self.dims, self.keepdim), None, None, None
 
-    def backward_fast(self, g):
-        return _raw_expand(g, self.in_shape, self.dims, self.keepdim), None, None, None
-
 
 class Mean(Function):
     __slots__ = ("dims", "keepdim", "in_shape", "count")
@@ -79,10 +65,6 @@ class Mean(Function):
 
     def backward(self, g):
         return _expand_back(g / max(self.count, 1), self.in_shape, self.dims, self.keepdim), None, None
-
-    def backward_fast(self, g):
-        g = _util.wrap(g._dev.backend.div(g._x, max(self.count, 1)), g._dev)
-        return _raw_expand(g, self.in_shape, self.dims, self.keepdim), None, None
 
 
 class Var(Function):
@@ -254,7 +236,9 @@ def _explain_matmul(a, b) -> None:
 
 
 class Matmul(Function):
-    __slots__ = ("a_ndim", "b_ndim", "a_shape", "b_shape", "a_dtype", "b_dtype")
+    """``a @ b`` with NumPy's rules: 1-D operands gain a dim that the result drops, batch dims broadcast."""
+
+    __slots__ = ("a_ndim", "b_ndim")
 
     def forward(self, a, b):
         if isinstance(b, _util.Tensor) and a.dtype is not b.dtype:
@@ -267,7 +251,6 @@ class Matmul(Function):
             _explain_matmul(a, b)
             raise
         self.a_ndim, self.b_ndim = a.ndim, b.ndim
-        self.a_shape, self.b_shape, self.a_dtype, self.b_dtype = a.shape, b.shape, a.dtype, b.dtype
         if _grad.enabled:  # the gradient of a reads b and the gradient of b reads a: keep only those
             ra, rb = a.requires_grad, b.requires_grad
             if ra or rb:
@@ -275,70 +258,96 @@ class Matmul(Function):
         return out
 
     def backward(self, g):
-        """Each input's gradient reads the other input, which is kept only when that gradient is wanted."""
-        from ..layout import broadcast_shapes
+        """``g @ b^T`` and ``a^T @ g``, each read only when that input's gradient is wanted. A 1-D operand is
+        a matrix with one row (``a``) or one column (``b``) here; the engine sums the batch dims that
+        broadcasting added and drops the dim the 1-D operand gained."""
         a, b = self.saved_tensors
+        a_vec, b_vec = self.a_ndim == 1, self.b_ndim == 1
+        if b_vec:
+            g = g.unsqueeze(-1)
+        if a_vec:
+            g = g.unsqueeze(-2)
         ga = gb = None
-        if b is not None:  # the gradient of a
-            a2_shape = (1,) + self.a_shape if self.a_ndim == 1 else self.a_shape
-            b2 = b.unsqueeze(-1) if b.ndim == 1 else b
-            g2 = g.reshape(broadcast_shapes(a2_shape[:-2], b2.shape[:-2]) + (a2_shape[-2], b2.shape[-1]))
-            ga = sum_to(g2 @ b2.mT.to(g.dtype), a2_shape).reshape(self.a_shape).to(self.a_dtype)
-        if a is not None:  # the gradient of b
-            b2_shape = self.b_shape + (1,) if self.b_ndim == 1 else self.b_shape
-            a2 = a.unsqueeze(0) if a.ndim == 1 else a
-            g2 = g.reshape(broadcast_shapes(a2.shape[:-2], b2_shape[:-2]) + (a2.shape[-2], b2_shape[-1]))
-            gb = sum_to(a2.mT.to(g.dtype) @ g2, b2_shape).reshape(self.b_shape).to(self.b_dtype)
-        return ga, gb
-
-    def backward_fast(self, g):
-        a, b = self.saved_tensors
-        if self.a_ndim < 2 or self.b_ndim < 2 or any(t is not None and t.dtype is not g.dtype for t in (a, b)):
-            return self.backward(g)
-        be, dev = g._dev.backend, g._dev
-        ga = gb = None  # an input that needs no gradient (None edge) costs no matmul and keeps nothing
         if b is not None:
-            ga = _util.raw_to(_util.wrap(be.matmul(g._x, be.swap_last(b._x)), dev), self.a_shape, self.a_dtype)
+            ga = g @ (b.unsqueeze(-1) if b_vec else b).mT
+            if a_vec:
+                ga = ga.squeeze(-2)
         if a is not None:
-            gb = _util.raw_to(_util.wrap(be.matmul(be.swap_last(a._x), g._x), dev), self.b_shape, self.b_dtype)
+            gb = (a.unsqueeze(0) if a_vec else a).mT @ g
+            if b_vec:
+                gb = gb.squeeze(-1)
         return ga, gb
 
 
 class _SoftmaxFamily(Function):
-    """Softmax and log-softmax: a fused forward primitive and a fused backward primitive."""
+    """Softmax and log-softmax: a fused forward primitive; the gradient is a fused node of its own."""
 
     __slots__ = ("dim",)
     save_output = True
-    forward_primitive = backward_primitive = ""
+    forward_primitive = ""
 
     def forward(self, x, dim):
         if not x.dtype.is_floating_point:
             raise NotImplementedError(f"{type(self).__name__.lower()}: not implemented for {x.dtype.name} tensors (as "
                                       f"in torch): expected a floating point input; convert with .float() first")
         self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
-        be = x._dev.backend
-        xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
-        return getattr(be, self.forward_primitive)(xx, dim if x.ndim else None)
-
-    def backward_fast(self, g):
-        (y,) = self.saved_tensors
-        fused = getattr(g._dev.backend, self.backward_primitive)
-        return _util.wrap(fused(g._x, y._x, self.dim if y.ndim else None), g._dev), None
+        return getattr(x._dev.backend, self.forward_primitive)(x._x, dim if x.ndim else None)
 
 
 class Softmax(_SoftmaxFamily):
     __slots__ = ()
-    forward_primitive, backward_primitive = "softmax", "softmax_backward"
+    forward_primitive = "softmax"
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        return y * (g - (g * y).sum(self.dim, keepdim=True)), None
+        return SoftmaxBackward.apply(g, y, self.dim), None
 
 
 class LogSoftmax(_SoftmaxFamily):
     __slots__ = ()
-    forward_primitive, backward_primitive = "log_softmax", "log_softmax_backward"
+    forward_primitive = "log_softmax"
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        return g - y.exp() * g.sum(self.dim, keepdim=True), None
+        return LogSoftmaxBackward.apply(g, y, self.dim), None
+
+
+class SoftmaxBackward(Function):
+    """``y * (g - sum(g * y, dim))`` (``y`` = softmax's output) as one fused kernel, a node of its own so that
+    ``create_graph=True`` differentiates the formula the plain backward ran."""
+
+    __slots__ = ("dim",)
+
+    def forward(self, g, y, dim):
+        self.dim = dim
+        if _grad.enabled:
+            self.save_for_backward(g, y)
+        return g._dev.backend.softmax_backward(g._x, y._x, dim if y.ndim else None)
+
+    def backward(self, gg):
+        g, y = self.saved_tensors
+        d = self.dim
+        s = (g * y).sum(d, keepdim=True) if y.ndim else g * y
+        sgy = (gg * y).sum(d, keepdim=True) if y.ndim else gg * y
+        # the Jacobian diag(y) - y y^T is symmetric: the gradient of g is this same node applied to gg
+        return SoftmaxBackward.apply(gg, y, d), gg * (g - s) - g * sgy, None
+
+
+class LogSoftmaxBackward(Function):
+    """``g - exp(y) * sum(g, dim)`` (``y`` = log-softmax's output) as one fused kernel, a node of its own."""
+
+    __slots__ = ("dim",)
+
+    def forward(self, g, y, dim):
+        self.dim = dim
+        if _grad.enabled:
+            self.save_for_backward(g, y)
+        return g._dev.backend.log_softmax_backward(g._x, y._x, dim if y.ndim else None)
+
+    def backward(self, gg):
+        g, y = self.saved_tensors
+        d = self.dim
+        p = y.exp()
+        sg = g.sum(d, keepdim=True) if y.ndim else g
+        sgp = (gg * p).sum(d, keepdim=True) if y.ndim else gg * p
+        return gg - sgp, -gg * p * sg, None

@@ -73,8 +73,6 @@ class Checkpoint(Function):
         grads = [t.grad for t in inputs]
         return (grads[0], None, None, None, None, *grads[1:], *([None] * self.n_params))
 
-    backward_fast = backward
-
 
 def _fill(template: tuple, tensors) -> list:
     """The call's arguments: tensors put back into their places among the other arguments."""

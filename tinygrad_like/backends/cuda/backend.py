@@ -755,7 +755,7 @@ class CudaBackend:
         return self.reshape(out, (n, oc, oh, ow)), cols
 
     def conv2d_backward(self, g, cols, weight, x_shape, stride, padding, dilation, need_x, need_w, need_b):
-        if not _is_arr(cols) or g.dtype not in _FLOAT:
+        if (need_w and not _is_arr(cols)) or g.dtype not in _FLOAT:  # (the input's gradient reads no columns)
             return self._fallback("conv2d_backward", (g, cols, weight, x_shape, stride, padding, dilation, need_x,
                                                       need_w, need_b))
         n, oc, oh, ow = g.shape
