@@ -20,14 +20,13 @@ import itertools
 from .. import events
 from ..sites import origin
 from ..storage import summarize_writes
+from ..tensor_base import TensorBase
 from . import grad_mode
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 _seq = itertools.count().__next__
-Tensor = None  # bound by tinygrad_like.tensor (avoids an import cycle)
-wrap = None  # tinygrad_like.tensor.wrap_native: native array -> Tensor
 
 FREED = object()
 
@@ -100,7 +99,7 @@ class Function:
         node = cls()
         node.saved = None
         r = node.forward(x, *args)  # (pending host writes upload when forward looks up dev.backend)
-        out = wrap(r, x._dev) if type(r) is not Tensor else _own(r, x, args)
+        out = _own(r, x, args) if isinstance(r, TensorBase) else x._wrap(r, x._dev)
         if not _grad.enabled:
             return out
         xg = x.grad_fn
@@ -114,7 +113,7 @@ class Function:
             edges = [None]
             req = False
         for a in args:
-            if isinstance(a, Tensor):
+            if isinstance(a, TensorBase):
                 g = a.grad_fn
                 if g is not None:
                     edges.append(g)

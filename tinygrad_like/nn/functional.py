@@ -23,10 +23,9 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..functions import cat, one_hot, pad  # noqa: F401 - re-exported: F.one_hot, F.pad as in PyTorch
-from ..ops import _util
 from ..ops import nn as N
 from ..random import default_generator
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_native
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -254,7 +253,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     _check_pool_output(x, k, s, p, d, "max_pool2d")
     out = N.MaxPool2d.apply(x, k, s, p, d)
     if return_indices:
-        idx = _util.wrap(x._dev.backend.max_pool2d_indices(x._x, out._x, k, s, p, d), x._dev)
+        idx = wrap_native(x._dev.backend.max_pool2d_indices(x._x, out._x, k, s, p, d), x._dev)
         return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
     return out.squeeze(0) if unbatched else out
 
@@ -282,7 +281,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         be = x._dev.backend
         ones = be.full((1, 1, h, w), 1, x.dtype)
         counts = be.sum(be.im2col(ones, k, s, p, d), 1, False)  # (1, OH*OW): real (unpadded) pixels per window
-        out = total / _util.wrap(counts, x._dev)
+        out = total / wrap_native(counts, x._dev)
     out = out.reshape(n, c, oh, ow)
     return out.squeeze(0) if unbatched else out
 
@@ -293,7 +292,7 @@ def _adaptive_matrix(size: int, out: int, dtype, dev) -> Tensor:
     for i in range(out):
         lo, hi = (i * size) // out, -(-((i + 1) * size) // out)
         m[i, lo:hi] = 1.0 / (hi - lo)
-    return _util.wrap(m if dev.backend.is_host else dev.backend.from_numpy(m), dev)
+    return wrap_native(m if dev.backend.is_host else dev.backend.from_numpy(m), dev)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
@@ -422,7 +421,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
         if weight.requires_grad and _grad.enabled:  # block the gradient of that one row
             keep = np.ones((num, 1), weight.dtype.np)
             keep[padding_idx] = 0
-            k = _util.wrap(keep, weight._dev)
+            k = wrap_native(keep, weight._dev)
             w = weight * k + (weight * (1 - k)).detach()
     return w.index_select(0, input.reshape(-1)).reshape(input.shape + (weight.shape[1],))
 
@@ -528,12 +527,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     _check_classes(flat, c, ignore_index, "nll_loss")
     t = flat.numpy()
     keep = t != ignore_index
-    safe = _util.wrap(np.where(keep, t, 0).astype(np.int64), flat._dev)
+    safe = wrap_native(np.where(keep, t, 0).astype(np.int64), flat._dev)
     coef = keep.astype(logp.dtype.np)
     if weight is not None:
         coef = coef * weight.detach().numpy()[np.where(keep, t, 0)]
     picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
-    loss = -picked * _util.wrap(coef.astype(logp.dtype.np), flat._dev)
+    loss = -picked * wrap_native(coef.astype(logp.dtype.np), flat._dev)
     if reduction == "none":
         return loss.reshape(target.shape)
     if reduction == "sum":

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 
 from .. import events, sites
 from ..autograd import grad_mode
-from ..tensor import Tensor, _new
+from ..tensor import Tensor, TensorBase, _new
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -44,7 +44,7 @@ class Parameter(Tensor):
                                f"use Parameter(t.float()) or requires_grad=False")
         src = data.detach()
         p = _new(cls)
-        for s in Tensor.__slots__[:-1]:
+        for s in TensorBase.__slots__[:-1]:
             setattr(p, s, getattr(src, s))
         p.requires_grad = bool(requires_grad)
         return p

@@ -6,8 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import result_type, scalar_category
-
-Tensor = None  # bound by tinygrad_like.tensor
+from ..tensor_base import TensorBase
 
 
 def check_same_device(a, b, op: str) -> None:
@@ -17,7 +16,7 @@ def check_same_device(a, b, op: str) -> None:
 
 def operands(a, b, op: str):
     """Native operands of a binary op after PyTorch's type promotion, and the result dtype."""
-    if isinstance(b, Tensor):
+    if isinstance(b, TensorBase):
         if a._dev is not b._dev:
             check_same_device(a, b, op)
         if a.dtype is b.dtype:
@@ -43,7 +42,7 @@ def float_operands(a, b, op: str):
         dt = dtypes.default_float
         be = a._dev.backend
         xa = be.cast(xa, dt)
-        if isinstance(b, Tensor):
+        if isinstance(b, TensorBase):
             xb = be.cast(xb, dt)
     return xa, xb, dt
 
@@ -58,6 +57,3 @@ def sum_to(g, shape: tuple):
     if axes:
         g = g.sum(axes, keepdim=True)
     return g.reshape(shape) if g.shape != shape else g
-
-
-wrap = None  # tinygrad_like.tensor.wrap_native, bound at import

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..tensor_base import TensorBase
 from . import _util
 from ._util import float_operands, operands
 
@@ -23,7 +24,7 @@ def _num(x) -> bool:
     c = x.__class__
     if c is float or c is int or c is bool:
         return True
-    return c is not _util.Tensor and isinstance(x, (np.generic, int, float))
+    return isinstance(x, (np.generic, int, float))
 
 
 def _broadcast_error(a, b, op: str) -> RuntimeError:
@@ -157,7 +158,7 @@ class Pow(_Binary):
         if self.value is None and _grad.enabled and (a.requires_grad or b.requires_grad):
             # the exponent's gradient reads the output, which torch keeps for a tensor exponent (so writing it in
             # place is an error there and here); the output returned shares this one's storage and version
-            y = _util.wrap(out, a._dev)
+            y = a._wrap(out, a._dev)
             self.save_for_backward(a, b, y)
             return y
         return out
@@ -249,7 +250,7 @@ class Where(Function):
     def forward(self, cond, a, b):
         if cond.dtype.name != "bool":
             raise TypeError(f"where expected condition to be a bool tensor, got {cond.dtype.name}")
-        T = _util.Tensor
+        T = TensorBase
         ref = a if isinstance(a, T) else b if isinstance(b, T) else None
         be = cond._dev.backend
         if ref is None:
@@ -645,7 +646,7 @@ class MaskedFill(Function):
         except ValueError:
             raise RuntimeError(f"masked_fill: mask of shape {mask.shape} cannot be broadcast with the "
                                f"tensor's shape {x.shape}") from None
-        if isinstance(value, _util.Tensor):
+        if isinstance(value, TensorBase):
             if value.ndim:
                 raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got "
                                    f"tensor with {value.ndim} dimension(s)")

@@ -5,11 +5,12 @@ from __future__ import annotations
 from .. import dtypes
 from ..autograd.function import Function
 from ..layout import normalize_dim
+from ..tensor_base import TensorBase
 from . import _util
 
 
 def _check_index(index, what: str):
-    if not isinstance(index, _util.Tensor):
+    if not isinstance(index, TensorBase):
         raise TypeError(f"{what}: index must be a Tensor of dtype int64, got {type(index).__name__}")
     if index.dtype not in (dtypes.int64, dtypes.int32):
         raise RuntimeError(f"{what}(): Expected dtype int64 for index, got {index.dtype.name}")
@@ -138,7 +139,7 @@ class IndexPut(Function):
         _save_index(self, index)
         be = x._dev.backend
         out = be.copy(x._x)
-        if isinstance(value, _util.Tensor):
+        if isinstance(value, TensorBase):
             if value._dev is not x._dev:
                 _util.check_same_device(x, value, "setitem")
             v = value._x
@@ -147,7 +148,7 @@ class IndexPut(Function):
         try:
             be.setitem(out, native_index(index), v)
         except (ValueError, IndexError) as e:
-            vs = value.shape if isinstance(value, _util.Tensor) else "a number"
+            vs = value.shape if isinstance(value, TensorBase) else "a number"
             raise RuntimeError(f"cannot assign a value of shape {vs} to tensor of shape {x.shape} at index "
                                f"{index!r}: {e}") from None
         return out
@@ -162,7 +163,7 @@ class IndexPut(Function):
 def _save_index(node: Function, index) -> None:
     """Save the index's tensors with their versions: backward reads them, so a write into one before backward
     must be refused (as PyTorch does), not send the gradient to the wrong elements."""
-    T = _util.Tensor
+    T = TensorBase
     if isinstance(index, T):
         node.save_for_backward(index)
     elif isinstance(index, tuple):
@@ -173,7 +174,7 @@ def _save_index(node: Function, index) -> None:
 
 def native_index(index):
     """Replace Tensors inside an index tuple by their native arrays."""
-    T = _util.Tensor
+    T = TensorBase
     if isinstance(index, T):
         return index._x
     if isinstance(index, tuple):

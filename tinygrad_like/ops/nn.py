@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from . import _util
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -193,7 +192,7 @@ class MaxPool2dBackward(Function):
     def backward(self, gg):
         (x,) = self.saved_tensors
         be = gg._dev.backend
-        idx = _util.wrap(be.max_pool2d_indices(x._x, self.out, self.kernel, self.stride, self.padding,
+        idx = gg._wrap(be.max_pool2d_indices(x._x, self.out, self.kernel, self.stride, self.padding,
                                                self.dilation), gg._dev)
         picked = gg.flatten(2).gather(2, idx.flatten(2)).reshape(idx.shape)
         return picked, gg.new_zeros(x.shape), None
@@ -226,7 +225,7 @@ class LayerNorm(Function):
         backward is recorded (``create_graph``), both computed again with Tensor ops so that their dependence on
         ``x`` is recorded (the fused kernel itself always reads what forward kept: the same values)."""
         if not _grad.enabled:
-            return _util.wrap(self.xhat, x._dev), None
+            return x._wrap(self.xhat, x._dev), None
         xc = x - x.mean(self.axes, keepdim=True)
         rstd = ((xc * xc).mean(self.axes, keepdim=True) + self.eps).rsqrt()
         return xc * rstd, rstd
@@ -328,7 +327,7 @@ class CrossEntropyBackward(Function):
     def backward(self, gg):
         g, logits = self.saved_tensors
         dev = gg._dev
-        coef, coef_sum = _util.wrap(self.coef, dev), _util.wrap(self.coef_sum, dev).unsqueeze(1)
+        coef, coef_sum = gg._wrap(self.coef, dev), gg._wrap(self.coef_sum, dev).unsqueeze(1)
         p = logits.softmax(1)
         gg_g = (gg * (p * coef_sum - coef)).sum(1)
         from .reduce import SoftmaxBackward
@@ -350,7 +349,7 @@ class Dropout(Function):
 
     def backward(self, g):
         self.saved_tensors  # noqa: B018 - raises if an earlier backward freed the mask
-        return g * _util.wrap(self.mask, g._dev), None, None
+        return g * g._wrap(self.mask, g._dev), None, None
 
     def release(self) -> None:
         super().release()

@@ -6,7 +6,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import normalize_dim, normalize_dims
-from . import _util
+from ..tensor_base import TensorBase
 from ._util import operands
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
@@ -241,7 +241,7 @@ class Matmul(Function):
     __slots__ = ("a_ndim", "b_ndim")
 
     def forward(self, a, b):
-        if isinstance(b, _util.Tensor) and a.dtype is not b.dtype:
+        if isinstance(b, TensorBase) and a.dtype is not b.dtype:
             raise RuntimeError(f"matmul: expected both operands to have the same dtype, but got {a.dtype.name} != "
                                f"{b.dtype.name} (torch does not promote here; convert one with .to())")
         xa, xb, _ = operands(a, b, "matmul")

@@ -1,0 +1,90 @@
+"""Tensor methods that change dtype or device: ``to``, ``float``, ``cpu``, ``cuda``..."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Function
+from ..device import CPU, get_device
+from ..dtypes import DType
+from ..ops import elementwise as E
+from ..tensor_base import TensorBase
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from ..tensor import Tensor
+
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+
+class ConversionMixin:
+    """Tensor methods that change dtype or device: ``to``, ``float``, ``cpu``, ``cuda``..."""
+
+    __slots__ = ()
+
+    # ---- dtype and device conversion ---------------------------------------------------------
+    def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
+        """``.to(dtype)``, ``.to(device)``, ``.to(device, dtype)`` or ``.to(other_tensor)``."""
+        for a in args:
+            if isinstance(a, TensorBase):
+                dtype, device = a.dtype, a._dev
+            elif isinstance(a, DType) or a in (float, int, bool) or (isinstance(a, str) and a in dtypes._BY_NAME):
+                dtype = a
+            else:
+                device = a
+        out = self
+        if device is not None:
+            dev = get_device(device)
+            if dev is not self._dev:
+                out = ToDevice.apply(out, dev)
+        if dtype is not None:
+            dt = dtypes.to_dtype(dtype)
+            if dt is not out.dtype:
+                out = E.Cast.apply(out, dt)
+        if copy and out is self:
+            out = self.clone()
+        return out
+
+    def type(self, dtype=None):
+        return self.dtype.name if dtype is None else self.to(dtype)
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def bool(self):
+        return self.to(dtypes.bool_)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Tensor:
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+
+
+class ToDevice(Function):
+    """Copy to another device; gradient copies back."""
+
+    __slots__ = ("src",)
+
+    def forward(self, x, dev):
+        self.src = x._dev
+        host = np.asarray(x._host(), order="C")  # keeps 0-d (ascontiguousarray would not)
+        return x._wrap(host.copy() if dev is CPU else dev.backend.from_numpy(host), dev)
+
+    def backward(self, g):
+        return g.to(self.src), None

@@ -1,0 +1,255 @@
+"""Tensor methods for elementwise ops: operators, comparisons, logic, math and activations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..dtypes import result_type
+from ..ops import _util
+from ..ops import elementwise as E
+from ..ops import reduce as R
+from ..tensor_base import TensorBase
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from ..tensor import Tensor
+
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+
+class ElementwiseMixin:
+    """Tensor methods for elementwise ops: operators, comparisons, logic, math and activations."""
+
+    __slots__ = ()
+
+    # ---- arithmetic --------------------------------------------------------------------------
+    def __add__(self, other):
+        return E.Add.apply(self, other)
+
+    def __radd__(self, other):
+        return E.Add.apply(self, other)
+
+    def __sub__(self, other):
+        return E.Sub.apply(self, other)
+
+    def _left_number(self, value):
+        """``value`` from the left of an operator (``2 - x``) as a 0-d tensor of the op's result dtype, so the
+        op itself runs (Sub, Div, Pow: one node type per op) with the number as its first operand.
+        None when ``value`` is not a number (the operator then returns NotImplemented, as Python expects)."""
+        if not E._num(value):
+            return None
+        if isinstance(value, np.generic):
+            value = value.item()
+        return self._wrap(self._dev.backend.full((), value, result_type(self, value)), self._dev)
+
+    def __rsub__(self, other):
+        left = self._left_number(other)
+        return NotImplemented if left is None else E.Sub.apply(left, self)
+
+    def __mul__(self, other):
+        return E.Mul.apply(self, other)
+
+    def __rmul__(self, other):
+        return E.Mul.apply(self, other)
+
+    def __truediv__(self, other):
+        return E.Div.apply(self, other)
+
+    def __rtruediv__(self, other):
+        left = self._left_number(other)
+        return NotImplemented if left is None else E.Div.apply(left, self)
+
+    def __pow__(self, other):
+        return E.Pow.apply(self, other)
+
+    def __rpow__(self, other):
+        left = self._left_number(other)
+        return NotImplemented if left is None else E.Pow.apply(left, self)
+
+    def __matmul__(self, other):
+        return R.Matmul.apply(self, other)
+
+    def __rmatmul__(self, other):
+        return R.Matmul.apply(self._from_value(other), self)
+
+    def __neg__(self):
+        return E.Neg.apply(self)
+
+    def __abs__(self):
+        return E.Abs.apply(self)
+
+    def __pos__(self):
+        return self
+
+    add = __add__
+    sub = __sub__
+    mul = __mul__
+    div = __truediv__
+    pow = __pow__
+    matmul = __matmul__
+    neg = __neg__
+    abs = __abs__
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    # comparisons and logic: not differentiable, return bool tensors
+    def _cmp(self, other, prim: str) -> Tensor:
+        xa, xb, _ = _util.operands(self, other, prim)
+        try:
+            return self._wrap(getattr(self._dev.backend, prim)(xa, xb), self._dev)
+        except ValueError:
+            raise E._broadcast_error(self, other, prim) from None
+
+    def __eq__(self, other):  # type: ignore[override]
+        if not isinstance(other, (TensorBase, int, float)):
+            return NotImplemented
+        return self._cmp(other, "eq")
+
+    def __ne__(self, other):  # type: ignore[override]
+        if not isinstance(other, (TensorBase, int, float)):
+            return NotImplemented
+        return self._cmp(other, "ne")
+
+    def __lt__(self, other):
+        return self._cmp(other, "lt")
+
+    def __le__(self, other):
+        return self._cmp(other, "le")
+
+    def __gt__(self, other):
+        return self._cmp(other, "gt")
+
+    def __ge__(self, other):
+        return self._cmp(other, "ge")
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def _logical(self, other, prim: str) -> Tensor:
+        if self.dtype is dtypes.bool_ and (not isinstance(other, TensorBase) or other.dtype is dtypes.bool_):
+            return self._cmp(other, "logical_" + prim)
+        if self.dtype.is_floating_point or (isinstance(other, TensorBase) and other.dtype.is_floating_point):
+            raise TypeError(f"bitwise {prim} is only supported for integer and bool tensors, got {self.dtype.name}")
+        xa, xb, _ = _util.operands(self, other, prim)
+        # through the backend protocol like every primitive (timed, and a host fallback on CUDA)
+        return self._wrap(getattr(self._dev.backend, "bitwise_" + prim)(xa, xb), self._dev)
+
+    def __and__(self, other):
+        return self._logical(other, "and")
+
+    def __or__(self, other):
+        return self._logical(other, "or")
+
+    def __xor__(self, other):
+        return self._logical(other, "xor")
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __invert__(self) -> Tensor:
+        if self.dtype is not dtypes.bool_:
+            raise TypeError(f"~ (logical not) is only supported on bool tensors here, got {self.dtype.name}")
+        return self._wrap(self._dev.backend.logical_not(self._x), self._dev)
+
+    def logical_not(self) -> Tensor:
+        return self._wrap(self._dev.backend.logical_not(self._x), self._dev)
+
+    def logical_and(self, other) -> Tensor:
+        return self.bool()._cmp(other.bool() if isinstance(other, TensorBase) else bool(other), "logical_and")
+
+    def logical_or(self, other) -> Tensor:
+        return self.bool()._cmp(other.bool() if isinstance(other, TensorBase) else bool(other), "logical_or")
+
+    def logical_xor(self, other) -> Tensor:
+        return self.bool()._cmp(other.bool() if isinstance(other, TensorBase) else bool(other), "logical_xor")
+
+    def sign(self) -> Tensor:
+        return E.Sign.apply(self)
+
+    def isnan(self) -> Tensor:
+        return self._wrap(self._dev.backend.isnan(self._x), self._dev)
+
+    # ---- unary math and activations --------------------------------------------------------
+    def exp(self):
+        return E.Exp.apply(self)
+
+    def log(self):
+        return E.Log.apply(self)
+
+    def sqrt(self):
+        return E.Sqrt.apply(self)
+
+    def rsqrt(self):
+        return E.Rsqrt.apply(self)
+
+    def sin(self):
+        return E.Sin.apply(self)
+
+    def cos(self):
+        return E.Cos.apply(self)
+
+    def tanh(self):
+        return E.Tanh.apply(self)
+
+    def sigmoid(self):
+        return E.Sigmoid.apply(self)
+
+    def erf(self):
+        return E.Erf.apply(self)
+
+    def relu(self):
+        return E.Relu.apply(self)
+
+    def leaky_relu(self, negative_slope: float = 0.01):
+        return E.LeakyRelu.apply(self, negative_slope)
+
+    def gelu(self, approximate: str = "none"):
+        return E.Gelu.apply(self, approximate)
+
+    def silu(self):
+        return E.Silu.apply(self)
+
+    def softplus(self, beta: float = 1.0, threshold: float = 20.0):
+        return E.Softplus.apply(self, beta, threshold)
+
+    def elu(self, alpha: float = 1.0):
+        return E.Elu.apply(self, alpha)
+
+    def clamp(self, min=None, max=None):
+        if isinstance(min, TensorBase) or isinstance(max, TensorBase):
+            out = self
+            if min is not None:
+                out = out.maximum(min if isinstance(min, TensorBase) else self._from_value(min))
+            if max is not None:
+                out = out.minimum(max if isinstance(max, TensorBase) else self._from_value(max))
+            return out
+        return E.Clamp.apply(self, min, max)
+
+    clip = clamp
+
+    def maximum(self, other: Tensor):
+        if not isinstance(other, TensorBase):
+            raise TypeError(f"maximum(): argument 'other' must be Tensor, not {type(other).__name__}")
+        return E.Maximum.apply(self, other)
+
+    def minimum(self, other: Tensor):
+        if not isinstance(other, TensorBase):
+            raise TypeError(f"minimum(): argument 'other' must be Tensor, not {type(other).__name__}")
+        return E.Minimum.apply(self, other)
+
+    def softmax(self, dim: int):
+        return R.Softmax.apply(self, dim)
+
+    def log_softmax(self, dim: int):
+        return R.LogSoftmax.apply(self, dim)

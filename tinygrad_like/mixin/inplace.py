@@ -1,0 +1,226 @@
+"""Tensor methods that write in place: ``add_``, ``copy_``, ``fill_``, random fills; version bumps and history."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode, view_history
+from ..device import CPU
+from ..dtypes import DType
+from ..ops import _util
+from ..ops import elementwise as E
+from ..tensor_base import TensorBase
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from ..tensor import Tensor
+
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+
+class InplaceMixin:
+    """Tensor methods that write in place: ``add_``, ``copy_``, ``fill_``, random fills; version bumps and history."""
+
+    __slots__ = ()
+
+    # ---- in-place ----------------------------------------------------------------------------
+    def _check_inplace(self, op: str, overlap_ok: bool = False) -> None:
+        if self.requires_grad and self.grad_fn is None and _grad.enabled:
+            raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
+                               f"({op}). Wrap it in `with tl.no_grad():` if you mean to change the parameter "
+                               f"itself, or use the out-of-place op.")
+        base = self._base
+        if base is not None and base.requires_grad and base.grad_fn is None and _grad.enabled:
+            raise RuntimeError(f"a view of a leaf Variable that requires grad is being used in an in-place "
+                               f"operation ({op}). Wrap it in `with tl.no_grad():` if you mean to change the "
+                               f"parameter itself, or use the out-of-place op.")
+        if not overlap_ok and self._lay is not None:  # None: contiguous from offset 0 (the common case)
+            _refuse_shared_elements(self._lay, op)
+
+    def _graph_input(self, other=None) -> Tensor:
+        """``self`` as an input to an op whose result will be written back into ``self``.
+
+        A clone when grad flows (through ``self`` or ``other``), so that what the op saves of ``self``'s old
+        value (``a.mul_(b)`` keeps ``a`` for ``b``'s gradient) does not see the write.
+        """
+        if self.requires_grad or (isinstance(other, TensorBase) and other.requires_grad):
+            return self.clone()
+        return self
+
+    def _wrote(self, op: str) -> None:
+        st = self._storage
+        if st.dev is not None:
+            st.mark_device_write()
+        st.bump(op)
+
+    def _rebase(self, result: Tensor, op: str) -> None:
+        """Write ``result`` into ``self`` and make its node ``self``'s history (autograd in-place).
+
+        The views of ``self`` follow it to the new history; a write through a view gives the view's base a
+        new history first (see ``autograd.view_history``).
+        """
+        self._dev.backend.assign(self._x, result._x)
+        self._wrote(op)
+        if result.grad_fn is None:
+            return
+        if self._base is not None:
+            view_history.write_through_view(self, result)
+            return
+        kept = self.grad_fn is not None and self.retains_grad
+        self.grad_fn = result.grad_fn
+        self.requires_grad = True
+        if kept:  # retain_grad() follows the tensor to its new history, as in PyTorch
+            self.retain_grad()
+        view_history.refresh_views(self)
+
+    def _inplace(self, op: str, fn, other) -> Tensor:
+        self._check_inplace(op)
+        if isinstance(other, TensorBase) and other._storage is self._storage:
+            _refuse_partial_overlap(self, other, op)
+        if isinstance(other, TensorBase) and other._dev is not self._dev:
+            _util.check_same_device(self, other, op)
+        if _grad.enabled and (self.requires_grad or (isinstance(other, TensorBase) and other.requires_grad)):
+            result = fn(self._graph_input(other), other)
+            _check_castable(result.dtype, self.dtype, op)
+            if result.shape != self.shape:
+                raise RuntimeError(f"{op}: output with shape {self.shape} doesn't match the broadcast shape "
+                                   f"{result.shape}")
+            self._rebase(result, op)
+            return self
+        with grad_mode.no_grad():
+            result = fn(self, other)
+        _check_castable(result.dtype, self.dtype, op)
+        if result.shape != self.shape:
+            raise RuntimeError(f"{op}: output with shape {self.shape} doesn't match the broadcast shape "
+                               f"{result.shape}")
+        self._dev.backend.assign(self._x, result._x)
+        self._wrote(op)
+        return self
+
+    def add_(self, other, *, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return self._inplace("add_", E.Add.apply, other)
+
+    def sub_(self, other, *, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return self._inplace("sub_", E.Sub.apply, other)
+
+    def mul_(self, other):
+        return self._inplace("mul_", E.Mul.apply, other)
+
+    def div_(self, other):
+        return self._inplace("div_", E.Div.apply, other)
+
+    def clamp_(self, min=None, max=None):
+        return self._inplace("clamp_", lambda x, _: x.clamp(min, max), None)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+        """Fill in place from U(a, b) drawn from the seedable generator (used by ``tl.nn.init``)."""
+        return self._fill_random("uniform_", "uniform", generator, a, b)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        """Fill in place from N(mean, std**2) drawn from the seedable generator."""
+        return self._fill_random("normal_", "normal", generator, mean, std)
+
+    def _fill_random(self, op: str, kind: str, generator, *args) -> Tensor:
+        if not self.dtype.is_floating_point:
+            raise RuntimeError(f"{op}: expected a floating point tensor, got {self.dtype.name}")
+        from ..random import default_generator
+        host = getattr(CPU.backend, kind)(generator or default_generator, self.shape, *args, self.dtype)
+        return self.copy_(self._wrap(host, CPU))
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        if isinstance(value, TensorBase):
+            if value.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                   f"{value.ndim} dimensions.")
+            value = value.item()
+        self._check_inplace("fill_", overlap_ok=True)  # one value everywhere: shared elements agree (as torch)
+        if _grad.enabled and self.requires_grad:
+            self._rebase(self._overwritten(self._graph_input(), value), "fill_")
+            return self
+        self._dev.backend.assign(self._x, value)
+        self._wrote("fill_")
+        return self
+
+    def copy_(self, src: Tensor):
+        """Copy ``src``'s values (broadcast, cast, across devices) into this tensor."""
+        if not isinstance(src, TensorBase):
+            raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        from ..layout import broadcast_shapes
+        try:
+            ok = broadcast_shapes(self.shape, src.shape) == self.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"copy_: the source of shape {src.shape} cannot be broadcast to the "
+                               f"destination shape {self.shape}")
+        st = self._storage
+        if (src._dev is CPU and st.dev is not None and st.host is not None and st.dirty != "gpu"
+                and not (_grad.enabled and (self.requires_grad or src.requires_grad))):
+            # a host value into a device tensor whose host mirror is current: write the mirror, upload lazily
+            # (at the device's next op), as Storage's state machine says; load_state_dict takes this path
+            self._check_inplace("copy_")
+            np.copyto(CPU.backend.view(st.host, self._layout, self.dtype), src._x, casting="unsafe")
+            st.mark_host_write()
+            st.bump("copy_")
+            return self
+        if src is self:  # copying a tensor onto itself changes nothing (and is no self-overlap)
+            self._check_inplace("copy_", overlap_ok=True)
+            self._wrote("copy_")
+            return self
+        if src._dev is not self._dev:
+            src = src.to(self._dev)
+        # broadcast to our shape on both paths; with grad, the old history gets a zero gradient
+        return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if _grad.enabled
+                             else s.to(x.dtype).expand(x.shape), src)
+
+    def _overwritten(self, x: Tensor, value) -> Tensor:
+        """``value`` (broadcast to ``x``) as a graph node over ``x``: where(False, x, value). The old
+        history gets a zero gradient and stays finite (``x * 0 + value`` would turn inf into nan)."""
+        keep = self._wrap(self._dev.backend.full((), False, dtypes.bool_), self._dev)
+        return E.Where.apply(keep, x, value)
+
+
+def _refuse_shared_elements(lay, op: str) -> None:
+    """An in-place write into a layout where two elements are one memory location (a stride 0 over a dim of size
+    > 1, as after ``expand``) would overwrite itself: refuse it, as PyTorch does. ``None``: contiguous."""
+    if lay is None or 0 not in lay.strides or 0 in lay.shape:
+        return
+    if any(s == 0 and n > 1 for n, s in zip(lay.shape, lay.strides)):
+        raise RuntimeError(f"{op}: more than one element of the written-to tensor (shape {list(lay.shape)}, "
+                           f"strides {list(lay.strides)}) refers to a single memory location, as after "
+                           f"expand(); the writes would overwrite each other. clone() the tensor first.")
+
+
+def _refuse_partial_overlap(out: Tensor, other, op: str) -> None:
+    """An in-place op whose input shares some, not all, of the written memory would read what it has already
+    overwritten: refuse it, as PyTorch does (its rule: both contiguous, ranges overlapping, and not the same
+    range with the same strides; non-contiguous pairs are not checked there either)."""
+    if not isinstance(other, TensorBase) or other._storage is not out._storage or other is out:
+        return
+    la, lb = out._layout, other._layout
+    if not (la.is_contiguous() and lb.is_contiguous()):
+        return
+    (a0, a1), (b0, b1) = la.span(), lb.span()
+    if a0 >= b1 or b0 >= a1:
+        return
+    if (a0, a1) == (b0, b1) and la.strides == lb.strides:
+        return
+    raise RuntimeError(f"{op}: unsupported operation: some elements of the input tensor and the written-to tensor "
+                       f"refer to a single memory location (shapes {list(lb.shape)} and {list(la.shape)} over one "
+                       f"storage). Please clone() the tensor before performing the operation.")
+
+
+
+def _check_castable(src: DType, dst: DType, op: str) -> None:
+    if src.category > dst.category:
+        raise RuntimeError(f"{op}: result type {src.name} can't be cast to the desired output type {dst.name} "
+                           f"(in-place ops keep the tensor's dtype; use the out-of-place op)")

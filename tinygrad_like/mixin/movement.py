@@ -1,0 +1,163 @@
+"""Tensor methods that move elements: views (reshape, permute, expand, slicing...) and copies (cat, flip...)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..autograd import grad_mode
+from ..dtypes import DType
+from ..layout import infer_shape, normalize_dim
+from ..ops import movement as M
+from ..tensor_base import _numel, _shape_args_neg
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from ..tensor import Tensor
+
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+
+class MovementMixin:
+    """Tensor methods that move elements: views (reshape, permute, expand, slicing...) and copies (cat, flip...)."""
+
+    __slots__ = ()
+
+    # ---- views -------------------------------------------------------------------------------
+    def view(self, *shape) -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], DType):
+            raise NotImplementedError("view(dtype) reinterpretation is not supported; use .to(dtype)")
+        return M.Reshape.apply(self, _shape_args_neg(shape))
+
+    def reshape(self, *shape) -> Tensor:
+        shape = infer_shape(_shape_args_neg(shape), self.numel())
+        if shape == self.shape:
+            return self if self.grad_fn is None and not self.requires_grad else M.Reshape.apply(self, shape)
+        lay = self._layout.view(shape)
+        if lay is None:
+            return M.Reshape.apply(self.contiguous(), shape)
+        return M.Reshape.apply(self, shape) if self._records() else self._view(lay)
+
+    def permute(self, *dims) -> Tensor:
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        if self._records():
+            return M.Permute.apply(self, dims)
+        lay = self._layout
+        return self._view(lay.permuted(lay.permutation(dims)))
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        nd = self.ndim
+        if nd == 0:
+            normalize_dim(dim0, 0), normalize_dim(dim1, 0)
+            return M.Permute.apply(self, ())
+        d0, d1 = normalize_dim(dim0, nd), normalize_dim(dim1, nd)
+        order = list(range(nd))
+        order[d0], order[d1] = order[d1], order[d0]
+        if self._records():
+            return M.Permute.apply(self, tuple(order))
+        return self._view(self._layout.permuted(tuple(order)))
+
+    swapaxes = transpose
+
+    def movedim(self, source, destination) -> Tensor:
+        """Move dims ``source`` to positions ``destination`` (ints or sequences), keeping the others' order."""
+        src = (source,) if isinstance(source, int) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        if len(src) != len(dst):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+                               f"contain the same number of dims as destination ({list(dst)} dims)")
+        nd = self.ndim
+        src, dst = tuple(normalize_dim(d, nd) for d in src), tuple(normalize_dim(d, nd) for d in dst)
+        if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+            raise RuntimeError(f"movedim: repeated dim in source {list(src)} or destination {list(dst)}")
+        order = [None] * nd
+        for s_, d_ in zip(src, dst):
+            order[d_] = s_
+        rest = iter(d for d in range(nd) if d not in src)
+        return self.permute(tuple(o if o is not None else next(rest) for o in order))
+
+    def t(self) -> Tensor:
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.T
+
+    def expand(self, *shape) -> Tensor:
+        shape = _shape_args_neg(shape)
+        return M.Expand.apply(self, shape) if self._records() else self._view(self._layout.expand(shape))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(other.shape)
+
+    def broadcast_to(self, shape) -> Tensor:
+        return self.expand(tuple(shape))
+
+    def squeeze(self, dim=None) -> Tensor:
+        return M.Squeeze.apply(self, dim) if self._records() else self._view(self._layout.squeeze(dim))
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return M.Unsqueeze.apply(self, dim) if self._records() else self._view(self._layout.unsqueeze(dim))
+
+    def _records(self) -> bool:
+        """Whether an op on this tensor records a graph node. A view op that records none is just the view (its
+        node would only carry the layout), which keeps views cheap inside a plain backward's formulas."""
+        return self.requires_grad and _grad.enabled
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = normalize_dim(start_dim, self.ndim), normalize_dim(end_dim, self.ndim)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        shp = self.shape
+        return self.reshape(shp[:s] + (_numel(shp[s:e + 1]),) + shp[e + 1:])
+
+    def unflatten(self, dim: int, sizes) -> Tensor:
+        d = normalize_dim(dim, self.ndim)
+        from ..layout import infer_shape
+        sizes = infer_shape(tuple(sizes), self.shape[d])
+        return self.reshape(self.shape[:d] + sizes + self.shape[d + 1:])
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        d = normalize_dim(dim, self.ndim)
+        if start < 0:
+            start += self.shape[d]
+        if not (0 <= start and start + length <= self.shape[d]):
+            raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
+                             f"({self.shape[d]}) of dim {d}")
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def contiguous(self) -> Tensor:
+        if self._layout.is_contiguous():
+            return self
+        return M.Contiguous.apply(self)
+
+    def clone(self) -> Tensor:
+        return M.Clone.apply(self)
+
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple:
+        d = normalize_dim(dim, self.ndim)
+        n = self.shape[d]
+        if isinstance(split_size_or_sections, int):
+            step = split_size_or_sections
+            if step <= 0 and n:
+                raise RuntimeError(f"split_size must be positive, got {step}")
+            sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
+        else:
+            sizes = list(split_size_or_sections)
+            if sum(sizes) != n:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                                   f"size at dimension {d}), but got split_sizes={sizes}")
+        out, start = [], 0
+        for s in sizes:
+            out.append(self.narrow(d, start, s))
+            start += s
+        return tuple(out)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        n = self.shape[normalize_dim(dim, self.ndim)]
+        return self.split(max(-(-n // chunks), 1), dim)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        d = normalize_dim(dim, self.ndim)
+        return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))

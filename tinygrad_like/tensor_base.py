@@ -1,0 +1,376 @@
+"""``TensorBase``: what every tensor is (storage, layout, autograd metadata) and how a result becomes a tensor.
+
+The Tensor API's methods live in method families (:mod:`tinygrad_like.mixin`), combined by
+:class:`tinygrad_like.tensor.Tensor`. This module imports no op, so the op modules and the autograd engine can
+import it normally: ``isinstance(x, TensorBase)`` is how they recognize a tensor, and ``x._wrap(native, device)``
+makes a new one (of the concrete class, which only :mod:`tinygrad_like.tensor` knows).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import dtypes
+from .autograd import grad_mode
+from .device import CPU, Device
+from .dtypes import DType
+from .layout import Layout, contiguous_strides, normalize_dim
+from .storage import Storage
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from .tensor import Tensor
+
+_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+_weakref = weakref.ref
+
+_new = object.__new__
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _shape_args(size, allow_negative: bool = False, what: str = "size") -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` as PyTorch does. Sizes of new tensors must not be
+    negative; a reshape or expand target may hold -1 (``allow_negative``), checked by the op itself."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for n in size:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"{what} must be a sequence of ints, got {size!r}")
+        if n < 0 and not allow_negative:
+            raise RuntimeError(f"negative dimension {n} in size {tuple(size)}")
+    return tuple(int(n) for n in size)
+
+
+def _shape_args_neg(shape) -> tuple:
+    """A reshape/view/expand target: as :func:`_shape_args`, -1 allowed."""
+    return _shape_args(shape, allow_negative=True, what="shape")
+
+
+class TensorBase:
+    """An n-dimensional array with autograd: a storage, a layout over it, and the autograd metadata."""
+
+    __slots__ = ("_storage", "_lay", "_x", "_dev", "dtype", "requires_grad", "_grad", "grad_fn", "_hooks",
+                 "_base", "__weakref__")
+    __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
+
+    # ---- making tensors (the concrete class implements these two) ---------------------------
+    @staticmethod
+    def _wrap(native, dev: Device) -> TensorBase:
+        """A new tensor owning ``native`` (a backend's array) on ``dev``."""
+        raise NotImplementedError
+
+    def _fresh(self) -> TensorBase:
+        """An uninitialized tensor object of the concrete class (for views and detach)."""
+        raise NotImplementedError
+
+    # ---- metadata ----------------------------------------------------------------------------
+    @property
+    def _layout(self) -> Layout:
+        """Shape, strides and offset in the storage. Fresh op results are contiguous from offset 0,
+        so their Layout is only built when something asks (views, strides, widgets)."""
+        lay = self._lay
+        if lay is None:
+            shape = self._x.shape
+            lay = self._lay = Layout(shape, contiguous_strides(shape), 0)
+        return lay
+
+    @property
+    def shape(self) -> tuple:
+        return self._x.shape
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return self._layout.shape
+        return self._layout.shape[normalize_dim(dim, self.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return self._x.ndim
+
+    def dim(self) -> int:
+        return self._x.ndim
+
+    def numel(self) -> int:
+        return _numel(self._x.shape)
+
+    def stride(self, dim: int | None = None):
+        st = self._layout.strides
+        return st if dim is None else st[normalize_dim(dim, self.ndim)]
+
+    def storage_offset(self) -> int:
+        return self._layout.offset
+
+    def is_contiguous(self) -> bool:
+        return self._layout.is_contiguous()
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    @property
+    def device(self) -> Device:
+        return self._dev
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._dev.type == "cuda"
+
+    @property
+    def storage(self) -> Storage:
+        """The :class:`Storage` shared by this tensor and all its views."""
+        return self._storage
+
+    @property
+    def layout(self) -> Layout:
+        return self._layout
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self.grad_fn
+        return bool(node is not None and node.retained and any(r() is self for r in node.retained))
+
+    @property
+    def data(self) -> Tensor:
+        return self.detach()
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        for s in ("_storage", "_lay", "_x", "_dev", "dtype"):
+            setattr(self, s, getattr(other, s))
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    __hash__ = object.__hash__  # identity, in C: tensors are dict keys in the backward engine
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    # ---- host access -------------------------------------------------------------------------
+    def _host(self) -> np.ndarray:
+        """A NumPy view of this tensor's elements on the host (downloading a device copy if needed)."""
+        if self._dev.is_host:
+            return self._x
+        host = self._storage.host_array()
+        v = CPU.backend.view(host, self._layout, self.dtype)
+        v.flags.writeable = False
+        return v
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The elements as NumPy; a CPU tensor shares memory (as in PyTorch)."""
+        if self.requires_grad and _grad.enabled and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._host()
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar "
+                               f"(shape {self.shape}); use .tolist() or index first")
+        return self._host().reshape(()).item()
+
+    def tolist(self):
+        return self._host().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous (shape "
+                               f"{self.shape}); use .any() or .all()")
+        return bool(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._host()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self) -> str:
+        from ._format import format_tensor
+        suffixes = []
+        if self._dev is not CPU:
+            suffixes.append(f"device='{self._dev}'")
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name}Backward0>")
+        elif self.requires_grad:
+            suffixes.append("requires_grad=True")
+        return format_tensor(self._host(), self.dtype.name, suffixes, default_dtype=dtypes.default_float.name)
+
+    # ---- autograd ----------------------------------------------------------------------------
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (None until a backward reaches this leaf, or after ``zero_grad``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        # as torch: a gradient of another shape, dtype or device is refused when assigned, not deep inside an
+        # optimizer step later
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   f"the same size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor "
+                                   f"with dtype '{self.dtype.name}'. The gradient must have the tensor's dtype")
+            if value._dev is not self._dev and str(value._dev) != str(self._dev):
+                raise RuntimeError(f"assigned grad has data located on a different device: the tensor is on "
+                                   f"{self._dev}, the gradient on {value._dev}")
+        self._grad = value
+
+    def detach(self) -> Tensor:
+        """Same storage and layout, cut from the graph (shares the version counter)."""
+        t = self._fresh()
+        t._storage, t._lay, t._x, t._dev, t.dtype = self._storage, self._lay, self._x, self._dev, self.dtype
+        t.requires_grad = False
+        t._grad = t.grad_fn = t._hooks = None
+        t._base = None  # shares storage (and version counter) but starts a history of its own
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use "
+                               "a computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype.name})")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        node = self.grad_fn
+        if node is None:
+            return
+        if node.retained is None:
+            node.retained = []
+        if not any(r() is self for r in node.retained):
+            node.retained.append(weakref.ref(self))
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            self.grad_fn.register_hook(hook)
+            hooks = self.grad_fn.hooks
+        else:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            hooks = self._hooks
+        return _RemovableHandle(hooks, hook)
+
+    def _view(self, layout: Layout) -> Tensor:
+        t = self._fresh()
+        st = self._storage
+        t._storage, t._lay, t._dev, t.dtype = st, layout, self._dev, self.dtype
+        t._x = self._dev.backend.view(st.host if st.dev is None else st.dev, layout, self.dtype)
+        t.requires_grad = False
+        t._grad = t.grad_fn = t._hooks = None
+        t._base = base = self._base if self._base is not None else self
+        # The storage remembers its views, so an in-place write to the base can give them its new history. A
+        # leaf that requires grad (a parameter) never gets one (writing it with autograd is refused): skipped.
+        if base.requires_grad and base.grad_fn is None:
+            return t
+        views = st.views
+        if views is None:
+            st.views = [_weakref(t)]
+        else:
+            views.append(_weakref(t))
+            if len(views) >= 64 and not len(views) & (len(views) - 1):  # at 64, 128, 256...: drop dead ones
+                st.views = [r for r in views if r() is not None]
+        return t
+
+    # ---- factories on an existing tensor ----------------------------------------------------------
+    def _full_like(self, value, dtype: DType | None = None) -> Tensor:
+        """A new tensor of this one's shape and device, filled with ``value``."""
+        return self._wrap(self._dev.backend.full(self.shape, value, dtype or self.dtype), self._dev)
+
+    def _from_value(self, value) -> Tensor:
+        """``value`` (a number or array) as a tensor on this one's device; numbers take this one's dtype."""
+        from .creation import tensor
+        dt = self.dtype if isinstance(value, (int, float)) or (
+            isinstance(value, np.ndarray) and self.dtype.is_floating_point) else None
+        return tensor(value, dtype=dt, device=self._dev)
+
+    def new_zeros(self, *size, dtype=None) -> Tensor:
+        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
+        return self._wrap(self._dev.backend.full(_shape_args(size), 0, dt), self._dev)
+
+    def new_ones(self, *size, dtype=None) -> Tensor:
+        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
+        return self._wrap(self._dev.backend.full(_shape_args(size), 1, dt), self._dev)
+
+    def new_full(self, size, fill_value, dtype=None) -> Tensor:
+        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
+        return self._wrap(self._dev.backend.full(_shape_args((size,)), fill_value, dt), self._dev)
+
+    def new_tensor(self, data, dtype=None) -> Tensor:
+        from .creation import tensor
+        return tensor(data, dtype=dtype or self.dtype, device=self._dev)
+
+
+class _RemovableHandle:
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks: list, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
