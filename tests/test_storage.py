@@ -386,3 +386,24 @@ def test_storage_allocated_event(dev, recorded):
     allocs = [e for e in recorded if isinstance(e, events.StorageAllocated) and e.storage_id == t.storage.id]
     assert len(allocs) == 1
     assert allocs[0].device == "testdev:0" and allocs[0].dtype == "float32" and allocs[0].nbytes == 16
+
+
+def test_live_storages_finds_those_made_before_anyone_asked():
+    """New storages register only once a tool has listed them; the first listing finds the older ones too
+    (a fresh process, so that no earlier test has asked yet)."""
+    import subprocess
+    import sys
+
+    code = ("import gc, tinygrad_like as tl\n"
+            "from tinygrad_like import storage\n"
+            "assert not storage._tracking, 'importing the package listed the storages'\n"
+            "x = tl.ones(3); y = x * 2; dead = (x + 1).storage.id\n"
+            "gc.collect()\n"
+            "ids = [s.id for s in tl.live_storages()]\n"
+            "assert storage._tracking and ids == sorted(ids), ids\n"
+            "assert x.storage.id in ids and y.storage.id in ids and dead not in ids, ids\n"
+            "z = tl.zeros(2)\n"
+            "assert z.storage.id in [s.id for s in tl.live_storages()]\n"
+            "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
