@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from . import events
 from .backends.numpy_backend import NumpyBackend
-
-# Not kernels: memory management and metadata-only views of temporaries. Never timed.
-_MEMORY_OPS = frozenset({"alloc", "view", "adopt", "from_numpy", "to_numpy", "wait", "download",
-                         "download_into", "upload", "upload_into", "name", "is_host", "reshape", "swap_last",
-                         "broadcast_to"})
+from .backends.protocol import PRIMITIVES, UNTIMED
 
 
 class TimedBackend:
-    """Wraps a backend: each primitive call becomes a ``KernelTimed`` event (name, shapes, time)."""
+    """Wraps a backend: each primitive call becomes a ``KernelTimed`` event (name, shapes, time). Which names are
+    primitives, and which of them only move memory (untimed), is ``backends.protocol``'s table."""
 
     def __init__(self, inner, device_name: str):
         self._inner = inner
@@ -25,7 +22,7 @@ class TimedBackend:
 
     def __getattr__(self, name):
         fn = getattr(self._inner, name)
-        if name in _MEMORY_OPS or name.startswith("_") or not callable(fn):
+        if name not in PRIMITIVES or name in UNTIMED or not callable(fn):  # (memory ops, attributes, helpers)
             return fn
         inner_dev = self._device
 

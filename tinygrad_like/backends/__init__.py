@@ -1,1 +1,1 @@
-"""Backends: one module per device kind behind one small protocol (see ``numpy_backend``)."""
+"""Backends: one module per device kind behind one small protocol, written down in ``protocol.py``."""

@@ -1,11 +1,10 @@
 """The CPU backend: every primitive is a NumPy call on host arrays.
 
-A backend is an object whose attributes are the primitives the Tensor API is composed from:
-memory (alloc, upload/download, views), elementwise unary/binary/ternary ops with broadcasting,
-reductions, matmul, the fused primitives (softmax/log-softmax forward and backward, and the
-neural-network ones in ``numpy_nn``), indexing
-(gather, scatter-add, index-select, advanced indexing), casts, fills and random numbers. Every
-primitive returns a *fresh* array (never a view of an input): storages must not alias.
+A backend is an object whose attributes are the primitives the Tensor API is composed from, as the table in
+``protocol.py`` lists them: memory (alloc, views, transfers), elementwise ops with broadcasting, reductions,
+matmul, movement copies, creation, random numbers, indexing, the fused primitives (softmax/log-softmax forward and
+backward here, the neural-network ones in ``numpy_nn``) and the optimizer updates. Every primitive returns a
+*fresh* array (never a view of an input: storages must not alias), except those the table says write in place.
 """
 
 from __future__ import annotations

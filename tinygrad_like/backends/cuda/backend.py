@@ -22,6 +22,7 @@ from ... import events
 from ...dtypes import from_numpy as from_numpy_dtype
 from ...layout import broadcast_shapes, contiguous_strides
 from ..numpy_backend import NumpyBackend
+from ..protocol import IN_PLACE, PRIMITIVES
 from .array import CudaArray, DeviceBuffer
 
 _SFX = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
@@ -1032,7 +1033,7 @@ class CudaBackend:
         seen: list = []
         host_args = self._to_host(args, seen)
         r = getattr(self._host, name)(*host_args)
-        written = [args[i] for i in _IN_PLACE.get(name, ()) if i < len(args)]
+        written = [args[i] for i in IN_PLACE.get(name, ()) if i < len(args)]
         for dev_arr, host in seen:
             if any(dev_arr is w for w in written):
                 self._write_view(dev_arr, host)
@@ -1044,8 +1045,9 @@ class CudaBackend:
         return out
 
     def __getattr__(self, name: str):
-        """Any primitive without a kernel here: the host fallback."""
-        if name.startswith("_") or not callable(getattr(NumpyBackend, name, None)):
+        """Any primitive of the protocol without a kernel here: the host fallback."""
+        p = PRIMITIVES.get(name)
+        if p is None or p.device_only or not callable(getattr(NumpyBackend, name, None)):
             raise AttributeError(name)
 
         def fallback(*args):
@@ -1056,8 +1058,6 @@ class CudaBackend:
         return fallback
 
 
-# in-place primitives: which positional operands they write
-_IN_PLACE = {"setitem": (0,), "assign": (0,), "adam_step": (0, 2, 3, 11)}
 
 
 class _LNState:

@@ -1,0 +1,92 @@
+"""The backend protocol, written down once: every primitive a backend offers, as one table.
+
+A backend is an object whose attributes are these primitives (plus ``name`` and ``is_host``, plain attributes);
+every op of the Tensor API is composed from them.
+Each row says what the primitive is (``kind``), which positional operands it writes in place (``writes``: the
+caller bumps those tensors' versions, and the CUDA backend's host fallback copies them back), and what it returns.
+Unless ``writes`` says otherwise a primitive returns *fresh* arrays, never a view of an input: storages must not
+alias.
+
+The table is read by:
+
+- ``device.TimedBackend``: it times every primitive except the ``memory`` ones (allocation, views, transfers);
+- the CUDA backend: a primitive without a kernel there runs NumPy's on host copies (``_fallback``), writing back
+  the operands in ``writes``;
+- the conformance tests (``tests/test_backend_protocol.py``): the NumPy backend implements every primitive that is
+  not ``device_only`` and nothing else, and the CUDA backend serves every one, by a kernel or by the fallback.
+
+>>> from tinygrad_like.backends.protocol import PRIMITIVES
+>>> PRIMITIVES["setitem"].writes, PRIMITIVES["conv2d"].returns
+((0,), '(out, cols)')
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Primitive(NamedTuple):
+    name: str
+    kind: str  # memory, elementwise, matmul, reduce, movement, creation, random, index, fused, optimizer
+    returns: str  # "array", "none", or the tuple it returns, e.g. "(out, cols)"
+    writes: tuple = ()  # positional operands written in place
+    device_only: bool = False  # only backends with a memory of their own (not the host's) have it
+
+
+def _rows(kind: str, names: str, returns: str = "array") -> list[Primitive]:
+    return [Primitive(n, kind, returns) for n in names.split()]
+
+
+_TABLE: list[Primitive] = [
+    # memory: allocation, views and transfers (not timed: they move or describe bytes, they compute nothing)
+    Primitive("alloc", "memory", "buffer"),
+    Primitive("adopt", "memory", "(buffer, array)"),
+    Primitive("view", "memory", "array (a view of the buffer)"),
+    Primitive("reshape", "memory", "array (a view where possible)"),
+    Primitive("swap_last", "memory", "array (a view)"),
+    Primitive("broadcast_to", "memory", "array (a view)"),
+    Primitive("from_numpy", "memory", "array"),
+    Primitive("to_numpy", "memory", "numpy array"),
+    Primitive("wait", "memory", "none"),
+    Primitive("upload", "memory", "none", device_only=True),
+    Primitive("upload_into", "memory", "none", (0,), device_only=True),
+    Primitive("download", "memory", "numpy array", device_only=True),
+    Primitive("download_into", "memory", "none", (1,), device_only=True),
+    # elementwise, with NumPy's broadcasting
+    *_rows("elementwise", "abs cos exp log neg sign sin sqrt tanh erf rsqrt sigmoid relu isnan logical_not softplus "
+                          "clip cast"),
+    *_rows("elementwise", "add sub mul div pow maximum minimum eq ne lt le gt ge logical_and logical_or logical_xor "
+                          "bitwise_and bitwise_or bitwise_xor where"),
+    Primitive("matmul", "matmul", "array"),
+    # reductions and scans over axes
+    *_rows("reduce", "sum max min argmax argmin any all logsumexp cumsum"),
+    # copies that move elements
+    *_rows("movement", "copy cat flip pad tile tril triu"),
+    # new arrays
+    *_rows("creation", "full arange linspace eye"),
+    *_rows("random", "uniform normal randint randperm dropout_mask"),
+    # indexing
+    *_rows("index", "gather scatter_add index_select index index_add nonzero"),
+    Primitive("setitem", "index", "none", (0,)),
+    Primitive("assign", "index", "none", (0,)),
+    # fused forward and backward kernels
+    *_rows("fused", "softmax softmax_backward log_softmax log_softmax_backward relu_backward tanh_backward "
+                    "sigmoid_backward im2col col2im max_pool2d_backward max_pool2d_indices layer_norm_backward "
+                    "cross_entropy_backward"),
+    Primitive("conv2d", "fused", "(out, cols)"),
+    Primitive("conv2d_backward", "fused", "(gx, gweight, gbias), None for those not asked for"),
+    Primitive("max_pool2d", "fused", "(out, state)"),
+    Primitive("layer_norm", "fused", "(xhat, mean, rstd)"),
+    Primitive("cross_entropy", "fused", "(loss, logp, coef, coef_sum)"),
+    Primitive("cross_entropy_coefs", "fused", "(coef, coef_sum)"),
+    # optimizer updates, in place
+    Primitive("adam_step", "optimizer", "none", (0, 2, 3, 11)),
+]
+
+PRIMITIVES: dict[str, Primitive] = {p.name: p for p in _TABLE}
+assert len(PRIMITIVES) == len(_TABLE), "a primitive is listed twice"
+
+#: what the timing wrapper does not time
+UNTIMED = frozenset(p.name for p in _TABLE if p.kind == "memory")
+#: primitive -> the positional operands it writes in place
+IN_PLACE = {p.name: p.writes for p in _TABLE if p.writes}
