@@ -194,7 +194,7 @@ class NumpyBackend(NumpyNNPrimitives):
     @staticmethod
     def relu_backward(g, y):
         # ~(y <= 0) rather than y > 0 so that NaN outputs pass the gradient through, as in PyTorch
-        return masked(g, ~(y <= 0))
+        return masked(g, np.less_equal(y, 0), invert=True)
 
     @staticmethod
     def tanh_backward(g, y):
@@ -248,6 +248,21 @@ class NumpyBackend(NumpyNNPrimitives):
         np.copyto(dst, src, casting="unsafe")
 
     setitem = staticmethod(_setitem)
+
+    @staticmethod
+    def axpy(y, x, alpha) -> None:
+        """``y += alpha * x`` in place (``add_``/``sub_`` outside autograd, an SGD step): a product and an in-place
+        sum, instead of a product, a sum into a new array and a copy back. Rounded twice, as ``y + x * alpha``
+        (torch's kernel fuses the two: results may differ from its in the last place).
+
+        Not SciPy's BLAS ``axpy``, though it is one pass and rounds as torch does: its OpenBLAS keeps a thread
+        pool of its own, which spins beside NumPy's and made a whole MLP step 2.5x slower here."""
+        if alpha == 1:
+            np.add(y, x, out=y)
+        elif alpha == -1:
+            np.subtract(y, x, out=y)
+        else:
+            np.add(y, np.multiply(x, alpha), out=y)
 
     # ---- reductions and scans -----------------------------------------------------------
     # ufunc.reduce directly: np.sum's Python wrapper costs twice the reduction on small arrays

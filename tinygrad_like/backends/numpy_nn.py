@@ -77,22 +77,33 @@ def all_finite(a) -> bool:
     return bool(np.isfinite(a).all())
 
 
-_SMALL = 4096  # elements: below this, per-call overhead outweighs the faster loop
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def masked(g, mask, out=None):
-    """``g`` where ``mask`` else +0.0, as PyTorch's backward formulas give it. ``g * mask`` is ~20x faster
-    than any masked NumPy call but turns an inf or NaN of ``g`` outside the mask into NaN (inf * 0) and a
-    negative ``g`` into -0.0: so the product is taken only when ``g`` is all finite (then +0 is added),
-    and ``np.where`` otherwise, and for small arrays, where one ``np.where`` costs less than the check."""
-    if g.size > _SMALL and all_finite(g):
-        r = np.multiply(g, mask, out=out)
-        r += _zero(r.dtype)
-        return r
-    exact = np.where(mask, g, _zero(g.dtype))
+def masked(g, mask, out=None, invert: bool = False):
+    """``g`` where ``mask`` (where not ``mask`` with ``invert``) else +0.0, as PyTorch's backward formulas give it:
+    an inf or NaN of ``g`` outside the mask gives 0, not NaN, and a negative ``g`` gives +0.0, not -0.0.
+
+    Done on the bits, with no float arithmetic: the mask widened to the float's width and turned into all-ones or
+    all-zeros words, then ANDed with ``g``'s bits (about twice the speed of ``g * mask`` and its clean-ups, and
+    many times that of ``np.where``)."""
+    ut = _UINT.get(g.dtype.itemsize)
+    if ut is None or g.dtype.kind != "f":
+        exact = np.where(np.logical_not(mask) if invert else mask, g, _zero(g.dtype))
+        if out is None:
+            return exact
+        np.copyto(out, exact)
+        return out
+    words = np.broadcast_to(mask, g.shape).view(np.uint8).astype(ut)  # 1 where the mask is set
+    if invert:
+        words -= ut(1)  # set -> 0, unset -> all ones
+    else:
+        np.negative(words, out=words)  # set -> all ones, unset -> 0
+    np.bitwise_and(words, g.view(ut), out=words)
+    r = words.view(g.dtype)
     if out is None:
-        return exact
-    np.copyto(out, exact)
+        return r
+    np.copyto(out, r)
     return out
 
 

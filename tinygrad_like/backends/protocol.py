@@ -69,6 +69,7 @@ _TABLE: list[Primitive] = [
     *_rows("index", "gather scatter_add index_select index index_add nonzero"),
     Primitive("setitem", "index", "none", (0,)),
     Primitive("assign", "index", "none", (0,)),
+    Primitive("axpy", "elementwise", "none", (0,)),  # y += alpha * x
     # fused forward and backward kernels
     *_rows("fused", "softmax softmax_backward log_softmax log_softmax_backward relu_backward tanh_backward "
                     "sigmoid_backward im2col col2im max_pool2d_backward max_pool2d_indices layer_norm_backward "

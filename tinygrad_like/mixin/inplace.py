@@ -100,14 +100,33 @@ class InplaceMixin:
         return self
 
     def add_(self, other, *, alpha=1):
+        if self._axpy("add_", other, alpha):
+            return self
         if alpha != 1:
             other = other * alpha
         return self._inplace("add_", E.Add.apply, other)
 
     def sub_(self, other, *, alpha=1):
+        if self._axpy("sub_", other, -alpha):
+            return self
         if alpha != 1:
             other = other * alpha
         return self._inplace("sub_", E.Sub.apply, other)
+
+    def _axpy(self, op: str, other, alpha) -> bool:
+        """``add_``/``sub_`` with nothing to record (no autograd), a float tensor of this one's dtype and shape: one
+        in-place primitive, ``axpy``, instead of a product, a sum and a copy back (an SGD step's update). False:
+        the general path (numbers, broadcasting, promotion, autograd, and its errors)."""
+        if (not isinstance(other, TensorBase) or other.dtype is not self.dtype or not self.dtype.is_floating_point
+                or other.shape != self.shape or other._dev is not self._dev
+                or (_grad.enabled and (self.requires_grad or other.requires_grad))):
+            return False
+        self._check_inplace(op)
+        if other._storage is self._storage:
+            _refuse_partial_overlap(self, other, op)
+        self._dev.backend.axpy(self._x, other._x, alpha)
+        self._wrote(op)
+        return True
 
     def mul_(self, other):
         return self._inplace("mul_", E.Mul.apply, other)

@@ -247,6 +247,10 @@ class CudaBackend:
     def cast(self, x: CudaArray, dtype) -> CudaArray:
         return self.contiguous(x, dtype.np)
 
+    def axpy(self, y: CudaArray, x: CudaArray, alpha) -> None:
+        """``y += alpha * x``: the elementwise kernels (a product, a sum), written back into ``y``."""
+        self.assign(y, self.add(y, x if alpha == 1 else self.mul(x, alpha)))
+
     def assign(self, dst: CudaArray, src) -> None:
         """In-place write of ``src`` (broadcast, cast) into the view ``dst``."""
         if not _is_arr(src):
