@@ -118,3 +118,28 @@ def test_axpy_on_cuda_runs_kernels_not_the_host_fallback(cuda):
     a.sub_(b)
     assert a.cpu().tolist() == [-4.0, -8.0, -12.0]
     assert dict(cuda.raw_backend.fallbacks) == before
+
+
+@pytest.mark.parametrize("m,k,n", [(8, 53760, 9), (16, 14336, 72), (8, 4096 + 17, 9), (64, 5000, 576), (3, 100, 4)])
+def test_long_products_in_pieces_equal_the_one_product(m, k, n):
+    from tinygrad_like.backends.numpy_nn import _gemm_nt
+
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
+    got = _gemm_nt(a, b)
+    want = a.astype(np.float64) @ b.astype(np.float64).T
+    assert got.shape == (m, n) and got.dtype == np.float32 and got.flags.c_contiguous
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5 * np.abs(want).max())
+
+
+def test_a_large_batch_convolution_weight_gradient_matches_torch():
+    """Large enough (K = 16 x 28 x 30 output positions) for the weight gradient to be computed in pieces."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x0 = rng.standard_normal((16, 2, 28, 28)).astype(np.float32)
+    w0 = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    x, w = tl.tensor(x0), tl.tensor(w0, requires_grad=True)
+    xt, wt = torch.tensor(x0), torch.tensor(w0, requires_grad=True)
+    (tl.nn.functional.conv2d(x, w, padding=1) ** 2).sum().backward()
+    (torch.nn.functional.conv2d(xt, wt, padding=1) ** 2).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-3)

@@ -107,6 +107,28 @@ def masked(g, mask, out=None, invert: bool = False):
     return out
 
 
+_PIECE = 512  # columns per piece of a long product (see _gemm_nt)
+
+
+def _gemm_nt(a, b):
+    """``a @ b.T`` for a convolution's weight gradient: (M, K) by (N, K), where K (every output position of the
+    batch) is far longer than M and N (channels, channels x taps). BLAS runs one such product at a fraction of its
+    speed (8 x 53,760 by 9 x 53,760: 0.5 ms); cut K into pieces of ``_PIECE``, multiplied as a batch and summed, it
+    is about 3x faster. Larger M x N take the one product (there the pieces cost more than they save)."""
+    m, k = a.shape
+    n = b.shape[0]
+    pieces = k // _PIECE
+    if m * n > 8192 or pieces < 8:
+        return a @ b.T
+    head = pieces * _PIECE
+    part = np.matmul(b[:, :head].reshape(n, pieces, _PIECE).transpose(1, 0, 2),
+                     a[:, :head].reshape(m, pieces, _PIECE).transpose(1, 2, 0))  # (pieces, N, M)
+    r = part.sum(0)
+    if head < k:
+        r += b[:, head:] @ a[:, head:].T
+    return np.ascontiguousarray(r.T)
+
+
 def _wide_geometry(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
     """The wide-grid plan for a stride-1 convolution, or None when it does not pay: the extra columns
     cost (Wp - OW) / OW more GEMM work and memory, so only up to half again is accepted (a 3x3 kernel
@@ -310,7 +332,7 @@ class NumpyNNPrimitives:
         gw = None
         if need_w:
             with np.errstate(invalid="ignore"):  # a NaN here is checked for right below
-                gw = g2 @ cols.T
+                gw = _gemm_nt(g2, cols)
             if wide and not all_finite(gw):
                 # the extra columns hold real pixels times a zero gradient; an inf/NaN pixel there would
                 # turn 0 * inf into NaN, so redo the product over the true output grid only
