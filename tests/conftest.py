@@ -103,16 +103,19 @@ def make_array(shape, kind: str, rng: np.random.Generator, dtype: str = "float64
 
 @pytest.fixture(params=["plain", "create_graph"])
 def backward_mode(request, monkeypatch):
-    """Run a test with a plain ``backward()`` and with ``backward(create_graph=True)``, which records the same
-    formulas as a graph of the backward (and recomputes what a fused node reuses from forward, e.g. layer norm's
-    statistics), so both are held to the oracle."""
+    """Run a test with plain backward passes and with every backward pass recording its graph
+    (``create_graph=True``: ``Tensor.backward``, ``tl.autograd.grad``, ``gradcheck``, all go through the engine's
+    ``backward_steps``), which records the same formulas (and recomputes what a fused node reuses from forward,
+    e.g. layer norm's statistics), so both are held to the oracle."""
     if request.param == "create_graph":
-        plain = tl.Tensor.backward
+        from tinygrad_like.autograd import engine
 
-        def recording(self, gradient=None, retain_graph=None, create_graph=False):
-            return plain(self, gradient, retain_graph, True)
+        plain = engine.backward_steps
 
-        monkeypatch.setattr(tl.Tensor, "backward", recording)
+        def recording(roots, grads, retain_graph=False, create_graph=False, capture=None):
+            return plain(roots, grads, retain_graph, True, capture)
+
+        monkeypatch.setattr(engine, "backward_steps", recording)
         # the gradients are then part of a graph; let the comparisons read them as torch's .numpy() would not
         to_numpy = tl.Tensor.numpy
         monkeypatch.setattr(tl.Tensor, "numpy", lambda self, *, force=True: to_numpy(self, force=force))

@@ -65,7 +65,7 @@ def test_add_and_sub_outside_autograd_match_the_general_path(alpha, dtype):
     p.sub_(g, alpha=alpha)
     assert p._version == v + 2 and p.storage.bumps[-1].op == "sub_"
     q = tl.tensor(p0.copy())
-    q[::2].add_(g[::2], alpha=alpha)  # strided views: NumPy's path, same values where written
+    q[::2].add_(g[::2], alpha=alpha)  # strided views (axpy on views): same values where written, the rest kept
     assert (np.abs(q.numpy()[::2].astype(np.float64) - fused[::2]) <= bound[::2]).all()
     np.testing.assert_array_equal(q.numpy()[1::2], p0[1::2])
 

@@ -161,8 +161,8 @@ def test_non_finite_gradients_reach_only_the_winners_like_torch(backward_mode):
 
 
 def test_non_finite_gradients_on_large_tensors_take_the_exact_path(backward_mode):
-    """Above a few thousand elements ReLU and the 2x2 pool multiply by their masks after a finiteness check;
-    an inf or NaN gradient must send them to the exact path (torch: 0 where the input lost)."""
+    """On large tensors an inf or NaN gradient must still give 0 where the input lost (torch's rule), through
+    ReLU's bitwise select and the 2x2 pool's products (which take their exact path after a finiteness check)."""
     x = rand(4, 8, 32, 32, seed=7)
     a, b = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ya, yb = F.max_pool2d(a.relu(), 2), tF.max_pool2d(b.relu(), 2)

@@ -37,17 +37,32 @@ class Step:
         return f"Step({self.index}, {self.node.name}, {self.seconds * 1e6:.1f} us)"
 
 
-def _as_input(g, shape: tuple, dtype):
+def _as_input(g, shape: tuple, dtype, node=None, index: int = 0):
     """``g`` as the gradient of an input of ``shape``/``dtype``: summed over the dims the op broadcast, and cast.
 
     The engine does this for every op from what the graph recorded (a parent node's ``out_shape``/``out_dtype``,
     a leaf's own), so a backward formula returns the gradient in the shape its arithmetic gives. With
-    ``create_graph`` the sum and the cast are recorded like any other op."""
-    if g.shape != shape:
+    ``create_graph`` the sum and the cast are recorded like any other op. A gradient the input's shape does not
+    broadcast to is a wrong formula (``node``'s ``index``-th gradient): refused, as torch refuses it."""
+    gs = g.shape
+    if gs != shape:
+        if not _expands_to(shape, gs):
+            who = f"{node.name}.backward returned an invalid gradient at index {index}" if node is not None else \
+                "an invalid gradient"
+            raise RuntimeError(f"{who}: got shape {list(gs)} but expected shape compatible with {list(shape)} (the "
+                               f"input's shape, or one it broadcasts to)")
         g = sum_to(g, shape)
     if g.dtype is not dtype:
         g = g.to(dtype)
     return g
+
+
+def _expands_to(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (torch's ``is_expandable_to``)."""
+    lead = len(target) - len(shape)
+    if lead < 0:
+        return False
+    return all(n == 1 or n == target[lead + i] for i, n in enumerate(shape))
 
 
 def _count_dependencies(roots) -> dict:
@@ -99,8 +114,11 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
     root_nodes, pending = [], {}
     leaf_pending: dict = {}
     for t, g in zip(roots, grads):
-        if t.grad_fn is not None:
-            n = t.grad_fn
+        n = t.grad_fn  # (a root is read for grad_fn and requires_grad only: the stepper passes stand-ins)
+        want = n.out_dtype if n is not None else t.dtype
+        if g.dtype is not want:  # an incoming gradient of another dtype is cast to the output's (as torch does)
+            g = g.to(want)
+        if n is not None:
             pending[n] = pending[n] + g if n in pending else g
             if n not in root_nodes:
                 root_nodes.append(n)
@@ -153,14 +171,14 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
                 if isinstance(p, Function):
                     if gi is not None:
                         if gi.shape != p.out_shape or gi.dtype is not p.out_dtype:
-                            gi = _as_input(gi, p.out_shape, p.out_dtype)
+                            gi = _as_input(gi, p.out_shape, p.out_dtype, node, i)
                         pending[p] = pending[p] + gi if p in pending else gi
                     if left == 0:
                         heapq.heappush(heap, (-p.seq, p))
                 else:
                     if gi is not None:
                         if gi.shape != p.shape or gi.dtype is not p.dtype:
-                            gi = _as_input(gi, p.shape, p.dtype)
+                            gi = _as_input(gi, p.shape, p.dtype, node, i)
                         leaf_pending[p] = leaf_pending[p] + gi if p in leaf_pending else gi
                     if left == 0 and p in leaf_pending:
                         _deliver_leaf(p, leaf_pending.pop(p), capture, owned)

@@ -81,6 +81,7 @@ class Function:
     __slots__ = ("next", "saved", "saved_versions", "seq", "out_shape", "out_dtype", "hooks", "retained",
                  "origin", "__weakref__")  # origin: set only while sites.record_origins is on
     save_output = False  # class flag: append the output tensor to saved_tensors after forward
+    returns_fresh = False  # class flag: forward returns a Tensor it just made (a view...): it becomes the output
 
     # ---- the op ------------------------------------------------------------------------
     def forward(self, *args):
@@ -99,7 +100,10 @@ class Function:
         node = cls()
         node.saved = None
         r = node.forward(x, *args)  # (pending host writes upload when forward looks up dev.backend)
-        out = _own(r, x, args) if isinstance(r, TensorBase) else x._wrap(r, x._dev)
+        if isinstance(r, TensorBase):  # a view, a copy on another device, or a tensor a user's forward made
+            out = r if cls.returns_fresh else _own(r)
+        else:
+            out = x._wrap(r, x._dev)
         if not _grad.enabled:
             return out
         xg = x.grad_fn
@@ -235,19 +239,15 @@ class Function:
         return f"<{self.name}Backward>"
 
 
-def _own(r, x, args):
-    """A Tensor that forward returned becomes the output: one already in a graph would tie two histories to one
-    storage (refused); an input returned as it is is detached, so the caller's own tensor gets no history."""
+def _own(r):
+    """A Tensor that a forward returned becomes the output. One already in a graph would tie two histories to one
+    storage (refused); any other is detached first, so that a tensor the caller still holds (an input, a cached
+    buffer) gets no history of its own."""
     if r.requires_grad or r.grad_fn is not None:
         raise RuntimeError("a Function's forward returned a tensor that is already part of the autograd graph (an "
                            "input that requires grad, or the result of recorded ops): return a new tensor, e.g. "
                            "one made with tl.empty(...) or computed under tl.no_grad(), or a native array")
-    if r is x:
-        return r.detach()
-    for a in args:
-        if r is a:
-            return r.detach()
-    return r
+    return r.detach()
 
 
 def _attach(node: Function, edges: tuple, out, x, args) -> None:

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..autograd import engine, grad_mode
+from ..autograd import engine
 from ..tensor_base import TensorBase
-
-if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
-    pass
-
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 class AutogradMixin:

@@ -80,6 +80,7 @@ class ToDevice(Function):
     """Copy to another device; gradient copies back."""
 
     __slots__ = ("src",)
+    returns_fresh = True
 
     def forward(self, x, dev):
         self.src = x._dev

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
 from ..dtypes import result_type
 from ..ops import _util
 from ..ops import elementwise as E
@@ -17,7 +16,6 @@ from ..tensor_base import TensorBase
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 class ElementwiseMixin:
@@ -36,14 +34,22 @@ class ElementwiseMixin:
         return E.Sub.apply(self, other)
 
     def _left_number(self, value):
-        """``value`` from the left of an operator (``2 - x``) as a 0-d tensor of the op's result dtype, so the
-        op itself runs (Sub, Div, Pow: one node type per op) with the number as its first operand.
-        None when ``value`` is not a number (the operator then returns NotImplemented, as Python expects)."""
+        """``value`` from the left of an operator (``2 - x``, ``2 ** x``) as a 0-d tensor of the dtype ``x op value``
+        has, so the op itself runs (Sub, Pow: one node type per op) with the number as its first operand. An integer
+        too large for that dtype is an int64 0-d tensor instead (a 0-d tensor gives way to a dimensioned one of its
+        category, and the op's cast back wraps, as torch's does). None when ``value`` is not a number (the operator
+        then returns NotImplemented, as Python expects)."""
         if not E._num(value):
             return None
         if isinstance(value, np.generic):
             value = value.item()
-        return self._wrap(self._dev.backend.full((), value, result_type(self, value)), self._dev)
+        dt = dtypes.bool_ if isinstance(value, bool) else result_type(self, value)
+        if isinstance(value, int) and not dt.is_floating_point and dt.name != "bool":
+            info = np.iinfo(dt.np)
+            if not info.min <= value <= info.max:
+                dt = dtypes.int64  # (too large for x's integer dtype: the op's cast back wraps, as torch's does)
+        with np.errstate(over="ignore"):  # (2**40 as float16 is inf, as in torch: no NumPy warning for the user)
+            return self._wrap(self._dev.backend.full((), value, dt), self._dev)
 
     def __rsub__(self, other):
         left = self._left_number(other)
@@ -59,8 +65,13 @@ class ElementwiseMixin:
         return E.Div.apply(self, other)
 
     def __rtruediv__(self, other):
-        left = self._left_number(other)
-        return NotImplemented if left is None else E.Div.apply(left, self)
+        """``number / x`` is ``reciprocal(x) * number``, as in torch (so neither ``x`` nor the result is kept)."""
+        if not E._num(other):
+            return NotImplemented
+        return E.Mul.apply(E.Reciprocal.apply(self), other)
+
+    def reciprocal(self):
+        return E.Reciprocal.apply(self)
 
     def __pow__(self, other):
         return E.Pow.apply(self, other)

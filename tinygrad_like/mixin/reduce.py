@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import TYPE_CHECKING
 
 from .. import dtypes
-from ..autograd import grad_mode
 from ..layout import normalize_dim, normalize_dims
 from ..ops import reduce as R
 from ..tensor_base import TensorBase
-
-if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
-    pass
-
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
-
 
 ReturnTypes = namedtuple("ReturnTypes", ["values", "indices"])
 

@@ -37,6 +37,11 @@ def _broadcast_error(a, b, op: str) -> RuntimeError:
     return RuntimeError(f"{op}: operands of shapes {a.shape} and {b.shape} were rejected by the backend")
 
 
+def _is_bool(x) -> bool:
+    """A bool tensor or a Python/NumPy bool (torch refuses ``x - True`` too)."""
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, TensorBase) and x.dtype.name == "bool")
+
+
 def _need_float(x, op: str) -> None:
     """Refuse what torch refuses: activations with no integer or bool kernel (gelu, silu, softmax, ...)."""
     if not x.dtype.is_floating_point:
@@ -94,6 +99,9 @@ class Sub(_Binary):
     __slots__ = ()
 
     def forward(self, a, b):
+        if a.dtype.name == "bool" or _is_bool(b):
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                               "to invert a mask, use the `~` or `logical_not()` operator instead.")
         xa, xb, _ = operands(a, b, "sub")
         try:
             return a._dev.backend.sub(xa, xb)
@@ -171,6 +179,10 @@ class Pow(_Binary):
         saved = self.saved_tensors
         a, b = saved[0], saved[1]
         y = saved[2] if len(saved) == 3 else None
+        # (an integer operand, e.g. the 2 of 2 ** x, enters the formulas in the result's dtype: log(2) in float64
+        # for a float64 x, not in the default float)
+        a = a if a.dtype is g.dtype else a.to(g.dtype)
+        b = b if b.dtype is g.dtype else b.to(g.dtype)
         ga = where(b == 0, 0.0, g * b * a ** (b - 1)) if self.next[0] is not None else None
         if y is None or self.next[1] is None:  # (the exponent needs no gradient)
             return ga, None
@@ -340,6 +352,21 @@ class Sqrt(Function):
     def backward(self, g):
         (y,) = self.saved_tensors
         return (g / (2 * y),)
+
+
+class Reciprocal(Function):
+    """``1 / x``. Keeps its output (d/dx = -1/x**2 = -y*y), as torch does, so ``x`` may be written in place
+    afterwards; ``number / x`` is this times the number, so its result is not the kept one either."""
+
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        return x._dev.backend.div(1, _float(x))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (-g * (y * y),)
 
 
 class Rsqrt(Function):

@@ -12,6 +12,7 @@ class ViewFunction(Function):
     """A node whose output is a view: ``layout`` gives the output's Layout over the input's storage."""
 
     __slots__ = ("in_shape",)
+    returns_fresh = True
 
     def forward(self, x, *args):
         self.in_shape = x.shape

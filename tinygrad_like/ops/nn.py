@@ -252,10 +252,11 @@ class LayerNormBackward(Function):
     norm's forward kept (``norm``). ``xhat`` and ``rstd`` are the same statistics as tensors, inputs only when a
     graph of this node is recorded (its own gradient, written with Tensor ops, reads them); else None."""
 
-    __slots__ = ("axes", "norm")
+    __slots__ = ("axes", "kept")
 
     def forward(self, g, xhat, rstd, norm: LayerNorm):
-        self.axes, self.norm = norm.axes, norm
+        # the statistics themselves, not the layer norm's node: that one lets them go when its backward is done
+        self.axes, self.kept = norm.axes, (norm.xhat, norm.rstd)
         if _grad.enabled:
             self.save_for_backward(g, xhat, rstd)
         return g._dev.backend.layer_norm_backward(g._x, norm.xhat, norm.rstd, norm.axes)
@@ -265,10 +266,22 @@ class LayerNormBackward(Function):
         ax = self.axes
         m1, m2 = g.mean(ax, keepdim=True), (g * xhat).mean(ax, keepdim=True)
         # the map g -> gx is rstd times a symmetric projection: its adjoint is this same node
-        gg_g = LayerNormBackward.apply(gg, xhat, rstd, self.norm)
+        gg_g = LayerNormBackward.apply(gg, xhat, rstd, self)
         gg_xhat = -rstd * (gg * m2 + g * (gg * xhat).mean(ax, keepdim=True))
         gg_rstd = (gg * (g - m1 - xhat * m2)).sum(ax, keepdim=True)
         return gg_g, gg_xhat, gg_rstd, None
+
+    @property
+    def xhat(self):  # (read by forward when this node stands in for the layer norm: see backward)
+        return self.kept[0]
+
+    @property
+    def rstd(self):
+        return self.kept[1]
+
+    def release(self) -> None:
+        super().release()
+        self.kept = None
 
 
 class CrossEntropy(Function):
