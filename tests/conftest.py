@@ -112,8 +112,8 @@ def backward_mode(request, monkeypatch):
 
         plain = engine.backward_steps
 
-        def recording(roots, grads, retain_graph=False, create_graph=False, capture=None):
-            return plain(roots, grads, retain_graph, True, capture)
+        def recording(roots, grads, retain_graph=False, create_graph=False, capture=None, steps=True):
+            return plain(roots, grads, retain_graph, True, capture, steps)
 
         monkeypatch.setattr(engine, "backward_steps", recording)
         # the gradients are then part of a graph; let the comparisons read them as torch's .numpy() would not

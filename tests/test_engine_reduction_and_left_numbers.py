@@ -117,3 +117,25 @@ def test_gradients_through_a_number_on_the_left_match_torch_in_float64(op):
     f(x).sum().backward()
     f(xt).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
+def test_draining_without_records_restores_grad_mode_and_still_reports_steps():
+    """``backward_steps(..., steps=False)`` (what Tensor.backward drains) yields no records, switches grad mode once
+    for the whole pass and back, and still reports each node to an observer with its time."""
+    from tinygrad_like.autograd import engine
+
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).exp().sum()
+    seen = []
+    unsubscribe = tl.events.subscribe(seen.append)
+    try:
+        out = list(engine.backward_steps((y,), (tl.tensor(1.0),), steps=False))
+    finally:
+        unsubscribe()
+    assert out == [None, None, None] and tl.is_grad_enabled()
+    steps = [e for e in seen if isinstance(e, tl.events.BackwardStep)]
+    assert [e.op for e in steps] == ["Sum", "Exp", "Mul"] and all(e.seconds > 0 for e in steps)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([1.0, 2.0]) * np.exp([1.0, 4.0]), rtol=1e-6)
+    with tl.no_grad():  # and it puts back whatever mode the caller had
+        list(engine.backward_steps(((x * 2).sum(),), (tl.tensor(1.0),), steps=False))
+        assert not tl.is_grad_enabled()
