@@ -84,8 +84,8 @@ def test_rows_are_well_formed():
         assert all(isinstance(i, int) and i >= 0 for i in p.writes), p
         assert (p.returns == "none") == (p.kind in ("optimizer",) or p.name in ("setitem", "assign", "wait",
                                                                                   "upload", "upload_into",
-                                                                                  "download_into", "axpy")), p
-    assert IN_PLACE == {"setitem": (0,), "assign": (0,), "axpy": (0,), "adam_step": (0, 2, 3, 11),
+                                                                                  "download_into", "axpy", "scale")), p
+    assert IN_PLACE == {"setitem": (0,), "assign": (0,), "axpy": (0,), "scale": (0,), "adam_step": (0, 2, 3, 11),
                         "upload_into": (0,), "download_into": (1,)}
     assert {"alloc", "view", "from_numpy", "to_numpy"} <= UNTIMED and "copy" not in UNTIMED
 

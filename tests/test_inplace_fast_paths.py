@@ -143,3 +143,35 @@ def test_a_large_batch_convolution_weight_gradient_matches_torch():
     (tl.nn.functional.conv2d(x, w, padding=1) ** 2).sum().backward()
     (torch.nn.functional.conv2d(xt, wt, padding=1) ** 2).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_mul_by_a_number_outside_autograd_is_one_in_place_scale(dtype):
+    x0 = np.random.default_rng(5).standard_normal((3, 4)).astype(dtype)
+    x = tl.tensor(x0.copy())
+    v = x._version
+    with tl.profile() as prof:
+        assert x.mul_(0.9) is x
+    assert [k.name for k in prof.kernels] == ["scale"]
+    np.testing.assert_array_equal(x.numpy(), x0 * dtype(0.9))
+    assert x.dtype.np == dtype and x._version == v + 1 and x.storage.bumps[-1].op == "mul_"
+    w = tl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w.mul_(2)
+
+
+def test_a_momentum_sgd_step_is_three_in_place_kernels_and_matches_torch():
+    torch = pytest.importorskip("torch")
+    w0 = np.random.default_rng(6).standard_normal((4, 3)).astype(np.float32)
+    w, wt = tl.tensor(w0.copy(), requires_grad=True), torch.tensor(w0.copy(), requires_grad=True)
+    opt, opt_t = tl.optim.SGD([w], lr=0.1, momentum=0.9), torch.optim.SGD([wt], lr=0.1, momentum=0.9)
+    for step in range(3):
+        for t, o in ((w, opt), (wt, opt_t)):
+            o.zero_grad()
+            (t * t * (step + 1)).sum().backward()
+        with tl.profile() as prof:
+            opt.step()
+        opt_t.step()
+        if step:  # (the first step copies the gradient into the new momentum buffer)
+            assert [k.name for k in prof.kernels] == ["scale", "axpy", "axpy"]
+        np.testing.assert_allclose(w.detach().numpy(), wt.detach().numpy(), rtol=0, atol=1e-6)

@@ -250,6 +250,11 @@ class NumpyBackend(NumpyNNPrimitives):
     setitem = staticmethod(_setitem)
 
     @staticmethod
+    def scale(y, s) -> None:
+        """``y *= s`` in place, for a number ``s`` (``mul_`` by a number outside autograd: SGD's momentum)."""
+        np.multiply(y, s, out=y, casting="unsafe")
+
+    @staticmethod
     def axpy(y, x, alpha) -> None:
         """``y += alpha * x`` in place (``add_``/``sub_`` outside autograd, an SGD step): a product and an in-place
         sum, instead of a product, a sum into a new array and a copy back. Rounded twice, as ``y + x * alpha``

@@ -70,6 +70,7 @@ _TABLE: list[Primitive] = [
     Primitive("setitem", "index", "none", (0,)),
     Primitive("assign", "index", "none", (0,)),
     Primitive("axpy", "elementwise", "none", (0,)),  # y += alpha * x
+    Primitive("scale", "elementwise", "none", (0,)),  # y *= s, a number
     # fused forward and backward kernels
     *_rows("fused", "softmax softmax_backward log_softmax log_softmax_backward relu_backward tanh_backward "
                     "sigmoid_backward im2col col2im max_pool2d_backward max_pool2d_indices layer_norm_backward "

@@ -129,6 +129,12 @@ class InplaceMixin:
         return True
 
     def mul_(self, other):
+        if E._num(other) and self.dtype.is_floating_point and not (_grad.enabled and self.requires_grad):
+            # a number, nothing to record: one in-place primitive (SGD's momentum), after the usual checks
+            self._check_inplace("mul_")
+            self._dev.backend.scale(self._x, other)
+            self._wrote("mul_")
+            return self
         return self._inplace("mul_", E.Mul.apply, other)
 
     def div_(self, other):

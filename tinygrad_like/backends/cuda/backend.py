@@ -247,6 +247,10 @@ class CudaBackend:
     def cast(self, x: CudaArray, dtype) -> CudaArray:
         return self.contiguous(x, dtype.np)
 
+    def scale(self, y: CudaArray, s) -> None:
+        """``y *= s`` for a number ``s``: the elementwise kernel, written back into ``y``."""
+        self.assign(y, self.mul(y, s))
+
     def axpy(self, y: CudaArray, x: CudaArray, alpha) -> None:
         """``y += alpha * x``: the elementwise kernels (a product, a sum), written back into ``y``."""
         self.assign(y, self.add(y, x if alpha == 1 else self.mul(x, alpha)))
