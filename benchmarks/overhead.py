@@ -108,6 +108,33 @@ def time_backward_only(a, b, number: int) -> float:
             gc.enable()
 
 
+def backward_per_node(lib, repeat: int, graphs: int = 200) -> float:
+    """Microseconds one backward node costs: backward of 50 chained negations minus that of 10, over 40 (the graph
+    rebuilt untimed before each backward; min over repeats). A negation's formula is one op (``-g``), so this is the
+    engine's own cost per node plus one small op under ``no_grad``."""
+    def time_depth(depth: int) -> float:
+        x = lib.ones(*SHAPE, requires_grad=True)
+        best = float("inf")
+        for _ in range(repeat):
+            losses = []
+            for _ in range(graphs):
+                y = x
+                for _ in range(depth):
+                    y = -y
+                losses.append(y.sum())
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                for loss in losses:
+                    loss.backward()
+                best = min(best, (time.perf_counter() - t0) / graphs)
+            finally:
+                gc.enable()
+        return best
+
+    return (time_depth(50) - time_depth(10)) / 40 * 1e6
+
+
 def measure_pair(tl_fn, torch_fn, repeat: int, budget: float, backward_only=None):
     """min-of-``repeat`` microseconds per call for both libraries, repeats interleaved."""
     n_tl, n_t = pick_number(tl_fn, budget), pick_number(torch_fn, budget)
@@ -177,6 +204,8 @@ def run(repeat: int, budget: float) -> dict:
         "rows": rows,
         "all_pass": all(r["pass"] for r in rows),
         "profiler_overhead": profiled,
+        "backward_per_node_us": {"tinygrad_like": round(backward_per_node(tl, repeat), 3),
+                                 "torch": round(backward_per_node(torch, repeat), 3)},
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
 
