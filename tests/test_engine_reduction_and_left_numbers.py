@@ -139,3 +139,17 @@ def test_draining_without_records_restores_grad_mode_and_still_reports_steps():
     with tl.no_grad():  # and it puts back whatever mode the caller had
         list(engine.backward_steps(((x * 2).sum(),), (tl.tensor(1.0),), steps=False))
         assert not tl.is_grad_enabled()
+
+
+def test_a_value_with_leading_ones_written_into_a_slot_gets_its_gradient():
+    """``y[0] = v`` with ``v`` of shape (1, 3) into a (3,) row: the row's gradient has fewer dims than ``v``, which
+    broadcasts to it after dropping its leading ones (as NumPy's and torch's assignment do)."""
+    for shape, index in (((1, 3), 0), ((1, 1, 3), (slice(None), slice(None)))):
+        grads = []
+        for lib in (tl, torch):
+            v = lib.ones(*shape, requires_grad=True)
+            y = lib.zeros(2, 3).clone()
+            y[index] = v * 2
+            (y * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+            grads.append(v.grad.detach().numpy())
+        np.testing.assert_array_equal(*grads)

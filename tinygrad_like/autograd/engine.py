@@ -47,7 +47,10 @@ def _as_input(g, shape: tuple, dtype, node=None, index: int = 0):
     broadcast to is a wrong formula (``node``'s ``index``-th gradient): refused, as torch refuses it."""
     gs = g.shape
     if gs != shape:
-        if not _expands_to(shape, gs):
+        extra = len(shape) - len(gs)
+        if extra > 0 and all(n == 1 for n in shape[:extra]) and _expands_to(shape[extra:], gs):
+            g = g.reshape((1,) * extra + gs)  # (a value of shape (1, 3) written into a (3,) slot: y[0] = v)
+        elif not _expands_to(shape, gs):
             who = f"{node.name}.backward returned an invalid gradient at index {index}" if node is not None else \
                 "an invalid gradient"
             raise RuntimeError(f"{who}: got shape {list(gs)} but expected shape compatible with {list(shape)} (the "
