@@ -1,5 +1,6 @@
 """What the engine does with each gradient now that ops return them unreduced (issue 15, part 3), and the numbers on
-the left of an operator (``2 - x``, ``1 / x``, ``2 ** x``), which are now operands of the ops themselves."""
+the left of an operator: ``2 - x`` and ``2 ** x`` are Sub and Pow with a 0-d operand, ``2 / x`` is
+``reciprocal(x) * 2`` (as in torch)."""
 
 from __future__ import annotations
 
@@ -119,9 +120,10 @@ def test_gradients_through_a_number_on_the_left_match_torch_in_float64(op):
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
 
 
-def test_draining_without_records_restores_grad_mode_and_still_reports_steps():
-    """``backward_steps(..., steps=False)`` (what Tensor.backward drains) yields no records, switches grad mode once
-    for the whole pass and back, and still reports each node to an observer with its time."""
+def test_draining_without_records_still_reports_steps_and_keeps_the_callers_grad_mode():
+    """``backward_steps(..., steps=False)`` (what Tensor.backward drains) yields no records, still reports each node
+    to an observer with its time, and runs each node in the pass's grad mode but leaves the caller's between nodes,
+    so a consumer that pauses or stops half-way keeps its own mode."""
     from tinygrad_like.autograd import engine
 
     x = tl.tensor([1.0, 2.0], requires_grad=True)
@@ -136,9 +138,44 @@ def test_draining_without_records_restores_grad_mode_and_still_reports_steps():
     steps = [e for e in seen if isinstance(e, tl.events.BackwardStep)]
     assert [e.op for e in steps] == ["Sum", "Exp", "Mul"] and all(e.seconds > 0 for e in steps)
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([1.0, 2.0]) * np.exp([1.0, 4.0]), rtol=1e-6)
-    with tl.no_grad():  # and it puts back whatever mode the caller had
-        list(engine.backward_steps(((x * 2).sum(),), (tl.tensor(1.0),), steps=False))
+
+    z = (x * x).exp().sum()
+    gen = engine.backward_steps((z,), (tl.tensor(1.0),), steps=False)
+    next(gen)
+    assert tl.is_grad_enabled() and (x * 2).grad_fn is not None  # paused: the caller's mode, ops record
+    with tl.no_grad():
+        gen.close()
         assert not tl.is_grad_enabled()
+    assert tl.is_grad_enabled()
+    w = (x * 3).sum()
+    with tl.no_grad():  # a pass that records its graph, run from inside no_grad: the pass's mode, then the caller's
+        (g,) = tl.autograd.grad(w, x, create_graph=True)
+        assert not tl.is_grad_enabled()
+
+
+def test_numpy_numbers_are_numbers_as_in_torch():
+    x = tl.tensor([1.0, 2.0])
+    xt = torch.tensor([1.0, 2.0])
+    for f in (lambda a: np.float64(2) / a, lambda a: a * np.float64(3), lambda a: np.int64(5) - a,
+              lambda a: a - np.True_, lambda a: np.float64(2) ** a):
+        got, want = f(x), f(xt)
+        assert got.dtype.name == str(want.dtype).replace("torch.", ""), f
+        np.testing.assert_allclose(got.numpy(), want.numpy())
+    y = tl.tensor([1.0, 2.0])
+    with pytest.raises(TypeError):
+        y.mul_(np.complex128(1j))  # not a real number: refused, not written as zeros
+    assert y.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("dt", ["int32", "int64"])
+def test_an_integer_too_large_for_the_dtype_wraps_as_in_torch(dt):
+    for nd in (0, 1):
+        for f in (lambda a: 2**40 - a, lambda a: (2**33 + 3) ** a, lambda a: -(2**40) - a):
+            x, xt = tl.tensor([1, 2]).to(getattr(tl, dt)), torch.tensor([1, 2]).to(getattr(torch, dt))
+            if not nd:
+                x, xt = x[0], xt[0]
+            got, want = f(x), f(xt)
+            assert got.dtype.name == str(want.dtype).replace("torch.", "") and got.tolist() == want.tolist()
 
 
 def test_a_value_with_leading_ones_written_into_a_slot_gets_its_gradient():

@@ -114,7 +114,7 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
     ``roots``/``grads``: output tensors and their incoming gradients. With ``capture`` (a dict
     mapping leaf tensors or nodes to slots) gradients are collected there instead of accumulated
     into ``.grad`` (this is ``tl.autograd.grad``). ``steps=False`` yields None per node instead of a
-    record and times a node only for an observer that listens (``Tensor.backward()`` drains it so).
+    record, and times a node only for an observer that listens (``Tensor.backward()`` drains it so).
     """
     root_nodes, pending = [], {}
     leaf_pending: dict = {}
@@ -137,76 +137,69 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
         with grad_mode.set_grad_enabled(create_graph):
             _deliver_leaf(leaf, g, capture, owned)
     index = 0
-    outer = _grad.enabled
-    if not steps:  # drained in one go: grad mode is switched once for the whole pass
+    while heap:
+        _, node = heappop(heap)
+        g = pending.pop(node, None)
+        timed = steps or events.ACTIVE
+        if timed:
+            t0 = _perf()
+        grads_out: tuple = ()
+        filled = [] if steps else None
+        # grad mode is the pass's while a node runs and the caller's between nodes (a consumer may run its own code
+        # there, or stop iterating half-way)
+        prev = _grad.enabled
         _grad.enabled = create_graph
-    try:
-        while heap:
-            _, node = heappop(heap)
-            g = pending.pop(node, None)
-            timed = steps or events.ACTIVE
-            if timed:
-                t0 = _perf()
-            grads_out: tuple = ()
-            filled = [] if steps else None
-            if steps:  # (a consumer runs its own code between records: grad mode is switched per node)
-                prev = _grad.enabled
-                _grad.enabled = create_graph
-            try:
-                if g is not None:
-                    if node.hooks:
-                        for h in node.hooks:
-                            r = h(g)
-                            if r is not None:
-                                g = r
-                    if node.retained:
-                        for ref in node.retained:
-                            t = ref()
-                            if t is not None and t.grad_fn is node:
-                                t.grad = g.detach() if t.grad is None else t.grad + g.detach()
-                    if capture is not None and node in capture:
-                        capture[node] = g
-                    grads_out = node.backward(g)
-                    if type(grads_out) is not tuple:
-                        grads_out = (grads_out,)
-                    if len(grads_out) != len(node.next):
-                        raise RuntimeError(f"{node.name}.backward returned {len(grads_out)} gradients; expected "
-                                           f"{len(node.next)} (one per forward input, None where there is none)")
-                    if not retain_graph:
-                        node.release()
-                for i, p in enumerate(node.next):
-                    if p is None:
-                        continue
-                    gi = grads_out[i] if grads_out else None
-                    left = deps[p] - 1
-                    deps[p] = left
-                    if isinstance(p, Function):
-                        if gi is not None:
-                            if gi._x.shape != p.out_shape or gi.dtype is not p.out_dtype:
-                                gi = _as_input(gi, p.out_shape, p.out_dtype, node, i)
-                            pending[p] = pending[p] + gi if p in pending else gi
-                        if left == 0:
-                            heappush(heap, (-p.seq, p))
-                    else:
-                        if gi is not None:
-                            if gi._x.shape != p._x.shape or gi.dtype is not p.dtype:
-                                gi = _as_input(gi, p.shape, p.dtype, node, i)
-                            leaf_pending[p] = leaf_pending[p] + gi if p in leaf_pending else gi
-                        if left == 0 and p in leaf_pending:
-                            _deliver_leaf(p, leaf_pending.pop(p), capture, owned)
-                            if steps:
-                                filled.append(p)
-            finally:
-                if steps:
-                    _grad.enabled = prev
-            seconds = _perf() - t0 if timed else 0.0
-            if events.ACTIVE:
-                events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))
-            yield Step(index, node, g, grads_out, seconds, tuple(filled)) if steps else None
-            index += 1
-    finally:
-        if not steps:
-            _grad.enabled = outer
+        try:
+            if g is not None:
+                if node.hooks:
+                    for h in node.hooks:
+                        r = h(g)
+                        if r is not None:
+                            g = r
+                if node.retained:
+                    for ref in node.retained:
+                        t = ref()
+                        if t is not None and t.grad_fn is node:
+                            t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+                if capture is not None and node in capture:
+                    capture[node] = g
+                grads_out = node.backward(g)
+                if type(grads_out) is not tuple:
+                    grads_out = (grads_out,)
+                if len(grads_out) != len(node.next):
+                    raise RuntimeError(f"{node.name}.backward returned {len(grads_out)} gradients; expected "
+                                       f"{len(node.next)} (one per forward input, None where there is none)")
+                if not retain_graph:
+                    node.release()
+            for i, p in enumerate(node.next):
+                if p is None:
+                    continue
+                gi = grads_out[i] if grads_out else None
+                left = deps[p] - 1
+                deps[p] = left
+                if isinstance(p, Function):
+                    if gi is not None:
+                        if gi._x.shape != p.out_shape or gi.dtype is not p.out_dtype:
+                            gi = _as_input(gi, p.out_shape, p.out_dtype, node, i)
+                        pending[p] = pending[p] + gi if p in pending else gi
+                    if left == 0:
+                        heappush(heap, (-p.seq, p))
+                else:
+                    if gi is not None:
+                        if gi._x.shape != p._x.shape or gi.dtype is not p.dtype:
+                            gi = _as_input(gi, p.shape, p.dtype, node, i)
+                        leaf_pending[p] = leaf_pending[p] + gi if p in leaf_pending else gi
+                    if left == 0 and p in leaf_pending:
+                        _deliver_leaf(p, leaf_pending.pop(p), capture, owned)
+                        if steps:
+                            filled.append(p)
+        finally:
+            _grad.enabled = prev
+        seconds = _perf() - t0 if timed else 0.0
+        if events.ACTIVE:
+            events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))
+        yield Step(index, node, g, grads_out, seconds, tuple(filled)) if steps else None
+        index += 1
 
 
 def _deliver_leaf(leaf, g, capture, owned) -> None:

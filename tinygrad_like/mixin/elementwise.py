@@ -36,8 +36,7 @@ class ElementwiseMixin:
     def _left_number(self, value):
         """``value`` from the left of an operator (``2 - x``, ``2 ** x``) as a 0-d tensor of the dtype ``x op value``
         has, so the op itself runs (Sub, Pow: one node type per op) with the number as its first operand. An integer
-        too large for that dtype is an int64 0-d tensor instead (a 0-d tensor gives way to a dimensioned one of its
-        category, and the op's cast back wraps, as torch's does). None when ``value`` is not a number (the operator
+        too large for that dtype wraps into it, as torch's does. None when ``value`` is not a number (the operator
         then returns NotImplemented, as Python expects)."""
         if not E._num(value):
             return None
@@ -46,8 +45,8 @@ class ElementwiseMixin:
         dt = dtypes.bool_ if isinstance(value, bool) else result_type(self, value)
         if isinstance(value, int) and not dt.is_floating_point and dt.name != "bool":
             info = np.iinfo(dt.np)
-            if not info.min <= value <= info.max:
-                dt = dtypes.int64  # (too large for x's integer dtype: the op's cast back wraps, as torch's does)
+            if not info.min <= value <= info.max:  # too large for x's integer dtype: wrapped into it, as torch does
+                value = (value - info.min) % (int(info.max) - int(info.min) + 1) + int(info.min)
         with np.errstate(over="ignore"):  # (2**40 as float16 is inf, as in torch: no NumPy warning for the user)
             return self._wrap(self._dev.backend.full((), value, dt), self._dev)
 
@@ -68,7 +67,7 @@ class ElementwiseMixin:
         """``number / x`` is ``reciprocal(x) * number``, as in torch (so neither ``x`` nor the result is kept)."""
         if not E._num(other):
             return NotImplemented
-        return E.Mul.apply(E.Reciprocal.apply(self), other)
+        return E.Mul.apply(E.Reciprocal.apply(self), other.item() if isinstance(other, np.generic) else other)
 
     def reciprocal(self):
         return E.Reciprocal.apply(self)

@@ -129,7 +129,7 @@ class InplaceMixin:
         return True
 
     def mul_(self, other):
-        if E._num(other) and self.dtype.is_floating_point and not (_grad.enabled and self.requires_grad):
+        if type(other) in (int, float) and self.dtype.is_floating_point and not (_grad.enabled and self.requires_grad):
             # a number, nothing to record: one in-place primitive (SGD's momentum), after the usual checks
             self._check_inplace("mul_")
             self._dev.backend.scale(self._x, other)

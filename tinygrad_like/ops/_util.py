@@ -25,13 +25,15 @@ def operands(a, b, op: str):
         xa = a._x if a.dtype is dt else a._dev.backend.cast(a._x, dt)
         xb = b._x if b.dtype is dt else b._dev.backend.cast(b._x, dt)
         return xa, xb, dt
-    if isinstance(b, (int, float)):
+    if isinstance(b, np.generic):  # (before the Python numbers: np.float64 is a float subclass, and NumPy would
+        # promote with its own dtype, where torch treats a NumPy number as a Python number)
+        if b.ndim == 0 and b.dtype.kind in "biuf":
+            return operands(a, b.item(), op)
+    elif isinstance(b, (int, float)):
         if scalar_category(b) <= a.dtype.category:
             return a._x, b, a.dtype
         dt = result_type(a, b)
         return a._dev.backend.cast(a._x, dt), b, dt
-    if isinstance(b, np.generic) and b.ndim == 0 and b.dtype.kind in "biuf":
-        return operands(a, b.item(), op)
     raise TypeError(f"{op}: unsupported operand type {type(b).__name__}; expected a Tensor or a Python number")
 
 

@@ -38,8 +38,8 @@ def _broadcast_error(a, b, op: str) -> RuntimeError:
 
 
 def _is_bool(x) -> bool:
-    """A bool tensor or a Python/NumPy bool (torch refuses ``x - True`` too)."""
-    return isinstance(x, (bool, np.bool_)) or (isinstance(x, TensorBase) and x.dtype.name == "bool")
+    """A bool tensor or a Python bool (torch refuses ``x - True`` too; a NumPy bool is a number there)."""
+    return x is True or x is False or (isinstance(x, TensorBase) and x.dtype.name == "bool")
 
 
 def _need_float(x, op: str) -> None:
