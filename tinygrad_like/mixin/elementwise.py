@@ -67,7 +67,7 @@ class ElementwiseMixin:
         """``number / x`` is ``reciprocal(x) * number``, as in torch (so neither ``x`` nor the result is kept)."""
         if not E._num(other):
             return NotImplemented
-        return E.Mul.apply(E.Reciprocal.apply(self), other.item() if isinstance(other, np.generic) else other)
+        return E.Mul.apply(E.Reciprocal.apply(self), other)
 
     def reciprocal(self):
         return E.Reciprocal.apply(self)

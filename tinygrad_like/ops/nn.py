@@ -236,7 +236,8 @@ class LayerNorm(Function):
         saved = self.saved_tensors
         xhat, rstd = self._statistics(saved[0])
         gxh = g * saved[1] if self.has_weight else g
-        gx = LayerNormBackward.apply(gxh, xhat, rstd, self) if self.next[0] is not None else None
+        gx = LayerNormBackward.apply(gxh, xhat, rstd, self.axes, (self.xhat, self.rstd)) if self.next[0] is not None \
+            else None
         gw = g * xhat if self.has_weight and self.next[1] is not None else None
         gb = g if self.has_bias and self.next[2] is not None else None
         return gx, gw, gb, None, None
@@ -249,35 +250,27 @@ class LayerNorm(Function):
 class LayerNormBackward(Function):
     """``rstd * (g - mean(g) - xhat * mean(g * xhat))`` over the normalized axes: the gradient of the
     normalization itself (before any affine weight), as one fused kernel that reads the statistics the layer
-    norm's forward kept (``norm``). ``xhat`` and ``rstd`` are the same statistics as tensors, inputs only when a
+    norm's forward kept (``kept``: its native x-hat and 1/std, held here too, since the layer norm's node lets them
+    go when its backward is done). ``xhat`` and ``rstd`` are the same statistics as tensors, inputs only when a
     graph of this node is recorded (its own gradient, written with Tensor ops, reads them); else None."""
 
     __slots__ = ("axes", "kept")
 
-    def forward(self, g, xhat, rstd, norm: LayerNorm):
-        # the statistics themselves, not the layer norm's node: that one lets them go when its backward is done
-        self.axes, self.kept = norm.axes, (norm.xhat, norm.rstd)
+    def forward(self, g, xhat, rstd, axes, kept):
+        self.axes, self.kept = axes, kept
         if _grad.enabled:
             self.save_for_backward(g, xhat, rstd)
-        return g._dev.backend.layer_norm_backward(g._x, norm.xhat, norm.rstd, norm.axes)
+        return g._dev.backend.layer_norm_backward(g._x, kept[0], kept[1], axes)
 
     def backward(self, gg):
         g, xhat, rstd = self.saved_tensors
         ax = self.axes
         m1, m2 = g.mean(ax, keepdim=True), (g * xhat).mean(ax, keepdim=True)
         # the map g -> gx is rstd times a symmetric projection: its adjoint is this same node
-        gg_g = LayerNormBackward.apply(gg, xhat, rstd, self)
+        gg_g = LayerNormBackward.apply(gg, xhat, rstd, ax, self.kept)
         gg_xhat = -rstd * (gg * m2 + g * (gg * xhat).mean(ax, keepdim=True))
         gg_rstd = (gg * (g - m1 - xhat * m2)).sum(ax, keepdim=True)
-        return gg_g, gg_xhat, gg_rstd, None
-
-    @property
-    def xhat(self):  # (read by forward when this node stands in for the layer norm: see backward)
-        return self.kept[0]
-
-    @property
-    def rstd(self):
-        return self.kept[1]
+        return gg_g, gg_xhat, gg_rstd, None, None
 
     def release(self) -> None:
         super().release()
