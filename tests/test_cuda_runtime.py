@@ -154,7 +154,11 @@ def test_arch_comes_from_the_device_not_nvccs_default():
 
 
 def test_tl_cuda_answers_on_a_machine_without_cuda(monkeypatch):
+    device_mod = importlib.import_module("tinygrad_like.device")  # (tl.device is the function of that name)
     monkeypatch.setattr(probe_mod, "_status", probe_mod.CudaStatus(False, "PyCUDA is not installed: pip install x"))
+    # such a machine has no started runtime and no cuda device (on the GPU machine, earlier tests made both)
+    monkeypatch.setattr(runtime, "_runtime", None)
+    monkeypatch.setattr(device_mod, "_devices", {"cpu": device_mod.CPU})
     assert tl.cuda.is_available() is False and tl.cuda.device_count() == 0
     assert tl.cuda.unavailable_reason().startswith("PyCUDA is not installed")
     for call in (tl.cuda.get_device_name, tl.cuda.synchronize, tl.cuda.memory_stats):
