@@ -174,6 +174,9 @@ class Layout:
     def permuted(self, dims: tuple) -> Layout:
         """The layout with its dims in the order ``dims`` (already a checked :meth:`permutation`)."""
         shape, strides = self.shape, self.strides
+        if len(dims) == 2:  # (a matrix's transpose: the common case, without building lists)
+            i, j = dims
+            return Layout((shape[i], shape[j]), (strides[i], strides[j]), self.offset)
         return Layout(tuple([shape[d] for d in dims]), tuple([strides[d] for d in dims]), self.offset)
 
     def transpose(self, d0: int, d1: int) -> Layout:

@@ -315,11 +315,14 @@ class TensorBase:
             hooks = self._hooks
         return _RemovableHandle(hooks, hook)
 
-    def _view(self, layout: Layout) -> Tensor:
+    def _view(self, layout: Layout, native=None) -> Tensor:
+        """A view of this tensor's storage with ``layout``. ``native``: the backend's array for it, where the caller
+        made it more cheaply from ``self._x`` (a permutation); else it is made from the storage's buffer."""
         t = self._fresh()
         st = self._storage
         t._storage, t._lay, t._dev, t.dtype = st, layout, self._dev, self.dtype
-        t._x = self._dev.backend.view(st.host if st.dev is None else st.dev, layout, self.dtype)
+        t._x = native if native is not None else self._dev.backend.view(st.host if st.dev is None else st.dev, layout,
+                                                                         self.dtype)
         t.requires_grad = False
         t._grad = t.grad_fn = t._hooks = None
         t._base = base = self._base if self._base is not None else self

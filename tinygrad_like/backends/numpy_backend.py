@@ -214,6 +214,10 @@ class NumpyBackend(NumpyNNPrimitives):
         return np.swapaxes(x, -1, -2)
 
     @staticmethod
+    def permute(x, dims):
+        return x.transpose(dims)
+
+    @staticmethod
     def broadcast_to(x, shape):
         return np.broadcast_to(x, shape)
 

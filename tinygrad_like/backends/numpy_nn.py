@@ -78,6 +78,7 @@ def all_finite(a) -> bool:
 
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SMALL = 4096  # elements: below this, masked() selects with np.where (the crossover measured on a Xeon: ~4-5k)
 
 
 def masked(g, mask, out=None, invert: bool = False):
@@ -86,10 +87,11 @@ def masked(g, mask, out=None, invert: bool = False):
 
     Done on the bits, with no float arithmetic: the mask widened to the float's width and turned into all-ones or
     all-zeros words, then ANDed with ``g``'s bits (about twice the speed of ``g * mask`` and its clean-ups, and
-    many times that of ``np.where``)."""
+    many times that of ``np.where`` on large arrays). Up to a few thousand elements ``np.where`` is the faster of the
+    two (one call instead of five): the select is exact either way."""
     ut = _UINT.get(g.dtype.itemsize)
-    if ut is None or g.dtype.kind != "f":
-        exact = np.where(np.logical_not(mask) if invert else mask, g, _zero(g.dtype))
+    if ut is None or g.dtype.kind != "f" or g.size <= _SMALL:
+        exact = np.where(mask, _zero(g.dtype), g) if invert else np.where(mask, g, _zero(g.dtype))
         if out is None:
             return exact
         np.copyto(out, exact)

@@ -44,6 +44,7 @@ _TABLE: list[Primitive] = [
     Primitive("view", "memory", "array (a view of the buffer)"),
     Primitive("reshape", "memory", "array (a view where possible)"),
     Primitive("swap_last", "memory", "array (a view)"),
+    Primitive("permute", "memory", "array (a view with its dims in the given order)"),
     Primitive("broadcast_to", "memory", "array (a view)"),
     Primitive("from_numpy", "memory", "array"),
     Primitive("to_numpy", "memory", "numpy array"),

@@ -42,7 +42,8 @@ class MovementMixin:
         if self._records():
             return M.Permute.apply(self, dims)
         lay = self._layout
-        return self._view(lay.permuted(lay.permutation(dims)))
+        dims = lay.permutation(dims)
+        return self._view(lay.permuted(dims), self._dev.backend.permute(self._x, dims))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         nd = self.ndim
@@ -52,9 +53,10 @@ class MovementMixin:
         d0, d1 = normalize_dim(dim0, nd), normalize_dim(dim1, nd)
         order = list(range(nd))
         order[d0], order[d1] = order[d1], order[d0]
+        order = tuple(order)
         if self._records():
-            return M.Permute.apply(self, tuple(order))
-        return self._view(self._layout.permuted(tuple(order)))
+            return M.Permute.apply(self, order)
+        return self._view(self._layout.permuted(order), self._dev.backend.permute(self._x, order))
 
     swapaxes = transpose
 

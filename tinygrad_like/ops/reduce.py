@@ -13,10 +13,10 @@ _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 def _expand_back(g, in_shape, dims, keepdim):
-    """Broadcast a reduced gradient back over the reduced ``dims`` of ``in_shape``."""
-    if not keepdim:
-        for d in dims:
-            g = g.unsqueeze(d)
+    """Broadcast a reduced gradient back over the reduced ``dims`` of ``in_shape``: the reduced dims put back as
+    size 1 (one reshape; none for a full reduction to a 0-d tensor, which expands as it is), then expanded."""
+    if not keepdim and g.ndim:
+        g = g.reshape(tuple([1 if i in dims else n for i, n in enumerate(in_shape)]))
     return g.expand(in_shape)
 
 

@@ -210,7 +210,7 @@ class CudaBackend:
         return x.with_layout(shape, broadcast_strides(x, shape))
 
     @staticmethod
-    def _permute(x: CudaArray, perm) -> CudaArray:
+    def permute(x: CudaArray, perm) -> CudaArray:
         return x.with_layout(tuple(x.shape[p] for p in perm), tuple(x.strides[p] for p in perm))
 
     # ---- copies, casts, fills -----------------------------------------------------------------
@@ -436,7 +436,7 @@ class CudaBackend:
             outer, r, inner = _prod(x.shape[:first]), _prod(x.shape[first:last]), _prod(x.shape[last:])
             return x, outer, r, inner
         kept = tuple(d for d in range(nd) if d not in axes)
-        xc = self.contiguous(self._permute(x, kept + axes))
+        xc = self.contiguous(self.permute(x, kept + axes))
         return xc, _prod(x.shape[d] for d in kept), _prod(x.shape[d] for d in axes), 1
 
     def _reduce(self, op: int, x: CudaArray, axis, keepdims: bool, want_values=True, want_index=False):
@@ -597,14 +597,14 @@ class CudaBackend:
     def _last_axis(self, x: CudaArray, axis: int):
         axis %= x.ndim
         perm = tuple(d for d in range(x.ndim) if d != axis) + (axis,)
-        xc = x if (axis == x.ndim - 1 and x.is_contiguous) else self.contiguous(self._permute(x, perm))
+        xc = x if (axis == x.ndim - 1 and x.is_contiguous) else self.contiguous(self.permute(x, perm))
         return xc, perm
 
     def _unpermute(self, y: CudaArray, perm: tuple) -> CudaArray:
         if perm == tuple(range(len(perm))):
             return y
         inv = tuple(perm.index(d) for d in range(len(perm)))
-        return self.contiguous(self._permute(y, inv))
+        return self.contiguous(self.permute(y, inv))
 
     def _softmax_fwd(self, name, x, axis, log: int):
         if x.dtype not in _FLOAT or x.ndim == 0 or x.size == 0:
