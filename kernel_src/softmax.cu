@@ -2,13 +2,22 @@
 // (rows, cols) array. Numerically stable: the row max is subtracted before exp. float32 arithmetic for
 // both dtypes (_f16 = __half storage). The per-row math is in softmax.cuh (tested on the host).
 //
-// Two launch shapes, both correct for any cols:
+// Three launch shapes (warp and block correct for any cols; reg for the cols that fit its block):
 //   *_warp_*  one warp per row, meant for cols <= 1024:
 //             block = 256 threads (any multiple of 32 up to 256), grid = min(ceil(rows / (block/32)), cap);
 //             rows are covered by a grid-stride loop, so the host may cap the grid.
-//   *_block_* one block per row, meant for cols > 1024:
-//             block = 256 threads (any multiple of 32 up to 256), grid = min(rows, cap), grid-stride over rows.
-// No dynamic shared memory (the block variants use 128 bytes of static shared memory).
+//   *_reg_*   one block per row, the row held in registers (row_reduce.cuh): each global element is read
+//             once and written once. Meant for 1024 < cols <= 1024 * N, with N = SM_FWD_REG (16) floats
+//             per thread forward and SM_BWD_REG (8) per array (y and dy) backward:
+//             block = nt threads, a multiple of 32 up to 1024 with nt * N >= cols (the host takes the
+//             smallest such multiple of 32, at least 128); grid = rows (or fewer: grid-stride over rows).
+//             16-byte loads / stores (float4, or 8 halves) when x, y (dx, y, dy) are 16-byte aligned and
+//             cols is a multiple of 4 (f32) / 8 (f16); scalar ones otherwise. PRECONDITION nt * N >= cols
+//             (the host checks it; a wider row must take the *_block_* kernels).
+//   *_block_* one block per row, several passes over the row in global memory (max, sum, write), for
+//             rows too wide for the registers: block = 256 threads (any multiple of 32 up to 256),
+//             grid = min(rows, cap), grid-stride over rows.
+// No dynamic shared memory (the block and reg variants use 128 bytes of static shared memory each).
 //
 // Arguments (all sizes are element counts):
 //   forward:  y (out, rows*cols), x (in, rows*cols), rows, cols, log_softmax (0: softmax, 1: log-softmax)
@@ -22,6 +31,10 @@
 #include "softmax.cuh"
 
 #define SM_THREADS 256
+// *_reg_* kernels: the largest block; floats of the row per thread forward; of y and of dy each backward
+#define SM_ROW_THREADS 1024
+#define SM_FWD_REG 16
+#define SM_BWD_REG 8
 
 template <typename T>
 __device__ __forceinline__ void softmax_fwd_warp(T* y, const T* x, long long rows, long long cols, int log_softmax) {
@@ -71,6 +84,81 @@ __device__ __forceinline__ void softmax_bwd_block(T* dx, const T* y, const T* dy
     }
 }
 
+// One row per block, held in registers: load, block max, exp and block sum in registers, store.
+template <typename T, bool VEC>
+__device__ __forceinline__ void softmax_fwd_reg_rows(T* y, const T* x, long long rows, int cols, int log_softmax) {
+    __shared__ float red[32];
+    for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+        float v[SM_FWD_REG];
+        // slots past the row's end hold -inf: they do not change the max and add exp(-inf) = 0 to the sum
+        row_reg_load<VEC>(v, x + r * cols, cols, sm_neg_inf());
+        float m = sm_neg_inf();
+#pragma unroll
+        for (int k = 0; k < SM_FWD_REG; ++k) m = fmaxf(m, v[k]);
+        m = row_block_max(m, red);
+        float s = 0.0f;
+        if (log_softmax) {
+#pragma unroll
+            for (int k = 0; k < SM_FWD_REG; ++k) {
+                v[k] -= m;
+                s += expf(v[k]);
+            }
+            const float log_s = logf(row_block_sum(s, red));
+#pragma unroll
+            for (int k = 0; k < SM_FWD_REG; ++k) v[k] -= log_s;
+        } else {
+#pragma unroll
+            for (int k = 0; k < SM_FWD_REG; ++k) {
+                v[k] = expf(v[k] - m);
+                s += v[k];
+            }
+            s = row_block_sum(s, red);
+#pragma unroll
+            for (int k = 0; k < SM_FWD_REG; ++k) v[k] /= s;
+        }
+        row_reg_store<VEC>(y + r * cols, v, cols);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void softmax_fwd_reg(T* y, const T* x, long long rows, long long cols, int log_softmax) {
+    if (row_vec_ok(x, cols) && row_vec_ok(y, cols)) {
+        softmax_fwd_reg_rows<T, true>(y, x, rows, (int)cols, log_softmax);
+    } else {
+        softmax_fwd_reg_rows<T, false>(y, x, rows, (int)cols, log_softmax);
+    }
+}
+
+// One row per block: y and dy held in registers, one block sum, dx written from the registers.
+template <typename T, bool VEC>
+__device__ __forceinline__ void softmax_bwd_reg_rows(T* dx, const T* y, const T* dy, long long rows, int cols,
+                                                     int log_softmax) {
+    __shared__ float red[32];
+    for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+        const long long o = r * cols;
+        float yv[SM_BWD_REG], g[SM_BWD_REG];
+        row_reg_load<VEC>(yv, y + o, cols, 0.0f);  // slots past the end hold 0: they add nothing to the sum
+        row_reg_load<VEC>(g, dy + o, cols, 0.0f);
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < SM_BWD_REG; ++k) s += log_softmax ? g[k] : g[k] * yv[k];
+        s = row_block_sum(s, red);
+#pragma unroll
+        for (int k = 0; k < SM_BWD_REG; ++k) g[k] = log_softmax ? g[k] - expf(yv[k]) * s : yv[k] * (g[k] - s);
+        row_reg_store<VEC>(dx + o, g, cols);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void softmax_bwd_reg(T* dx, const T* y, const T* dy, long long rows, long long cols,
+                                                int log_softmax) {
+    if (row_vec_ok(dx, cols) && row_vec_ok(y, cols) && row_vec_ok(dy, cols)) {
+        softmax_bwd_reg_rows<T, true>(dx, y, dy, rows, (int)cols, log_softmax);
+    } else {
+        softmax_bwd_reg_rows<T, false>(dx, y, dy, rows, (int)cols, log_softmax);
+    }
+}
+
 extern "C" __global__ __launch_bounds__(SM_THREADS) void softmax_fwd_warp_f32(
     float* y, const float* x, long long rows, long long cols, int log_softmax) {
     softmax_fwd_warp(y, x, rows, cols, log_softmax);
@@ -102,4 +190,20 @@ extern "C" __global__ __launch_bounds__(SM_THREADS) void softmax_bwd_block_f32(
 extern "C" __global__ __launch_bounds__(SM_THREADS) void softmax_bwd_block_f16(
     __half* dx, const __half* y, const __half* dy, long long rows, long long cols, int log_softmax) {
     softmax_bwd_block(dx, y, dy, rows, cols, log_softmax);
+}
+extern "C" __global__ __launch_bounds__(SM_ROW_THREADS) void softmax_fwd_reg_f32(
+    float* y, const float* x, long long rows, long long cols, int log_softmax) {
+    softmax_fwd_reg(y, x, rows, cols, log_softmax);
+}
+extern "C" __global__ __launch_bounds__(SM_ROW_THREADS) void softmax_fwd_reg_f16(
+    __half* y, const __half* x, long long rows, long long cols, int log_softmax) {
+    softmax_fwd_reg(y, x, rows, cols, log_softmax);
+}
+extern "C" __global__ __launch_bounds__(SM_ROW_THREADS) void softmax_bwd_reg_f32(
+    float* dx, const float* y, const float* dy, long long rows, long long cols, int log_softmax) {
+    softmax_bwd_reg(dx, y, dy, rows, cols, log_softmax);
+}
+extern "C" __global__ __launch_bounds__(SM_ROW_THREADS) void softmax_bwd_reg_f16(
+    __half* dx, const __half* y, const __half* dy, long long rows, long long cols, int log_softmax) {
+    softmax_bwd_reg(dx, y, dy, rows, cols, log_softmax);
 }

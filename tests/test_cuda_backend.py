@@ -101,6 +101,23 @@ CASES = [
      False),
     ("cat_fallback", lambda a, b: tl_or_torch(a).cat([a, b], 0) * 2, [((2, 3), "n"), ((4, 3), "n")], False),
     ("cumsum_fallback", lambda a: a.cumsum(1), [((3, 5), "n")], False),
+    # wide rows: the *_reg_* kernels hold a row in registers (16-byte vectors when aligned and cols % 4 == 0,
+    # scalar otherwise); rows too wide for them take the multi-pass *_block_* kernels
+    ("softmax_rows_in_registers", lambda a: a.softmax(-1) * a, [((3, 4096), "n")], True),
+    ("log_softmax_rows_in_registers", lambda a: a.log_softmax(-1), [((2, 3000), "n")], True),
+    ("softmax_rows_not_multiple_of_4", lambda a: a.softmax(-1), [((2, 2051), "n")], True),
+    ("log_softmax_rows_not_multiple_of_4", lambda a: a.log_softmax(-1), [((3, 1027), "n")], True),
+    ("softmax_rows_misaligned", lambda a: a[1:].reshape(2, 2048).softmax(-1), [((4097,), "n")], True),
+    ("softmax_fwd_registers_bwd_block", lambda a: a.log_softmax(-1), [((2, 9000), "n")], True),
+    ("softmax_rows_too_wide_for_registers", lambda a: a.softmax(-1), [((2, 17000), "n")], True),
+    ("layer_norm_rows_in_registers", lambda x, w, b: nnf(x).layer_norm(x, (4096,), w, b),
+     [((3, 4096), "n"), ((4096,), "n"), ((4096,), "n")], True),
+    ("layer_norm_rows_not_multiple_of_4", lambda x: nnf(x).layer_norm(x, (3, 1001)), [((2, 3, 1001), "n")], True),
+    ("layer_norm_rows_misaligned", lambda x: nnf(x).layer_norm(x[2:].reshape(2, 2048), (2048,)), [((4098,), "n")],
+     True),
+    ("layer_norm_fwd_registers_bwd_block", lambda x: nnf(x).layer_norm(x, (9000,)), [((2, 9000), "n")], True),
+    ("layer_norm_rows_too_wide_for_registers", lambda x: nnf(x).layer_norm(x, (17000,)), [((2, 17000), "n")],
+     True),
 ]
 
 
@@ -375,3 +392,49 @@ def test_negative_indices_wrap_as_on_the_cpu(cuda):
     assert _fallbacks(cuda).keys() - before.keys() <= {"index"}  # x[:, idx] forward: advanced indexing on the host
     for a, b in zip(res["cuda"], res["cpu"]):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("cols", [4096, 2052, 1030, 9000, 17000])
+def test_float16_softmax_and_layer_norm_rows(cuda, cols):
+    """float16 storage, float32 math: 16-byte vectors of 8 halves (cols % 8 == 0), scalar loads (2052, 1030),
+    registers forward and multi-pass backward (9000), multi-pass both ways (17000)."""
+    x = _data((3, cols)).astype(np.float16)
+    dy = _data((3, cols)).astype(np.float16)
+    before = _fallbacks(cuda)
+    for name in ("softmax", "log_softmax", "layer_norm"):
+        tx = tl.tensor(x, device="cuda", requires_grad=True)
+        rx = torch.tensor(x.astype(np.float32), requires_grad=True)
+        if name == "layer_norm":
+            out, ref = F.layer_norm(tx, (cols,)), torch.nn.functional.layer_norm(rx, (cols,))
+        else:
+            out, ref = getattr(tx, name)(-1), getattr(rx, name)(-1)
+        (out * tl.tensor(dy, device="cuda")).sum().backward()
+        (ref * torch.tensor(dy.astype(np.float32))).sum().backward()
+        assert out.dtype == tl.float16 and tx.grad.dtype == tl.float16
+        np.testing.assert_allclose(out.detach().float().numpy(), ref.detach().numpy(), rtol=2e-3, atol=2e-3 if
+                                   name == "softmax" else 2e-2, err_msg=name)
+        np.testing.assert_allclose(tx.grad.float().numpy(), rx.grad.numpy(), rtol=2e-3, atol=2e-3 if
+                                   name == "softmax" else 2e-2, err_msg=name)
+    assert _fallbacks(cuda) == before
+
+
+def test_rows_wider_than_the_register_kernels_take_the_multi_pass_kernels(cuda, monkeypatch):
+    """The host sends a row that does not fit the *_reg_* kernels' registers to the *_block_* kernels."""
+    backend = cuda.raw_backend
+    monkeypatch.setattr(backend, "ROW_REG", {k: 2 for k in backend.ROW_REG})  # 2048 columns at most
+    launched = []
+    real = backend.rt.launch
+
+    def spy(kernel, *args, **kwargs):
+        launched.append(kernel)
+        real(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(backend.rt, "launch", spy)
+    a = _data((2, 3000))
+    for name, fn in (("softmax", lambda t: t.softmax(-1)), ("layer_norm", lambda t: nnf(t).layer_norm(t, (3000,)))):
+        out, grads = _run(fn, [a], "cuda", "tl")
+        ref, ref_grads = _run(fn, [a], None, "torch")
+        np.testing.assert_allclose(_np(out), _np(ref), rtol=1e-4, atol=1e-5, err_msg=name)
+        np.testing.assert_allclose(_np(grads[0]), _np(ref_grads[0]), rtol=1e-4, atol=1e-5, err_msg=name)
+    rows = [k for k in launched if k.startswith(("softmax", "layernorm"))]
+    assert rows and all("_block_" in k for k in rows), rows

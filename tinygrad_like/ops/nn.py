@@ -216,8 +216,8 @@ class LayerNorm(Function):
             y = be.mul(y, weight._x)
         if bias is not None:
             y = be.add(y, bias._x)
-        if y is xhat:  # no affine part: the output must not be the array backward keeps (an in-place op on it)
-            y = be.copy(xhat)
+        if y is xhat and _grad.enabled and x.requires_grad:  # no affine part: when a backward will read x-hat, the
+            y = be.copy(xhat)  # output must not be that array (an in-place op on it); else nothing keeps it
         return y
 
     def _statistics(self, x):

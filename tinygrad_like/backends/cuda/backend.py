@@ -112,6 +112,24 @@ class CudaBackend:
             return "warp", (max(1, min(-(-rows // 8), self.cap)), 1, 1)
         return "block", (max(1, min(rows, self.cap)), 1, 1)
 
+    # Softmax / layer norm rows held in registers (the *_reg_* kernels): floats per thread and per array, as
+    # SM_FWD_REG / SM_BWD_REG in softmax.cu and LN_FWD_REG / LN_BWD_REG in layernorm.cu; at most 1024 threads.
+    ROW_REG = {"softmax_fwd": 16, "softmax_bwd": 8, "layernorm_fwd": 16, "layernorm_bwd": 8}
+    ROW_REG_MIN_THREADS = 128
+    ROW_REG_MAX_GRID = 1 << 20
+
+    def _rows_reg_launch(self, kernel: str, rows: int, cols: int) -> tuple:
+        """Softmax / layer-norm row kernels -> (kind, grid, block): "warp" (a warp per row) up to 1024 columns;
+        "reg" (a block per row holding it in registers, read once: nt threads, the smallest multiple of 32 of
+        at least ROW_REG_MIN_THREADS with nt * ROW_REG[kernel] >= cols) while such a block has at most 1024
+        threads; else "block" (256 threads per row, several passes over it)."""
+        per_thread = self.ROW_REG[kernel]
+        if cols > 1024 and cols <= 1024 * per_thread:
+            nt = min(1024, max(self.ROW_REG_MIN_THREADS, -(-cols // (32 * per_thread)) * 32))
+            return "reg", (max(1, min(rows, self.ROW_REG_MAX_GRID)), 1, 1), (nt, 1, 1)
+        kind, grid = self._rows_launch(rows, cols)
+        return kind, grid, (THREADS, 1, 1)
+
     def _launch(self, kernel: str, grid: tuple, args: tuple, shapes: tuple = (), nbytes: int = 0) -> None:
         self.rt.launch(kernel, grid, (THREADS, 1, 1), args, shapes=shapes, nbytes=nbytes)
 
@@ -613,9 +631,9 @@ class CudaBackend:
         cols = xc.shape[-1]
         rows = xc.size // cols
         y = self._empty(xc.shape, x.dtype)
-        kind, grid = self._rows_launch(rows, cols)
-        self._launch(f"softmax_fwd_{kind}_{_SFX[x.dtype]}", grid, (y.ptr, xc.ptr, rows, cols, log), (x.shape,),
-                     2 * x.nbytes)
+        kind, grid, block = self._rows_reg_launch("softmax_fwd", rows, cols)
+        self.rt.launch(f"softmax_fwd_{kind}_{_SFX[x.dtype]}", grid, block, (y.ptr, xc.ptr, rows, cols, log),
+                       shapes=(x.shape,), nbytes=2 * x.nbytes)
         return self._unpermute(y, perm)
 
     def _softmax_bwd(self, name, g, y, axis, log: int):
@@ -626,9 +644,9 @@ class CudaBackend:
         cols = yc.shape[-1]
         rows = yc.size // cols
         dx = self._empty(yc.shape, y.dtype)
-        kind, grid = self._rows_launch(rows, cols)
-        self._launch(f"softmax_bwd_{kind}_{_SFX[y.dtype]}", grid, (dx.ptr, yc.ptr, gc.ptr, rows, cols, log),
-                     (y.shape,), 3 * y.nbytes)
+        kind, grid, block = self._rows_reg_launch("softmax_bwd", rows, cols)
+        self.rt.launch(f"softmax_bwd_{kind}_{_SFX[y.dtype]}", grid, block, (dx.ptr, yc.ptr, gc.ptr, rows, cols, log),
+                       shapes=(y.shape,), nbytes=3 * y.nbytes)
         return self._unpermute(dx, perm)
 
     def softmax(self, x, axis):
@@ -826,9 +844,10 @@ class CudaBackend:
         y = self._empty(x.shape, x.dtype)
         mean = self._empty((rows,), np.float32)
         rstd = self._empty((rows,), np.float32)
-        kind, grid = self._rows_launch(rows, cols)
-        self._launch(f"layernorm_fwd_{kind}_{_SFX[x.dtype]}", grid,
-                     (y.ptr, mean.ptr, rstd.ptr, x.ptr, 0, 0, rows, cols, float(eps)), (x.shape,), 2 * x.nbytes)
+        kind, grid, block = self._rows_reg_launch("layernorm_fwd", rows, cols)
+        self.rt.launch(f"layernorm_fwd_{kind}_{_SFX[x.dtype]}", grid, block,
+                       (y.ptr, mean.ptr, rstd.ptr, x.ptr, 0, 0, rows, cols, float(eps)), shapes=(x.shape,),
+                       nbytes=2 * x.nbytes)
         return y, mean, _LNState(x, mean, rstd, rows, cols)
 
     def layer_norm_backward(self, g, xhat, rstd, axes: tuple):
@@ -837,10 +856,10 @@ class CudaBackend:
         st = rstd
         g = g if g.is_contiguous else self.contiguous(g)
         dx = self._empty(st.x.shape, g.dtype)
-        kind, grid = self._rows_launch(st.rows, st.cols)
-        self._launch(f"layernorm_bwd_{kind}_{_SFX[g.dtype]}", grid,
-                     (dx.ptr, g.ptr, st.x.ptr, 0, st.mean.ptr, st.rstd.ptr, st.rows, st.cols), (g.shape,),
-                     3 * g.nbytes)
+        kind, grid, block = self._rows_reg_launch("layernorm_bwd", st.rows, st.cols)
+        self.rt.launch(f"layernorm_bwd_{kind}_{_SFX[g.dtype]}", grid, block,
+                       (dx.ptr, g.ptr, st.x.ptr, 0, st.mean.ptr, st.rstd.ptr, st.rows, st.cols), shapes=(g.shape,),
+                       nbytes=3 * g.nbytes)
         return dx
 
     # ---- random -------------------------------------------------------------------------------
