@@ -131,12 +131,13 @@ class View:
             self.refresh()
 
     def close(self) -> None:
-        """Stop listening and close the widget."""
+        """Stop listening and close the widget with every widget under it (ipywidgets keeps each one, and
+        the callbacks it holds, in a global registry until it is closed)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
         _OPEN.discard(self)
-        self.widget.close()
+        close_tree(self.widget)
 
     # ---- display ---------------------------------------------------------------------------------
     def summary(self) -> str:
@@ -153,6 +154,24 @@ class View:
 
     def __repr__(self) -> str:
         return self.summary()
+
+
+def close_tree(root: W.Widget) -> None:
+    """Close ``root`` and every widget it holds in a trait: children of containers (a Tab's pages too), and
+    the Layout and Style widgets each one makes. Closing an already closed widget does nothing."""
+    stack, seen = [root], set()
+    while stack:
+        w = stack.pop()
+        if id(w) in seen:
+            continue
+        seen.add(id(w))
+        for name in w.keys:
+            value = getattr(w, name, None)
+            if isinstance(value, W.Widget):
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, W.Widget))
+        w.close()
 
 
 def _subscribe_weakly(view: View, method: str = "_on_event"):

@@ -20,7 +20,7 @@ import ipywidgets as W
 
 from tinygrad_like import events, sites
 
-from ._base import View, _subscribe_weakly
+from ._base import View, _subscribe_weakly, weak_callback
 
 #: tab title -> (module in this package, class name)
 VIEWS = {
@@ -84,7 +84,9 @@ class Dashboard(View):
                 self._build(title, loss)
             self.loss = loss
         self._update_tabs()
-        self.tab.observe(self._on_select, names="selected_index")
+        # (weakly: the Tab sits in ipywidgets' registry until closed, and a bound method would keep the dashboard,
+        # its views and their graphs alive with it)
+        self.tab.observe(weak_callback(self, "_on_select"), names="selected_index")
 
     # ---- building ------------------------------------------------------------------------------------
     def _build(self, title: str, loss=None) -> None:
@@ -160,8 +162,8 @@ class Dashboard(View):
         if view is not None:
             view.refresh()
 
-    def _on_select(self, change) -> None:
-        if change.get("new") is not None:
+    def _on_select(self) -> None:
+        if self.tab.selected_index is not None:
             self.refresh()
 
     def after_cell(self) -> None:

@@ -1,0 +1,113 @@
+"""Closing a view frees everything it made: its widgets, its event subscriptions and the objects it observed.
+
+Before, a closed Dashboard stayed alive for good (its Tab, still in ipywidgets' registry, observed it through a
+bound method, and so held its views, their graphs and the model), and every ``View.close()`` left 6-57 child
+widgets (pages, buttons, Layout and Style widgets) in the registry. Each view here is drawn, refreshed and used,
+then closed and dropped: it must be garbage (a weak reference), the registry must be back to its size before,
+and no subscription may be left (``events.ACTIVE`` is False, so the backends are no longer timed).
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+W = pytest.importorskip("ipywidgets")
+pytest.importorskip("matplotlib")
+
+import ipywidgets.widgets.widget as widget_module  # noqa: E402
+
+import tinygrad_like as tl  # noqa: E402
+import tinygrad_like.nn as nn  # noqa: E402
+from tinygrad_like import events, sites  # noqa: E402
+from tinygrad_like.widgets import _base  # noqa: E402
+
+
+def _registry() -> int:
+    """How many widgets ipywidgets holds (every widget made and not yet closed)."""
+    return len(widget_module._instances)
+
+
+def _make(kind: str, model, x):
+    loss = model(x).sum()
+    if kind == "dashboard":
+        from tinygrad_like.widgets.dashboard import Dashboard
+        return Dashboard(loss, model)
+    if kind == "dashboard_follow":
+        from tinygrad_like.widgets.dashboard import Dashboard
+        return Dashboard(loss, model, follow=True)
+    if kind == "graph":
+        from tinygrad_like.widgets.graph_view import GraphView
+        return GraphView(loss, model)
+    if kind == "stepper":
+        from tinygrad_like.widgets.stepper import BackwardStepper
+        return BackwardStepper(loss, model)
+    if kind == "storage":
+        from tinygrad_like.widgets.storage_view import StorageView
+        return StorageView(model=model)
+    if kind == "kernels":
+        from tinygrad_like.widgets.kernel_view import KernelTimeline
+        return KernelTimeline()
+    if kind == "training":
+        from tinygrad_like.widgets.training_view import TrainingMonitor
+        return TrainingMonitor(10)
+    if kind == "gradcheck":
+        from tinygrad_like.widgets.gradcheck_view import GradcheckView
+        return GradcheckView(lambda a: (a * a).sum(), [tl.randn(3, dtype=tl.float64, requires_grad=True)])
+    raise ValueError(kind)
+
+
+KINDS = ["dashboard", "dashboard_follow", "graph", "stepper", "storage", "kernels", "training", "gradcheck"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_closed_view_is_freed_with_its_widgets_and_subscriptions(kind):
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    x = tl.randn(5, 3)
+    gc.collect()
+    widgets_before, subscribers_before = _registry(), len(events._subscribers)
+    view = _make(kind, model, x)
+    view.refresh()
+    model(x).sum().backward()  # events while it is open (kernels, storages, a backward pass)
+    view.after_cell()
+    if kind.startswith("dashboard"):
+        for title in ("Storage", "Kernels", "Graph"):
+            view.select(title)  # the Tab's observer redraws the page
+    made = _registry() - widgets_before
+    assert made > 0
+    ref = weakref.ref(view)
+    view.close()
+    del view
+    gc.collect()
+    assert ref() is None, f"a closed {kind} view is still alive"
+    assert _registry() == widgets_before, f"{kind}: {_registry() - widgets_before} of its {made} widgets left open"
+    assert len(events._subscribers) == subscribers_before
+    assert not events.ACTIVE and sites._listeners == 0
+    assert ref not in set(_base._OPEN)
+
+
+def test_a_dashboard_survives_while_open_and_its_tabs_still_redraw():
+    """The weak observer must not lose the dashboard while the user holds it: switching tabs still redraws."""
+    from tinygrad_like.widgets.dashboard import Dashboard
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+    dash = Dashboard(model(tl.randn(2, 3)).sum(), model)
+    gc.collect()
+    storage = dash.views["Storage"]
+    before = storage.redraws
+    dash.select("Storage")
+    assert storage.redraws == before + 1
+    dash.close()
+
+
+def test_close_tree_closes_nested_containers_layouts_and_styles():
+    button = W.Button(description="b")
+    inner = W.VBox([button, W.HTML("x")])
+    tab = W.Tab(children=(inner, W.Label("y")))
+    root = W.VBox([tab])
+    ids = [w.model_id for w in (button, button.layout, button.style, inner, tab, root)]
+    _base.close_tree(root)
+    assert all(i not in widget_module._instances for i in ids)
+    _base.close_tree(root)  # closing again does nothing
