@@ -438,3 +438,17 @@ def test_rows_wider_than_the_register_kernels_take_the_multi_pass_kernels(cuda, 
         np.testing.assert_allclose(_np(grads[0]), _np(ref_grads[0]), rtol=1e-4, atol=1e-5, err_msg=name)
     rows = [k for k in launched if k.startswith(("softmax", "layernorm"))]
     assert rows and all("_block_" in k for k in rows), rows
+
+
+def test_a_cuda_model_deep_copies_and_pickles_on_its_device(cuda):
+    """Device buffers cannot be pickled: a device tensor is rebuilt on its device from a host copy of its values."""
+    import copy
+    import pickle
+
+    model = tl.nn.Linear(3, 2).to("cuda")
+    model(tl.ones(1, 3).to("cuda")).sum().backward()
+    for clone in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        for p, q in zip(model.parameters(), clone.parameters()):
+            assert type(q) is type(p) and q.device is p.device and q.storage is not p.storage
+            np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+            np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())

@@ -142,8 +142,17 @@ def _cuda_device(spec: str) -> Device:
     return register_device("cuda", CudaBackend(get_runtime()), 0)
 
 
+def _sim_device(spec: str) -> Device:
+    """The simulated device (``backends/sim.py``): device memory and transfers of its own, NumPy compute."""
+    if spec not in ("sim", "sim:0"):
+        raise RuntimeError(f"device '{spec}' is not available: there is one simulated device, sim:0")
+    from .backends.sim import SimBackend
+
+    return register_device("sim", SimBackend(), 0)
+
+
 # device kinds started on first use (their imports and driver calls happen only then)
-_lazy = {"cuda": _cuda_device}
+_lazy = {"cuda": _cuda_device, "sim": _sim_device}
 
 
 def register_device(type_: str, backend, index: int = 0) -> Device:

@@ -30,6 +30,15 @@ _weakref = weakref.ref
 _new = object.__new__
 
 
+def _rebuild_on_device(cls, host: TensorBase, device: Device, requires_grad: bool, grad) -> TensorBase:
+    """The inverse of a device tensor's ``__reduce_ex__``: ``host`` copied to ``device``, as a ``cls`` (Parameter)."""
+    t = host.to(device)
+    t.__class__ = cls  # (subclasses such as Parameter add no slots)
+    t.requires_grad = requires_grad
+    t._grad = grad
+    return t
+
+
 def _numel(shape) -> int:
     n = 1
     for s in shape:
@@ -170,6 +179,17 @@ class TensorBase:
         return self.transpose(-2, -1)
 
     __hash__ = object.__hash__  # identity, in C: tensors are dict keys in the backward engine
+
+    def __reduce_ex__(self, protocol):
+        """Pickling and ``copy.deepcopy``. A host tensor is saved as its slots are. A tensor in a device's own memory
+        (``cuda``, ``sim``) is rebuilt on its device from a host copy of its values: a device buffer, and the arrays
+        over it, cannot be pickled (torch also moves a CUDA tensor's storage through the host)."""
+        if self._dev.is_host:
+            return object.__reduce_ex__(self, protocol)
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment; use .detach() first (as in torch)")
+        return _rebuild_on_device, (type(self), self.detach().cpu(), self._dev, self.requires_grad, self._grad)
 
     def __len__(self) -> int:
         if not self.ndim:
