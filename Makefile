@@ -75,7 +75,8 @@ test-browser: $(STAMP) chromium  ## the real-browser test alone; screenshots in 
 	$(BROWSER_TEST)
 
 # nbval compares each tutorial's fresh outputs with the saved ones; this makes the saved ones from a clean,
-# seeded run (cells tagged skip-execution keep their GPU outputs) and prints each notebook's wall time
+# seeded run (every cell; the GPU cells of 05 and 08 fall back to the simulated device or a note) and prints
+# each notebook's wall time
 notebooks: $(STAMP)  ## re-run notebooks/NN_*.ipynb in place
 	$(BIN)/python notebooks/execute.py
 
