@@ -192,7 +192,7 @@ def test_bar_and_status_line(clock, monitors):
     assert "step 120/560 · epoch 3/10 · loss 0.2345" in m.label.value
     assert m.summary() == "<TrainingMonitor: step 120/560 · epoch 3/10 · loss 0.2345 · test_acc 0.9611>"
     assert "tl-training-monitor" in m.widget._dom_classes and "tl-view" in m.widget._dom_classes
-    assert "<b>mlp</b>" in m.widget.children[0].value
+    assert "<b>mlp</b>" in m.widget.children[0].children[0].value  # (beside the Pause and Close buttons)
 
 
 def test_status_without_a_plan_shows_no_epoch_until_one_ends(clock, monitors):
@@ -233,7 +233,9 @@ def test_training_figure_has_loss_smoothed_and_epoch_markers(clock, monitors):
     (acc,) = ax2.lines
     assert list(acc.get_xdata()) == [3, 6] and list(acc.get_ydata()) == [0.5, 0.75]
     assert acc.get_marker() == "o" and acc.get_label() == "test_acc"
-    assert ax2.get_ylim() == pytest.approx((0.5, 1.025))  # from the tenth below the lowest value, to 1
+    # from the tenth below the lowest value, to 1, padded so that a marker on either end is drawn whole
+    assert ax2.get_ylim() == pytest.approx((0.475, 1.025))
+    assert all(not line.get_clip_on() for line in ax2.get_lines())
     assert ax2.get_ylabel() == "test_acc (per epoch)"
     # the widget put the same drawing into its Output, as a PNG
     (rec,) = m.figure.outputs

@@ -37,6 +37,8 @@ try:
     from .gradcheck_view import GradcheckView  # noqa: F401
     from .dashboard import Dashboard  # noqa: F401
     from .training_view import TrainingMonitor, draw_filters  # noqa: F401
-    __all__ += ["GradcheckView", "Dashboard", "TrainingMonitor", "draw_filters"]
+    from .diagnostics import LayerDiagnostics, draw_confusion, draw_diagnostics  # noqa: F401
+    __all__ += ["GradcheckView", "Dashboard", "TrainingMonitor", "draw_filters", "LayerDiagnostics", "draw_confusion",
+                "draw_diagnostics"]
 except ImportError:  # pragma: no cover
     pass

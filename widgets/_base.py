@@ -77,6 +77,11 @@ class View:
     named in ``listens_to`` (event classes) mark the view stale; a stale view redraws at most
     ``MAX_REFRESH_HZ`` times a second while a cell runs, within a budget all views share (at most
     ``LIVE_BUDGET`` of wall time), and once more after the cell.
+
+    A view does no drawing work while it is **paused** (``pause()``, or its Pause button) or **not visible**: a
+    root widget with a synced ``visible`` trait (the anywidget views: their browser code sets it from an
+    IntersectionObserver) reports when it is scrolled away, in a hidden tab or a collapsed output. Events then
+    only mark it stale, and it redraws once when it is shown or resumed again.
     """
 
     css_class = "tl-view"
@@ -89,10 +94,67 @@ class View:
         self._stale = False
         self._last_draw = 0.0
         self._unsubscribe = None
+        self._paused = False
         self.redraws = 0
         if live and self.listens_to:
             self._unsubscribe = _subscribe_weakly(self)
+        if self.widget.has_trait("visible") or self.widget.has_trait("paused"):
+            names = [n for n in ("visible", "paused") if self.widget.has_trait(n)]
+            self.widget.observe(weak_callback(self, "_on_shown"), names=names)
         _OPEN.add(self)
+
+    # ---- pause and visibility ---------------------------------------------------------------------
+    @property
+    def paused(self) -> bool:
+        """True while live updates are paused (the view keeps what it shows, and catches up on ``resume()``)."""
+        return bool(self.widget.paused) if self.widget.has_trait("paused") else self._paused
+
+    def pause(self) -> None:
+        if self.widget.has_trait("paused"):
+            self.widget.paused = True
+        self._paused = True
+
+    def resume(self) -> None:
+        """Live again; a view that missed changes while paused redraws now."""
+        self._paused = False
+        if self.widget.has_trait("paused"):
+            self.widget.paused = False  # (observed: _on_shown redraws)
+        else:
+            self._on_shown()
+
+    @property
+    def visible(self) -> bool:
+        """What the browser last reported (always True for a root widget that reports nothing)."""
+        return bool(getattr(self.widget, "visible", True))
+
+    def _live(self) -> bool:
+        return not self.paused and self.visible
+
+    def _controls(self) -> W.HBox:
+        """Pause/Resume and Close buttons (class ``tl-controls``) for a view whose root is a plain ipywidgets box; the
+        anywidget views draw their own. Clicks run in the kernel, so they take effect when the running cell ends."""
+        pause = W.ToggleButton(value=False, description="Pause", tooltip="pause live updates; resume to catch up",
+                               layout=W.Layout(width="auto"))
+        pause.add_class("tl-pause")
+        close = W.Button(description="Close", tooltip="close this view and free what it holds",
+                         layout=W.Layout(width="auto"))
+        close.add_class("tl-close")
+        pause.observe(weak_callback(self, "_on_pause_button"), names="value")
+        close.on_click(weak_callback(self, "close"))
+        self._pause_button = pause
+        box = W.HBox([pause, close])
+        box.add_class("tl-controls")
+        return box
+
+    def _on_pause_button(self) -> None:
+        button = self._pause_button
+        button.description = "Resume" if button.value else "Pause"
+        self.pause() if button.value else self.resume()
+
+    def _on_shown(self) -> None:
+        """Shown or resumed: draw once if something changed meanwhile."""
+        if self._live() and self._stale:
+            self.refresh()
 
     def _make_widget(self) -> W.DOMWidget:
         """The root widget; views with their own browser code return their anywidget here."""
@@ -118,6 +180,8 @@ class View:
         if not isinstance(event, self.listens_to):
             return
         self._stale = True
+        if not self._live():  # paused or out of sight: remember, draw when shown
+            return
         t0 = time.perf_counter()
         if t0 - self._last_draw >= 1.0 / MAX_REFRESH_HZ and t0 >= _BUDGET.next_allowed:
             self._live_update()
@@ -126,8 +190,8 @@ class View:
             _BUDGET.next_allowed = t1 + (t1 - t0) / LIVE_BUDGET
 
     def after_cell(self) -> None:
-        """Called by the post_run_cell hook: draw what changed during the cell."""
-        if self._stale or not self.listens_to:
+        """Called by the post_run_cell hook: draw what changed during the cell (nothing while paused or hidden)."""
+        if (self._stale or not self.listens_to) and self._live():
             self.refresh()
 
     def close(self) -> None:

@@ -35,6 +35,7 @@ import ipywidgets as W
 import numpy as np
 
 from ._base import View, figure_output
+from .diagnostics import LayerDiagnostics, draw_diagnostics
 
 __all__ = ["TrainingMonitor", "draw_training", "draw_filters", "smooth", "status_text", "REDRAW_BUDGET"]
 
@@ -169,13 +170,14 @@ def draw_training(history: dict, epochs: dict | None = None, total_steps: int | 
         for i, name in enumerate(names):
             ys = [float(v) for v in ep[name]]
             values += [v for v in ys if math.isfinite(v)]
-            ax2.plot(ends, ys, marker="o", markersize=4, linewidth=1.0, linestyle="--",
+            ax2.plot(ends, ys, marker="o", markersize=4, linewidth=1.0, linestyle="--", clip_on=False,
                      color=METRIC_COLORS[i % len(METRIC_COLORS)], label=name)
             ax2.annotate(_fmt(ys[-1]), (ends[-1], ys[-1]), textcoords="offset points", xytext=(-4, 6), ha="right",
                          fontsize=7, color=METRIC_COLORS[i % len(METRIC_COLORS)])
         if values and 0 <= min(values) and max(values) <= 1:  # accuracies and the like: up to 1, from a round tenth
             low = math.floor(min(values) * 10) / 10
-            ax2.set_ylim(low, 1 + 0.05 * (1 - low))
+            pad = 0.05 * (1 - low)  # (a first accuracy on the round tenth itself is drawn whole, not cut in half)
+            ax2.set_ylim(low - pad, 1 + pad)
         ax2.set_ylabel(", ".join(names) + " (per epoch)", fontsize=8)
         h2, l2 = ax2.get_legend_handles_labels()
         handles, labels = handles + h2, labels + l2
@@ -307,13 +309,18 @@ class TrainingMonitor(View):
 
     ``every`` (seconds) is the least time between two redraws while steps are logged; ``epochs`` (the
     number planned) is optional: without it, it is inferred from the first epoch's length.
+
+    With ``model``, a second figure (``tl-training-diagnostics``) shows the training diagnostics of
+    :mod:`.diagnostics`, sampled every ``diagnostics_every`` steps: saturation per layer, activation and gradient
+    histograms, and the update-to-data ratio per weight (``monitor.diagnostics`` holds the numbers). Call ``log()``
+    after ``optimizer.step()``, as the usual loop does.
     """
 
     css_class = "tl-training-monitor"
     listens_to = ()  # fed by log() / epoch_end(), not by core events
 
     def __init__(self, total_steps: int, *, title: str = "", every: float = 0.5, epochs: int | None = None,
-                 smoothing: float = 0.9, logy: bool = True) -> None:
+                 smoothing: float = 0.9, logy: bool = True, model=None, diagnostics_every: int = 10) -> None:
         if isinstance(total_steps, bool) or not isinstance(total_steps, (int, np.integer)):
             raise TypeError(f"TrainingMonitor: total_steps must be an integer, got {type(total_steps).__name__}")
         if total_steps <= 0:
@@ -336,6 +343,7 @@ class TrainingMonitor(View):
         self._next_draw = 0.0  # the clock time before which log() does not redraw the plot
         self._next_status = 0.0  # ... nor the bar and the status line
         self._epoch_start = 0  # index in history of the current epoch's first step
+        self.diagnostics = None if model is None else LayerDiagnostics(model, every=diagnostics_every)
         super().__init__(live=False)
 
         self.bar = W.IntProgress(value=0, min=0, max=self.total_steps, layout=W.Layout(width="260px"))
@@ -344,8 +352,14 @@ class TrainingMonitor(View):
         self.label.add_class("tl-training-status")
         self.figure = W.Output()
         self.figure.add_class("tl-training-figure")
+        self.diagnostics_figure = None
+        figures = (self.figure,)
+        if self.diagnostics is not None:
+            self.diagnostics_figure = W.Output()
+            self.diagnostics_figure.add_class("tl-training-diagnostics")
+            figures = (self.figure, self.diagnostics_figure)
         head = [W.HTML(f"<b>{html.escape(self.title)}</b>")] if self.title else []
-        self.widget.children = (*head, W.HBox([self.bar, self.label]), self.figure)
+        self.widget.children = (W.HBox([*head, self._controls()]), W.HBox([self.bar, self.label]), *figures)
         self.refresh()
 
     # ---- recording --------------------------------------------------------------------------------------
@@ -375,7 +389,11 @@ class TrainingMonitor(View):
         for k, col in h.items():
             if k not in ("step", "loss"):
                 col.append(values.get(k, math.nan))
+        if self.diagnostics is not None:
+            self.diagnostics.after_step(n + 1)
         self._stale = True
+        if not self._live():  # paused: the numbers are kept, the drawing waits for resume()
+            return
         now = _now()
         if n + 1 == self.total_steps or now >= self._next_draw:
             self.refresh()
@@ -448,6 +466,8 @@ class TrainingMonitor(View):
         self._render_status()
         figure_output(draw_training(self.history, self.epochs, self.total_steps, title="", smoothing=self.smoothing,
                                     logy=self.logy), self.figure)
+        if self.diagnostics is not None and self.diagnostics.steps:
+            figure_output(draw_diagnostics(self.diagnostics), self.diagnostics_figure)
         self.figure_draws += 1
         t1 = _now()
         # a slow redraw waits longer: at most REDRAW_BUDGET of the wall time goes to drawing
@@ -455,9 +475,15 @@ class TrainingMonitor(View):
         self._next_status = t1 + STATUS_EVERY
 
     def after_cell(self) -> None:
-        """After a cell: draw what was logged since the last redraw (nothing if nothing was)."""
-        if self._stale:
+        """After a cell: draw what was logged since the last redraw (nothing if nothing was, or while paused)."""
+        if self._stale and self._live():
             self.refresh()
+
+    def close(self) -> None:
+        """Close the view and take the diagnostics' hooks off the model."""
+        if self.diagnostics is not None:
+            self.diagnostics.close()
+        super().close()
 
     def summary(self) -> str:
         return f"<TrainingMonitor: {self.status()}>"
