@@ -353,3 +353,82 @@ def test_dashboard_with_the_real_views() -> None:
     assert all(v is None for v in dash.views.values())
     assert not any(type(v).__name__ in ("GraphView", "StorageView", "KernelTimeline") and v._unsubscribe
                    for v in list(_base._OPEN))
+
+
+# ---- GradcheckView: readable with several inputs and large, non-square Jacobians; failing entries explained --------
+class MatVecWrong(tl.autograd.Function):
+    """y = W @ v with the gradient of v forgetting the entries of W above 1."""
+
+    def forward(self, w, v):
+        self.save_for_backward(w, v)
+        return w._dev.backend.matmul(w._x, v._x)
+
+    def backward(self, g):
+        w, v = self.saved_tensors
+        return g.unsqueeze(1) * v.unsqueeze(0), (w * (w.abs() <= 1).to(w.dtype)).mT @ g
+
+
+def _text_boxes(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)  # (the figure is drawn as figure_output draws it: constrained layout applied)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        for t in (ax.title, ax.xaxis.label, ax.yaxis.label):
+            if t.get_text():
+                out.append((t.get_text(), t.get_window_extent(renderer)))
+    return out
+
+
+@pytest.mark.parametrize("rows, cols", [(2, 30), (30, 2), (3, 5)])
+def test_titles_and_labels_fit_the_figure_and_never_overlap(rows, cols) -> None:
+    tl.manual_seed(0)
+    w = tl.randn(rows, cols, dtype=tl.float64, requires_grad=True) * 2
+    w = w.detach().requires_grad_()
+    v = tl.randn(cols, dtype=tl.float64, requires_grad=True)
+    fig = draw_gradcheck(gradcheck_model(MatVecWrong.apply, (w, v)))
+    boxes = _text_boxes(fig)
+    width, height = fig.bbox.width, fig.bbox.height
+    for text, b in boxes:
+        assert b.x0 >= -1 and b.y0 >= -1 and b.x1 <= width + 1 and b.y1 <= height + 1, f"clipped: {text!r}"
+    for k, (t1, b1) in enumerate(boxes):
+        for t2, b2 in boxes[k + 1:]:
+            assert not b1.overlaps(b2), f"{t1!r} overlaps {t2!r}"
+
+
+def test_numbers_are_written_only_where_cells_are_large_enough() -> None:
+    small = gradcheck_model(lambda t: t * t, (tl.tensor([0.5, -1.0, 2.0], dtype=tl.float64, requires_grad=True),))
+    fig = draw_gradcheck(small)
+    assert all(len(ax.texts) == 9 for ax in panel_axes(fig)[:2])  # 3x3: every value written
+    big_in = tl.randn(512, dtype=tl.float64, requires_grad=True)
+    big = gradcheck_model(lambda t: t * 2, (big_in,))  # a 512 x 512 Jacobian: a picture, no numbers
+    fig = draw_gradcheck(big)
+    assert all(not ax.texts for ax in panel_axes(fig)) and big.pairs[0].analytic.shape == (512, 512)
+
+
+def test_failing_entries_are_listed_worst_first_and_explained_with_the_backward_nodes() -> None:
+    w = tl.tensor([[0.5, 3.0, -0.25], [-2.0, 0.75, 1.5]], dtype=tl.float64, requires_grad=True)
+    v = tl.tensor([1.0, -1.0, 2.0], dtype=tl.float64, requires_grad=True)
+    view = GradcheckView(lambda a, b: MatVecWrong.apply(a, b).tanh(), (w, v))
+    entries = [e for _, e in view.failures.options]
+    pair = next(i for i, p in enumerate(view.model.pairs) if p.input == 1)
+    p = view.model.pairs[pair]
+    assert sorted(entries) == sorted((pair, r, c) for r, c in p.bad_elements())
+    excess = [p.excess[r, c] for _, r, c in entries]
+    assert excess == sorted(excess, reverse=True)
+    assert view.failures.value == entries[0]  # the worst is explained at once
+    i, r, c = entries[0]
+    detail = view.detail.value
+    assert f"out0[{r}] (row {r})" in detail and f"in1[{c}] (column {c})" in detail
+    assert "out0 ← Tanh ← MatVecWrong ← in1" in detail.replace("&lt;", "<")
+    view.select_entry(*entries[-1])
+    assert f"(column {entries[-1][2]})" in view.detail.value
+    view.close()
+
+
+def test_a_passing_check_lists_nothing() -> None:
+    view = GradcheckView(Square.apply, (tl.tensor([0.5, 2.0], dtype=tl.float64, requires_grad=True),))
+    assert view.failures.options == () and view.failures.layout.display == "none" and view.detail.value == ""
+    view.close()

@@ -26,14 +26,17 @@ from dataclasses import dataclass, field
 import ipywidgets as W
 import numpy as np
 
-from ._base import View, figure_output
+from ._base import View, figure_output, weak_callback
 
 #: panels drawn per (output, input) pair, left to right; each panel's Axes carries its name as its label
 PANELS = ("analytic", "numeric", "difference")
 #: the gid of the red boxes around elements outside the tolerance (one PatchCollection per panel)
 MISMATCH_GID = "tl-gradcheck-mismatch"
-#: write the values into the cells when a Jacobian has at most this many elements
-ANNOTATE_MAX = 64
+#: write a value into a cell only when the cell is at least this large on screen (pixels at the figure's dpi), so
+#: numbers never overlap: a 2x30 Jacobian gets numbers, a 512x512 one a picture
+ANNOTATE_MIN_CELL = (26.0, 13.0)
+#: the failing entries listed for inspection (the worst first)
+LIST_MAX = 200
 
 
 # ---- model ---------------------------------------------------------------------------------------------------
@@ -197,16 +200,15 @@ def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
     from matplotlib.patches import Rectangle
 
     n = max(1, len(model.pairs))
-    height = 0.9 + 3.0 * n
-    fig = Figure(figsize=(3 * panel_in, height), dpi=80)  # no layout engine: constrained layout doubles the cost
+    height = 0.6 + 3.2 * n
+    # constrained layout: titles, labels and colorbars are fitted, never clipped or drawn over each other
+    fig = Figure(figsize=(3 * panel_in, height), dpi=80, layout="constrained")
     if not model.pairs:
         ax = fig.add_subplot()
         ax.set_axis_off()
         ax.text(0.5, 0.5, "no input requires grad: nothing to compare", ha="center", va="center")
         return fig
-    axes = fig.subplots(n, 3, squeeze=False,
-                        gridspec_kw=dict(left=0.07, right=0.97, bottom=0.5 / height, top=1 - 0.95 / height,
-                                         wspace=0.45, hspace=0.75))
+    axes = fig.subplots(n, 3, squeeze=False)
     state = "PASS" if model.passed else f"FAIL ({model.n_bad} of {model.n_total} entries differ)"
     fig.suptitle(f"gradcheck {state}   eps={model.eps:g}  atol={model.atol:g}  rtol={model.rtol:g}", fontsize=10,
                  color="#2e7d32" if model.passed else "#c62828")
@@ -224,8 +226,12 @@ def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
             ("numeric", p.numeric, dict(cmap="RdBu_r", vmin=-lim, vmax=lim),
              f"numeric (central differences)\n{p.title()}"),
             ("difference", p.diff, dict(cmap="magma_r", vmin=0.0, vmax=dmax),
-             f"|analytic - numeric|: {p.n_bad} of {p.diff.size} outside tol"),
+             f"|analytic - numeric|\n{p.n_bad} of {p.diff.size} outside tolerance"),
         )
+        # the size of one cell on screen: the panel is about a third of the width, less its colorbar
+        cell_w = (panel_in * 0.72 * fig.dpi) / max(cols, 1)
+        cell_h = min(panel_in * 0.72 * fig.dpi, 2.3 * fig.dpi) / max(rows, 1) if aspect == "auto" else cell_w
+        annotate = cell_w >= ANNOTATE_MIN_CELL[0] and cell_h >= ANNOTATE_MIN_CELL[1]
         bad = p.bad_elements()
         for ax, (name, data, style, title) in zip(row, panels):
             ax.set_label(name)
@@ -239,7 +245,7 @@ def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
                 ax.set_xticks(range(cols))
             if rows <= 16:
                 ax.set_yticks(range(rows))
-            if data.size <= ANNOTATE_MAX:
+            if annotate:
                 scale = dmax if name == "difference" else lim
                 for (r, c), v in np.ndenumerate(data + 0.0):  # + 0.0: no "-0" labels
                     if name == "difference" and not p.bad[r, c]:
@@ -272,6 +278,49 @@ def panel_axes(fig) -> list:
     return [ax for ax in fig.axes if ax.get_label() in PANELS]
 
 
+def failing_entries(model: GradcheckModel, limit: int = LIST_MAX) -> list[tuple[int, int, int]]:
+    """(pair index, row, column) of the entries outside the tolerance, the worst (largest excess) first."""
+    found = []
+    for i, p in enumerate(model.pairs):
+        if p.n_bad:
+            excess = p.excess
+            found += [(float(excess[r, c]), i, r, c) for r, c in p.bad_elements()]
+    found.sort(key=lambda e: -e[0])
+    return [(i, r, c) for _, i, r, c in found[:limit]]
+
+
+def entry_text(model: GradcheckModel, i: int, r: int, c: int) -> str:
+    """One entry, for a list: ``out0[1, 2] / in1[3]: analytic 2 vs numeric 1``."""
+    p = model.pairs[i]
+    return (f"out{p.output}{list(_unravel(r, p.output_shape))} / in{p.input}{list(_unravel(c, p.input_shape))}: "
+            f"analytic {p.analytic[r, c]:.4g} vs numeric {p.numeric[r, c]:.4g}")
+
+
+def backward_path(out, leaf) -> list[str]:
+    """The graph nodes a gradient passes through from ``out`` back to the tensor ``leaf``: the node of the op that made
+    ``out`` first (the one under test when ``fn`` is one op), the node that received ``leaf`` last. Empty when
+    ``out`` does not depend on ``leaf``."""
+    from tinygrad_like.autograd.function import Function
+
+    start = getattr(out, "grad_fn", None)
+    if start is None:
+        return []
+    came_from = {start: None}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for p in node.next:
+            if p is leaf:
+                path = [node]
+                while came_from[path[-1]] is not None:
+                    path.append(came_from[path[-1]])
+                return [n.name for n in reversed(path)]
+            if isinstance(p, Function) and p not in came_from:
+                came_from[p] = node
+                queue.append(p)
+    return []
+
+
 # ---- widget ------------------------------------------------------------------------------------------------------
 class GradcheckView(View):
     """Both Jacobians of ``fn`` at ``inputs``, their difference, and a pass/fail verdict.
@@ -296,7 +345,15 @@ class GradcheckView(View):
         self.verdict.add_class("tl-gradcheck-verdict")
         self.figure_out = W.Output()
         self.figure_out.add_class("tl-gradcheck-figure")
-        self.widget.children = (self.verdict, self.figure_out)
+        # the failing entries, worst first: choosing one shows its elements and the backward nodes under test
+        self.failures = W.Select(options=[], rows=6, layout=W.Layout(width="60%"))
+        self.failures.add_class("tl-gradcheck-failures")
+        self.failures.observe(weak_callback(self, "_on_entry"), names="value")
+        self.detail = W.HTML()
+        self.detail.add_class("tl-gradcheck-detail")
+        self._paths: dict[int, list[str]] = {}
+        self.widget.children = (W.HBox([self.verdict, self._controls()]), self.figure_out,
+                                W.HBox([self.failures, self.detail]))
         self.refresh()
 
     def summary(self) -> str:
@@ -321,6 +378,46 @@ class GradcheckView(View):
             return
         self.verdict.value = verdict_html(self.model)
         figure_output(draw_gradcheck(self.model), self.figure_out)
+        self._paths = self._backward_paths()
+        entries = failing_entries(self.model)
+        self.failures.options = [(entry_text(self.model, *e), e) for e in entries]
+        self.failures.layout.display = None if entries else "none"
+        self.detail.value = ""
+        if entries:
+            self.failures.value = entries[0]  # the worst, explained at once
+
+    def _backward_paths(self) -> dict[int, list[str]]:
+        """Per pair, the nodes its gradient passes through (``fn`` run once more, recording)."""
+        import tinygrad_like as tl
+
+        try:
+            outs = self.fn(*self.inputs)
+        except Exception:  # noqa: BLE001 - the verdict already ran fn; no path is shown if it fails now
+            return {}
+        outs = (outs,) if isinstance(outs, tl.Tensor) else tuple(outs)
+        return {k: backward_path(outs[p.output], self.inputs[p.input]) for k, p in enumerate(self.model.pairs)}
+
+    def select_entry(self, pair: int, row: int, column: int) -> None:
+        """Show one Jacobian entry (as choosing it in the list does)."""
+        self.failures.value = (pair, row, column)
+
+    def _on_entry(self) -> None:
+        entry = self.failures.value
+        if entry is None or self.model is None:
+            self.detail.value = ""
+            return
+        i, r, c = entry
+        p = self.model.pairs[i]
+        path = self._paths.get(i) or []
+        nodes = " ← ".join([f"out{p.output}", *path, f"in{p.input}"]) if path else "(no recorded path)"
+        rows = [("output element", f"out{p.output}{list(_unravel(r, p.output_shape))} (row {r})"),
+                ("input element", f"in{p.input}{list(_unravel(c, p.input_shape))} (column {c})"),
+                ("analytic (backward)", f"{p.analytic[r, c]:.6g}"), ("numeric", f"{p.numeric[r, c]:.6g}"),
+                ("|difference|", f"{p.diff[r, c]:.3g} > tolerance {p.tol[r, c]:.3g}"),
+                ("backward nodes", nodes)]
+        body = "".join(f"<tr><td style='padding:1px 8px 1px 0;color:#666'>{html.escape(k)}</td>"
+                       f"<td style='font-family:monospace'>{html.escape(v)}</td></tr>" for k, v in rows)
+        self.detail.value = f"<table style='font-size:12px'>{body}</table>"
 
     def after_cell(self) -> None:
         """Nothing: recomputing Jacobians after every cell would be slow; call :meth:`refresh`."""
