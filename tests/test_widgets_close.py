@@ -111,3 +111,33 @@ def test_close_tree_closes_nested_containers_layouts_and_styles():
     _base.close_tree(root)
     assert all(i not in widget_module._instances for i in ids)
     _base.close_tree(root)  # closing again does nothing
+
+
+def test_only_the_visible_tab_of_a_dashboard_redraws_and_a_paused_one_waits():
+    """Views in hidden tabs (and all of them while the dashboard is paused) only remember that something changed;
+    the one shown catches up once."""
+    from tinygrad_like.widgets.dashboard import Dashboard
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+    opt = tl.optim.SGD(model.parameters(), lr=0.1)
+    dash = Dashboard(model(tl.randn(2, 3)).sum(), model)
+    dash.select("Graph")
+    storage, kernels = dash.views["Storage"], dash.views["Kernels"]
+    before = storage.redraws, kernels.redraws
+
+    def cell():
+        loss = model(tl.randn(2, 3)).sum()
+        loss.backward()
+        opt.step()  # kernels, allocations and version bumps: both hidden views become stale
+        _base.refresh_open_views()  # the end of the cell
+
+    cell()
+    assert (storage.redraws, kernels.redraws) == before and storage._stale and kernels._stale
+    dash.select("Storage")
+    assert storage.redraws == before[0] + 1 and not storage._stale and kernels.redraws == before[1]
+    dash.pause()
+    cell()
+    assert storage.redraws == before[0] + 1 and storage._stale  # paused: waits
+    dash.resume()
+    assert storage.redraws == before[0] + 2 and not storage._stale
+    dash.close()

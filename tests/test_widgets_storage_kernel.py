@@ -157,19 +157,21 @@ def test_transfer_log_residency_and_dirty_side(dev, views):
     assert (tx["h2d"]["count"], tx["h2d"]["bytes"]) == (1, 12)
     assert tx["d2h"]["seconds"] > 0 and tx["h2d"]["seconds"] > 0
     assert [(e.direction, e.storage_id) for e in view.transfers] == [("d2h", t.storage.id), ("h2d", t.storage.id)]
-    html = view.transfer_html.value
-    assert "tl-transfer-table" in html and f"data-storage-id='{t.storage.id}'" in html
+    view.show_other = True  # t has no name: it is drawn under "other (N)"
+    (block,) = [b for b in view.widget.payload["blocks"] if b["id"] == t.storage.id]
+    assert [a["dir"] for a in block["arrows"]] == ["h2d", "d2h"] and block["arrows"][0]["text"].startswith("↓ h2d 1×")
+    assert view.transfers_of(t.storage.id)["h2d"]["bytes"] == 12
     assert sv.transfer_summary(view.transfers) == tx
     view.clear_transfers()
-    assert view.transfer_totals()["d2h"]["count"] == 0 and not view.transfers
+    assert view.transfer_totals()["d2h"]["count"] == 0 and not view.transfers and not view.transfers_of(t.storage.id)
 
 
 def test_pool_without_device_with_poolless_device_and_with_a_pool(dev):
-    assert sv.NO_POOL_TEXT in sv.pool_html(sv.pool_model([tl.device("cpu")]))
+    assert sv.pool_text(sv.pool_model([tl.device("cpu")])) == sv.NO_POOL_TEXT
     poolless = sv.pool_model([dev])
     assert poolless == [{"device": "testdev:0", "available": False, "in_use_bytes": None, "cached_bytes": None,
                          "hits": None, "misses": None, "hit_rate": None}]
-    assert "backend reports no pool" in sv.pool_html(poolless)
+    assert "backend reports no pool" in sv.pool_text(poolless)
 
     class PooledBackend(DevBackend):
         def memory_stats(self):
@@ -179,8 +181,8 @@ def test_pool_without_device_with_poolless_device_and_with_a_pool(dev):
     try:
         p = sv.pool_model([pooled])[0]
         assert (p["available"], p["in_use_bytes"], p["cached_bytes"], p["hit_rate"]) == (True, 3 << 20, 1 << 20, 0.75)
-        html = sv.pool_html([p])
-        assert "3.00 MiB" in html and "1.00 MiB" in html and "75.0%" in html
+        text = sv.pool_text([p])
+        assert "3.00 MiB" in text and "1.00 MiB" in text and "75.0%" in text
     finally:
         unregister_device("pooldev")
 
@@ -217,7 +219,7 @@ def test_pool_of_the_cuda_backend_reports_its_hit_rate():
 
     (p,) = sv.pool_model([_device_with_pool(pool)])
     assert (p["hits"], p["misses"]) == (1, 2) and abs(p["hit_rate"] - 1 / 3) < 1e-12, p
-    assert "33.3%" in sv.pool_html([p])
+    assert "33.3%" in sv.pool_text([p])
 
 
 def test_pool_read_from_a_pool_attribute():
@@ -239,80 +241,53 @@ def test_view_keeps_no_storage_alive(views):
     assert sid not in {s.id for s in tl.live_storages()}, "the view (or its model) keeps the storage alive"
     view.after_cell()
     assert sid not in {r["id"] for r in view.rows}
-    assert f"data-storage-id='{sid}'" not in view.table.value
-
-
-# ---- storage drawing ----------------------------------------------------------------------------------
-def test_draw_storage_axes_and_bars(dev):
-    c = tl.zeros(1000)
-    g = on_dev([1.0] * 8)
-    m = on_dev([1.0] * 4)
-    m.numpy()
-    tot = sv.storage_totals(sv.storage_model([c.storage, g.storage, m.storage]))
-    tx = {"h2d": {"count": 2, "bytes": 2048, "seconds": 1e-4}, "d2h": {"count": 1, "bytes": 16, "seconds": 2e-5}}
-    fig = sv.draw_storage(tot, tx)
-    save_png(fig, "storage_view.png")
-    assert len(fig.axes) == 2
-    mem, trans = fig.axes
-    assert [t.get_text() for t in mem.get_yticklabels()] == ["cpu · cpu", "testdev:0 · both", "testdev:0 · gpu"]
-    assert len(mem.patches) == 3
-    # bars are drawn top to bottom in the order of by_residency; widths are bytes in the axis unit (KiB here)
-    widths = [p.get_width() for p in sorted(mem.patches, key=lambda p: -p.get_y())]
-    assert widths == pytest.approx([4000 / 1024, 16 / 1024, 32 / 1024])
-    assert mem.get_xlabel() == "KiB (log scale)"
-    assert mem.get_xscale() == "log", "4000 B next to 16 B: a log axis keeps the small bar visible"
-    labels = [t.get_text() for t in mem.texts]
-    assert labels == ["3.91 KiB (1)", "16 B (1)", "32 B (1)"]
-    assert [t.get_text() for t in trans.get_yticklabels()] == ["host→device (h2d)", "device→host (d2h)"]
-    assert [round(p.get_width(), 3) for p in trans.patches] == [2.0, round(16 / 1024, 3)]  # KiB
-    assert trans.texts[0].get_text().startswith("2.00 KiB · 2×")
-
-
-def test_draw_storage_empty():
-    fig = sv.draw_storage(sv.storage_totals([]))
-    assert len(fig.axes) == 2 and len(fig.axes[0].patches) == 0
-    assert "no live storages" in [t.get_text() for t in fig.axes[0].texts]
+    assert sid not in {b["id"] for b in view.widget.payload["blocks"]}
 
 
 # ---- storage widget -----------------------------------------------------------------------------------
-def test_storage_view_html_rows_and_classes(views):
+def _block(view, t):
+    found = [b for b in view.widget.payload["blocks"] if b["id"] == t.storage.id]
+    assert len(found) == 1, f"storage {t.storage.id} is not drawn"
+    return found[0]
+
+
+def test_storage_view_payload_and_classes(views):
     gc.collect()  # no device storage left over from earlier tests
     w = tl.zeros(2, 3)
-    view = views(sv.StorageView, names={"w": w})
+    view = views(sv.StorageView, names={"w": w}, user_ns=False)
     assert {"tl-view", "tl-storage-view"} <= set(view.widget._dom_classes)
-    html = view.table.value
-    assert "<table class='tl-storage-table'" in html
-    assert f"<tr data-storage-id='{w.storage.id}' data-version='0' data-residency='cpu'" in html
-    assert html.count("<tr data-storage-id=") == len(view.rows) == len(tl.live_storages())
+    assert len(view.rows) == len(tl.live_storages())
+    b = _block(view, w)
+    assert (b["label"], b["version"], b["badge"]["text"], b["state"]) == ("w", 0, "v0", "cpu")
     w.mul_(2)
     view.after_cell()
-    assert f"<tr data-storage-id='{w.storage.id}' data-version='1'" in view.table.value
-    assert "mul_ at " + THIS_FILE in view.table.value
-    assert "tl-storage-totals" in view.totals_html.value and sv.NO_POOL_TEXT in view.pool_html.value
-    (out,) = view.figure.outputs
-    assert "image/png" in out["data"]
+    b = _block(view, w)
+    assert b["version"] == 1 and b["badge"]["text"] == "v1"
+    assert b["badge"]["site"].startswith("v1 mul_ at ") and THIS_FILE in b["badge"]["site"]
+    assert view.summary() == "<StorageView>"
 
 
 def test_storage_view_updates_live_from_events(views):
     t = tl.zeros(3)
-    view = views(sv.StorageView)
+    view = views(sv.StorageView, names={"t": t}, user_ns=False)
     time.sleep(1.1 / _base.MAX_REFRESH_HZ)  # past the throttle window: the next event redraws at once
     before = view.redraws
     t.fill_(2.0)  # one event (VersionBump), no temporary storage
     assert view.redraws == before + 1
-    assert f"data-storage-id='{t.storage.id}' data-version='1'" in view.table.value
+    assert _block(view, t)["version"] == 1
     t.fill_(3.0)  # within the throttle window: marked stale, drawn after the cell
     assert view.redraws == before + 1 and view._stale
     view.after_cell()
-    assert f"data-storage-id='{t.storage.id}' data-version='2'" in view.table.value
+    assert _block(view, t)["version"] == 2
 
 
 def test_storage_view_limits_rows():
-    view = sv.StorageView(live=False, max_rows=2)
+    keep = [tl.zeros(1) for _ in range(3)]
+    view = sv.StorageView(live=False, max_rows=2, user_ns={f"k{i}": k for i, k in enumerate(keep)})
     try:
-        keep = [tl.zeros(1) for _ in range(3)]  # noqa: F841 - alive while the view looks
         view.refresh()
-        assert view.table.value.count("<tr data-storage-id=") == 2 and "more storages not shown" in view.table.value
+        assert len(view.widget.payload["blocks"]) == 2
+        assert any("not drawn" in n["text"] for n in view.widget.payload["notes"])
     finally:
         view.close()
 
@@ -335,58 +310,15 @@ def test_kernel_stats_and_cell_summary():
     assert cells[1]["span_s"] == pytest.approx(5e-3)
 
 
-def test_timeline_layout_cuts_idle_time_between_cells():
-    launches = [L("a", "cpu", 100.0, 1e-3, 1), L("b", "cpu", 100.002, 3e-3, 1), L("a", "cpu", 500.0, 1e-3, 2)]
-    lay = kv.timeline_layout(launches)
-    assert lay["names"] == ["b", "a"] and lay["folded"] == []
-    c1, c2 = lay["cells"]
-    assert (c1["x0"], c1["x1"]) == pytest.approx((0.0, 5.0))
-    assert c2["x0"] == pytest.approx(5.0 + 0.04 * 6.0), "cell 2 starts right after cell 1, not 400 s later"
-    assert lay["bars"][("b", 1)] == [pytest.approx((2.0, 3.0))]
-    assert lay["bars"][("a", 2)] == [pytest.approx((c2["x0"], 1.0))]
-    folded = kv.timeline_layout(launches, max_rows=1)
-    assert folded["names"] == ["b"] and folded["folded"] == ["a"] and ("a", 1) not in folded["bars"]
+def test_compressed_x_cuts_idle_time_between_cells():
+    launches = [L("a", "cpu", 100.0, 1e-3, 0), L("b", "cpu", 100.002, 3e-3, 0), L("a", "cpu", 500.0, 1e-3, 1)]
+    x, span = kv.compressed_x([r.start for r in launches], [r.seconds for r in launches], [r.cell for r in launches])
+    assert list(x[:2]) == pytest.approx([0.0, 0.002])
+    assert x[2] == pytest.approx(0.005 + 0.02 * 0.006), "cell 2 starts right after cell 1, not 400 s later"
+    assert span == pytest.approx(x[2] + 1e-3)
 
 
-# ---- kernel drawing ------------------------------------------------------------------------------------------
-def _synthetic_launches(n_cells=3, per_cell=20):
-    names = ["matmul", "add", "relu", "sum", "softmax"]
-    out = []
-    for c in range(1, n_cells + 1):
-        t = 1000.0 * c
-        for i in range(per_cell):
-            name = names[i % len(names)]
-            d = (5 - names.index(name)) * 1e-4
-            out.append(L(name, "cpu", t, d, c))
-            t += d + 2e-5
-    return out
-
-
-def test_draw_timeline_rows_bars_and_cell_colours():
-    launches = _synthetic_launches()
-    fig = kv.draw_timeline(launches)
-    save_png(fig, "kernel_timeline.png")
-    assert len(fig.axes) == 1
-    ax = fig.axes[0]
-    labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels == ["softmax", "sum", "relu", "add", "matmul"], "one row per name, most total time on top"
-    assert sum(len(c.get_paths()) for c in ax.collections) == len(launches), "one bar per launch"
-    colours = {tuple(np.round(c.get_facecolor()[0], 3)) for c in ax.collections}
-    assert len(colours) == 3, "coloured by cell"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["cell 1", "cell 2", "cell 3"]
-    assert "60 launches in 3 cell(s)" in ax.get_title()
-    fig = kv.draw_timeline(launches, max_rows=2, ipython=True)
-    ax = fig.axes[0]
-    assert len(ax.get_yticklabels()) == 2 and "3 more kernel names folded" in ax.get_title()
-    assert ax.get_legend().get_texts()[0].get_text() == "In[1]"
-
-
-def test_draw_timeline_empty():
-    fig = kv.draw_timeline([])
-    assert len(fig.axes) == 1 and "no kernel launches yet" in [t.get_text() for t in fig.axes[0].texts]
-
-
-# ---- kernel widget --------------------------------------------------------------------------------------------
+# ---- kernel widget ----------------------------------------------------------------------------------------------
 def test_kernel_timeline_records_groups_by_cell_and_renders(views):
     view = views(kv.KernelTimeline)
     assert {"tl-view", "tl-kernel-timeline"} <= set(view.widget._dom_classes)
@@ -401,10 +333,14 @@ def test_kernel_timeline_records_groups_by_cell_and_renders(views):
     html = view.table.value
     assert "<table class='tl-kernel-table'" in html and "data-kernel='matmul'" in html and "data-kernel='add'" in html
     assert "tl-cell-table" in view.cells_html.value and "cell 2" in view.cells_html.value
-    (out,) = view.figure.outputs
-    assert "image/png" in out["data"]
+    assert view.widget.tables["stats"] == html
+    meta = view.widget.data["meta"]
+    assert meta["n"] == len(recs) and meta["cells"] == ["cell 1", "cell 2"]
+    bundle = view._repr_mimebundle_()
+    assert bundle["text/plain"] == "<KernelTimeline>" and bundle["image/png"]
     view.clear()
     assert not view.launches and view.seen == 0 and "data-kernel=" not in view.table.value
+    assert view.widget.data["meta"]["n"] == 0
 
 
 def test_kernel_timeline_incremental_tables_match_the_pure_model(views):
@@ -413,43 +349,85 @@ def test_kernel_timeline_incremental_tables_match_the_pure_model(views):
     (a @ a).relu().sum().backward()
     view.after_cell()
     _ = a.detach() * 2
+    view.after_cell()
     recs = view.launch_records()
     assert len(recs) == view.seen > 5
     assert view.stats() == kv.kernel_stats(recs)
     assert view.cells() == kv.cell_summary(recs)
 
 
-def test_kernel_timeline_tags_launches_with_the_ipython_cell(views, monkeypatch):
-    class History:
-        input_hist_raw = ["", "import tinygrad_like as tl", "view = KernelTimeline()", "a.exp()"]
+class _Info:
+    def __init__(self, store_history):
+        self.store_history = store_history
 
-    class Shell:  # IPython 9 counts the running cell already: execution_count is n + 1 during In[n]
+
+class _Result:
+    def __init__(self, info, n):
+        self.info, self.execution_count = info, n
+
+
+class _Events:
+    def __init__(self):
+        self.callbacks = {"pre_run_cell": [], "post_run_cell": []}
+
+    def register(self, name, fn):
+        self.callbacks[name].append(fn)
+
+
+@pytest.fixture
+def fake_shell(monkeypatch):
+    """A stand-in IPython shell: kv's cell clock hooks it; the test fires pre/post_run_cell itself."""
+
+    class History:
+        input_hist_raw = ["", "import tinygrad_like as tl", "view = KernelTimeline()"]
+
+    class Shell:
         history_manager = History()
-        execution_count = 4
+        execution_count = 3  # IPython 9: the running cell (In[2]) is already counted
+        events = _Events()
 
     shell = Shell()
+    monkeypatch.setattr(kv, "CELLS", kv._Cells())
     monkeypatch.setattr(kv, "_get_ipython", lambda: shell)
+    monkeypatch.setattr(kv, "_EC_AHEAD", True)
+    return shell
+
+
+def _run_cell(shell, store_history, fn):
+    info = _Info(store_history)
+    if store_history:
+        shell.execution_count += 1
+    for cb in shell.events.callbacks["pre_run_cell"]:
+        cb(info)
+    fn()
+    for cb in shell.events.callbacks["post_run_cell"]:
+        cb(_Result(info, shell.execution_count - 1))
+
+
+def test_kernel_timeline_tags_launches_with_the_ipython_cell(views, fake_shell):
+    view = views(kv.KernelTimeline)
+    assert view.ipython and kv._pre_run_cell in fake_shell.events.callbacks["pre_run_cell"]
+    a = tl.ones(2)
+    _ = a.exp()  # still in the cell that made the view: In[2] from the history
+    _run_cell(fake_shell, True, lambda: a.neg())
+    view.after_cell()
+    assert [(r.name, r.cell) for r in view.launch_records()] == [("full", 2), ("exp", 2), ("neg", 3)]
+    assert "In[3]" in view.cells_html.value and "In[2]" in view.cells_html.value
+
+
+def test_kernel_timeline_numbers_cells_under_nbval_without_history(views, fake_shell):
+    """nbval runs cells with store_history=False: no In[n], the execution count never moves; the cell
+    clock still gives each cell its own number."""
+    fake_shell.history_manager.input_hist_raw = [""]
     view = views(kv.KernelTimeline)
     a = tl.ones(2)
-    _ = a.exp()
-    shell.history_manager.input_hist_raw.append("a.neg()")
-    shell.execution_count = 5
-    view.after_cell()
-    _ = a.neg()
-    assert [(r.name, r.cell) for r in view.launch_records()] == [("full", 3), ("exp", 3), ("neg", 4)]
-    view.refresh()
-    assert "In[4]" in view.cells_html.value and "In[3]" in view.cells_html.value
-
-
-def test_kernel_timeline_falls_back_to_the_execution_count(views, monkeypatch):
-    class Shell:
-        execution_count = 7
-
-    shell = Shell()
-    monkeypatch.setattr(kv, "_get_ipython", lambda: shell)
-    view = views(kv.KernelTimeline)
-    _ = tl.ones(2).exp()
-    assert {r.cell for r in view.launch_records()} == {7}
+    for _ in range(3):
+        _run_cell(fake_shell, False, lambda: a.exp())
+        view.after_cell()
+    assert [r.cell for r in view.launch_records() if r.name == "exp"] == [2, 3, 4]
+    assert [c["launches"] for c in view.cells()] == [1, 1, 1, 1]
+    assert view.widget.data["meta"]["cells"] == ["cell 1", "cell 2", "cell 3", "cell 4"]
+    assert "In[" not in view.cells_html.value
 
 
 def test_bare_interactive_shell_is_not_a_running_ipython():
@@ -475,13 +453,16 @@ def test_kernel_timeline_is_bounded(views):
     t = tl.zeros(4)
     for _ in range(30):
         t.add_(1)
-    assert len(view.launches) == 10 and view.seen >= 30
+    view.after_cell()
+    assert len(view.launches) <= 10 * 1.25 and view.seen >= 30
+    view.store.trim()
+    assert len(view.launches) == 10
     view.refresh()
     assert f"{view.seen} launches" in view.header.value and "the timeline shows the last 10" in view.header.value
     # the tables count every launch since the view opened, not only those the timeline keeps
     (add,) = [r for r in view.stats() if r["name"] == "add"]
     assert add["calls"] == 30 and sum(c["launches"] for c in view.cells()) == view.seen
-    assert "<td style='padding:1px 6px'>30</td>" in view.table.value
+    assert "<td>30</td>" in view.table.value
 
 
 # ---- throttling and closing ---------------------------------------------------------------------------------
@@ -515,7 +496,7 @@ def test_burst_of_events_causes_few_redraws(views, cls, monkeypatch):
     view.after_cell()  # the last state is drawn once the cell ends
     assert view.redraws == before + drawn + 1
     if cls is sv.StorageView:
-        assert f"data-storage-id='{t.storage.id}' data-version='2000'" in view.table.value
+        assert next(r for r in view.rows if r["id"] == t.storage.id)["version"] == 2000
     else:
         assert view.seen >= 2000 and "data-kernel='add'" in view.table.value
 
@@ -552,9 +533,10 @@ def test_in_a_kernel_cells_are_numbered_and_views_refresh_after_each_cell(tmp_pa
         "_ = (w @ w.T).relu().sum()",
         "w.fill_(2.0)",  # the views refresh through post_run_cell, not by hand
         "import json\n"
-        "row = next(r for r in sv.rows if r['name'] == 'w')\n"
+        "row = next(r for r in sv.rows if r['names'][:1] == ['w'])\n"
         "print(json.dumps({'cells': sorted({l.cell for l in kv.launch_records()}), 'version': row['version'],\n"
-        "                  'html': f\"data-storage-id='{row['id']}' data-version='1'\" in sv.table.value,\n"
+        "                  'html': any(b['id'] == row['id'] and b['badge']['text'] == 'v1'\n"
+        "                              for b in sv.widget.payload['blocks']),\n"
         "                  'in2': 'In[2]' in kv.cells_html.value, 'ipython': kv.ipython}))",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])

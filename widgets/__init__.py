@@ -30,7 +30,8 @@ __all__ = ["GraphView", "BackwardStepper", "build_graph", "record_timings", "ref
 try:  # views written alongside; exported once present
     from .storage_view import StorageView  # noqa: F401
     from .kernel_view import KernelTimeline  # noqa: F401
-    __all__ += ["StorageView", "KernelTimeline"]
+    from .layouts import draw_layouts  # noqa: F401
+    __all__ += ["StorageView", "KernelTimeline", "draw_layouts"]
 except ImportError:  # pragma: no cover
     pass
 try:

@@ -95,6 +95,7 @@ class View:
         self._last_draw = 0.0
         self._unsubscribe = None
         self._paused = False
+        self._shown = True  # False while a container (the Dashboard's tabs) hides this view
         self.redraws = 0
         if live and self.listens_to:
             self._unsubscribe = _subscribe_weakly(self)
@@ -124,8 +125,16 @@ class View:
 
     @property
     def visible(self) -> bool:
-        """What the browser last reported (always True for a root widget that reports nothing)."""
-        return bool(getattr(self.widget, "visible", True))
+        """Whether the view can be seen: not in a hidden tab of a container, and where the browser reports it (a
+        root widget with a ``visible`` trait), on screen."""
+        return self._shown and bool(getattr(self.widget, "visible", True))
+
+    def set_shown(self, shown: bool, catch_up: bool = True) -> None:
+        """For containers: this view's tab was shown or hidden (a hidden view only remembers what changed). With
+        ``catch_up`` a view shown again redraws now if it missed something (the container may do it instead)."""
+        self._shown = bool(shown)
+        if catch_up:
+            self._on_shown()
 
     def _live(self) -> bool:
         return not self.paused and self.visible

@@ -73,7 +73,7 @@ class Dashboard(View):
         super().__init__(live=False)
         self.tab = W.Tab()
         self.tab.add_class("tl-dashboard-tabs")
-        self.widget.children = (self.tab,)
+        self.widget.children = (self._controls(), self.tab)
         for title in ("Storage", "Kernels"):
             self._build(title)
         if loss is None:
@@ -122,6 +122,14 @@ class Dashboard(View):
         self.tab.titles = TITLES
         if selected is not None and selected != self.tab.selected_index:
             self.tab.selected_index = selected
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        """Only the visible tab's view does live work; the others remember what changed and catch up when shown."""
+        current = self.selected
+        for title, view in self.views.items():
+            if view is not None:
+                view.set_shown(title == current and not self.paused, catch_up=False)  # (refresh() draws it)
 
     def set_loss(self, loss, model=None) -> None:
         """Show the graph of ``loss`` and step its backward (replacing the views of an earlier loss).
@@ -163,8 +171,19 @@ class Dashboard(View):
             view.refresh()
 
     def _on_select(self) -> None:
+        self._show_selected()
         if self.tab.selected_index is not None:
             self.refresh()
+
+    def pause(self) -> None:
+        """Pause every tab's live updates (they catch up on ``resume()``)."""
+        super().pause()
+        self._show_selected()
+
+    def resume(self) -> None:
+        super().resume()
+        self._show_selected()
+        self.refresh()
 
     def after_cell(self) -> None:
         """With ``follow=True``: show the newest graph once the cell ends (each view refreshes itself).

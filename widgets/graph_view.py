@@ -21,6 +21,7 @@ from __future__ import annotations
 from tinygrad_like import Tensor, events, sites
 from tinygrad_like.autograd.function import Function
 
+from . import selection
 from ._base import View
 from .graph_model import (
     MAX_BOXES,
@@ -60,6 +61,7 @@ class GraphView(View):
         self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line
         super().__init__(live=live)
         self.refresh()
+        selection.register(self)  # weakly: a KernelTimeline click selects our node (see on_shared_select)
 
     def _make_widget(self) -> GraphWidget:
         return GraphWidget(self, stepper=self.stepper, height=self._height)
@@ -125,6 +127,12 @@ class GraphView(View):
             self.toggle(str(msg.get("id", "")))
         elif kind == "reveal":
             self.reveal(int(msg["node"]))
+
+    def on_shared_select(self, node) -> None:
+        """Another view (a KernelTimeline bar) selected ``node``: select its box if this graph shows it."""
+        idx = self.model.node_for(node) if node is not None else None
+        if idx is not None:
+            self.reveal(idx)
 
     def on_selected(self, box_id: str) -> None:
         self.widget.details = self.details(box_id) if box_id else {}
@@ -193,6 +201,7 @@ class GraphView(View):
 
     def close(self) -> None:
         self._unlisten()
+        selection.unregister(self)
         super().close()
 
     def after_cell(self) -> None:

@@ -1,51 +1,51 @@
-"""``StorageView``: every live storage -- owner, shapes, dtype, residency, dirty side, version, bytes,
-pending fence, last in-place write -- with totals per device, the transfer log and the device pool.
+"""``StorageView``: every live storage as a picture -- a strip of its elements with the tensors that view it
+laid over it, host and device copies as two lanes, transfers as arrows, version badges, totals per device and
+the device's buffer pool.
 
 Three layers, each testable on its own:
 
-- the *model*: pure functions from the core's public objects to plain data
-  (:func:`storage_model`, :func:`storage_totals`, :func:`transfer_summary`, :func:`pool_model`);
-- the *drawing*: :func:`draw_storage`, totals and transfers in, a matplotlib ``Figure`` out;
-- the *widget*: :class:`StorageView`, which listens to the storage events, keeps the transfer log
-  while it is open and re-renders (throttled) as storages change.
+- the *model*: pure functions from the core's public objects to plain data (:func:`storage_model` names every
+  storage: parameters and optimizer state by module path, the notebook's variables by their names;
+  :func:`storage_totals`, :func:`transfer_summary`, :func:`pool_model`);
+- the *payload*: :func:`storage_payload`, model in, every coordinate the browser draws out (plain JSON);
+- the *widget*: :class:`StorageView` listens to the storage events, keeps the transfer log while it is open and
+  sends a new payload (throttled, only while shown and not paused) when something it shows changed. The browser
+  half is ``storage_widget.StorageWidget`` (``static/storage.js``).
 
 >>> import tinygrad_like as tl
 >>> from tinygrad_like.widgets.storage_view import storage_model
 >>> w = tl.zeros(3, 4)
->>> row = next(r for r in storage_model() if r["id"] == w.storage.id)
->>> row["residency"], row["version"], row["nbytes"]
-('cpu', 0, 48)
+>>> row = next(r for r in storage_model(user_ns={"w": w}) if r["id"] == w.storage.id)
+>>> row["name"], row["residency"], row["version"], row["nbytes"]
+('w', 'cpu', 0, 48)
 
-Nothing here keeps a storage alive: the model holds ids, numbers and strings; names given through
-``names=`` or ``model=`` are held through weak references.
+Nothing here keeps a storage alive: the model holds ids, numbers and strings; names given through ``names=``,
+``model=`` or ``optimizer=`` are held through weak references, and the notebook's namespace is read, not kept.
 """
 
 from __future__ import annotations
 
 import gc
-import html
+import sys
 import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
-
-import ipywidgets as W
 
 from tinygrad_like import events
 from tinygrad_like.profiler import format_time
-from tinygrad_like.storage import Storage, live_storages
+from tinygrad_like.storage import Storage, live_storages, summarize_writes
 from tinygrad_like.tensor import Tensor
 
-from ._base import View, figure_output, weak_callback
+from ._base import View
+from .layouts import element_reads, strip_columns
+from .storage_widget import StorageWidget
 
-__all__ = ["StorageView", "storage_model", "storage_totals", "transfer_summary", "pool_model", "draw_storage",
-           "format_bytes", "tensor_shapes", "NO_POOL_TEXT"]
+__all__ = ["StorageView", "storage_model", "storage_totals", "transfer_summary", "pool_model", "storage_payload",
+           "collect_names", "ipython_namespace", "format_bytes", "tensor_shapes", "NO_POOL_TEXT"]
 
 NO_POOL_TEXT = "no device pool (CPU only)"
-
-#: residency -> bar colour in :func:`draw_storage`
-RESIDENCY_COLORS = {"cpu": "#4c78a8", "gpu": "#54a24b", "both": "#f58518"}
-DIRECTION_COLORS = {"h2d": "#e45756", "d2h": "#72b7b2"}
 
 
 # ---- formatting -----------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def _dirty_text(residency: str, dirty: str | None) -> str:
         dirty, str(dirty))
 
 
-# ---- model ----------------------------------------------------------------------------------------
+# ---- model: shapes --------------------------------------------------------------------------------
 def tensor_shapes(storages: Iterable[Storage] | None = None) -> dict[int, list[tuple]]:
     """Storage id -> the distinct shapes of the live tensors that view it (one pass over the GC's objects).
 
@@ -91,70 +91,166 @@ def tensor_shapes(storages: Iterable[Storage] | None = None) -> dict[int, list[t
     return out
 
 
-def _named_tensors(names: Mapping[str, Any] | None, model: Any) -> list[tuple[str, Any]]:
-    """(name, tensor-or-storage) pairs from ``names`` and from ``model``'s parameters, buffers and grads."""
-    pairs: list[tuple[str, Any]] = []
+
+# ---- model: names -----------------------------------------------------------------------------------
+#: names in a notebook's namespace that are IPython's, not the user's
+_NS_SKIP = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+
+
+def ipython_namespace() -> Mapping[str, Any] | None:
+    """The running IPython shell's user namespace, or None (plain Python, tests). Never imports IPython: only a
+    process that already loaded it can be running a shell."""
+    ip_mod = sys.modules.get("IPython")
+    get = getattr(ip_mod, "get_ipython", None)
+    shell = get() if callable(get) else None
+    return getattr(shell, "user_ns", None)
+
+
+def _is_module(obj: Any) -> bool:
+    from tinygrad_like.nn import Module
+
+    return isinstance(obj, Module)
+
+
+def _is_optimizer(obj: Any) -> bool:
+    from tinygrad_like.optim import Optimizer
+
+    return isinstance(obj, Optimizer)
+
+
+def collect_names(names: Mapping[str, Any] | None = None, model: Any = None, optimizers: Iterable[Any] = (),
+                  user_ns: Mapping[str, Any] | None = None) -> list[tuple[str, str, tuple, Any]]:
+    """Every name we can give a storage, as ``(name, kind, sort key, tensor or storage)``.
+
+    Kinds: ``"name"`` (given through ``names=``), ``"param"`` / ``"buffer"`` (a module's, by module path;
+    ``model=``'s bare, a module found in ``user_ns`` prefixed with its variable: ``net.0.weight``), ``"grad"``
+    (``<param>.grad``), ``"state"`` (optimizer state by its parameter's path: ``0.weight.momentum_buffer``,
+    ``blocks.3.fc1.weight.exp_avg``) and ``"var"`` (a notebook variable holding a tensor). The sort key keeps a
+    parameter, its gradient and its optimizer state together, in the model's order.
+    """
+    out: list[tuple[str, str, tuple, Any]] = []
     for name, obj in (names or {}).items():
         if isinstance(obj, weakref.ref):
             obj = obj()
         if obj is not None:
-            pairs.append((str(name), obj))
-    if model is not None:
-        for getter in ("named_parameters", "named_buffers"):
-            fn = getattr(model, getter, None)
+            out.append((str(name), "name", (0, len(out)), obj))
+    modules: list[tuple[str, Any]] = [("", model)] if model is not None else []
+    opts: list[tuple[str, Any]] = [("optimizer", o) for o in optimizers if o is not None]
+    variables: list[tuple[str, Any]] = []
+    seen_mod, seen_opt = {id(model)}, {id(o) for _, o in opts}
+    for var, obj in (user_ns or {}).items():
+        if not isinstance(var, str) or var.startswith("_") or var in _NS_SKIP:
+            continue
+        if isinstance(obj, Tensor):
+            variables.append((var, obj))
+        elif _is_module(obj) and id(obj) not in seen_mod:
+            seen_mod.add(id(obj))
+            modules.append((var + ".", obj))
+        elif _is_optimizer(obj) and id(obj) not in seen_opt:
+            seen_opt.add(id(obj))
+            opts.append((var, obj))
+    param_path: dict[int, tuple[str, int]] = {}  # id(parameter) -> (its path, its order)
+    for prefix, mod in modules:
+        for getter, kind in (("named_parameters", "param"), ("named_buffers", "buffer")):
+            fn = getattr(mod, getter, None)
             if fn is None:
                 continue
-            for name, t in fn():
-                if t is None:
+            for path, t in fn():
+                if t is None or id(t) in param_path:
                     continue
-                pairs.append((name, t))
+                order = len(param_path)
+                param_path[id(t)] = (prefix + path, order)
+                out.append((prefix + path, kind, (1, order, 0), t))
                 g = getattr(t, "grad", None)
                 if g is not None:
-                    pairs.append((name + ".grad", g))
-    return pairs
+                    out.append((prefix + path + ".grad", "grad", (1, order, 1), g))
+    for var, opt in opts:
+        plist = [p for group in getattr(opt, "param_groups", ()) for p in group.get("params", ())]
+        for i, p in enumerate(plist):
+            state = getattr(opt, "state", {}).get(p) if isinstance(getattr(opt, "state", None), Mapping) else None
+            if not state:
+                continue
+            path, order = param_path.get(id(p), (f"{var}.param{i}", 10_000 + i))
+            for j, (key, value) in enumerate(state.items()):
+                if isinstance(value, Tensor):
+                    out.append((f"{path}.{key}", "state", (1, order, 2 + j), value))
+    for var, t in variables:
+        out.append((var, "var", (2, len(out)), t))
+    return out
+
+
+def _views_of(st: Storage) -> list[Tensor]:
+    """The live view tensors the core made over ``st`` (``Storage.views`` holds them weakly)."""
+    return [t for t in (r() for r in (st.views or ())) if t is not None]
+
+
+def _spec(t: Tensor) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    return tuple(int(d) for d in t.shape), tuple(int(s) for s in t.stride()), int(t.storage_offset())
 
 
 def storage_model(storages: Iterable[Storage] | None = None, *, names: Mapping[str, Any] | None = None,
-                  model: Any = None, shapes: Mapping[int, list[tuple]] | None = None) -> list[dict]:
+                  model: Any = None, optimizers: Iterable[Any] = (), user_ns: Mapping[str, Any] | None = None,
+                  shapes: Mapping[int, list[tuple]] | None = None) -> list[dict]:
     """One dict per storage (default: every live storage), ordered by id (creation order).
 
-    ``names``: ``{name: tensor or storage}``; ``model``: a module whose ``named_parameters()`` and
-    ``named_buffers()`` name their storages (and ``name.grad`` for gradients). ``Storage.name``, when
-    set, comes first. ``shapes``: storage id -> shapes, e.g. from :func:`tensor_shapes`; named tensors
+    Names come from ``Storage.name`` (first), ``names`` (``{name: tensor or storage}``), ``model`` (a module:
+    parameters and buffers by path, ``path.grad`` for gradients), ``optimizers`` (their state by parameter path)
+    and ``user_ns`` (a notebook namespace: tensors by variable, modules and optimizers found there likewise); see
+    :func:`collect_names`. ``shapes``: storage id -> shapes, e.g. from :func:`tensor_shapes`; named tensors
     always contribute theirs.
 
-    Keys: ``id``, ``name`` (``""`` when unknown), ``shapes`` (list of tuples), ``numel``, ``dtype``,
-    ``device``, ``residency`` ("cpu" | "gpu" | "both"), ``dirty`` (None | "cpu" | "gpu"), ``dirty_text``,
-    ``version``, ``nbytes``, ``fence`` (bool: device work pending), ``last_write`` (None or a dict with
-    ``version``, ``op``, ``site``).
+    Keys: ``id``, ``name`` (all names joined by ", "; ``""`` when unknown), ``names`` (list), ``kind`` (the
+    first name's kind, ``""`` when unnamed), ``sort`` (a sort key: model order, then the rest), ``shapes`` (list
+    of tuples), ``numel``, ``dtype``, ``device``, ``simulated`` (a simulated device: ``sim``), ``residency``
+    ("cpu" | "gpu" | "both"), ``dirty`` (None | "cpu" | "gpu"), ``dirty_text``, ``version``, ``nbytes``, ``fence``
+    (bool: device work pending), ``last_write`` (None or a dict with ``version``, ``op``, ``site``), ``writes``
+    (the recent writes, newest last, as text), ``views`` (the tensors over it: ``{"label", "shape", "strides",
+    "offset"}``, named ones first, one per distinct layout).
     """
     sts = live_storages() if storages is None else list(storages)
-    owner: dict[int, list[str]] = {}
+    owner: dict[int, list[tuple[str, str, tuple]]] = {}
+    layouts: dict[int, dict[tuple, list[str]]] = {}
     shape_of: dict[int, list[tuple]] = {k: list(v) for k, v in (shapes or {}).items()}
-    for name, obj in _named_tensors(names, model):
+    for name, kind, key, obj in collect_names(names, model, optimizers, user_ns):
         st = obj if isinstance(obj, Storage) else getattr(obj, "storage", None)
         if not isinstance(st, Storage):
             continue
         lst = owner.setdefault(st.id, [])
-        if name not in lst:
-            lst.append(name)
+        if all(n != name for n, _, _ in lst):
+            lst.append((name, kind, key))
         if isinstance(obj, Tensor):
+            spec = _spec(obj)
+            layouts.setdefault(st.id, {}).setdefault(spec, []).append(name)
             sh = shape_of.setdefault(st.id, [])
-            if tuple(obj.shape) not in sh:
-                sh.append(tuple(obj.shape))
+            if spec[0] not in sh:
+                sh.append(spec[0])
     rows = []
     for s in sorted(sts, key=lambda s: s.id):
         found = owner.get(s.id, [])
-        all_names = ([s.name] if s.name else []) + [n for n in found if n != s.name]
+        all_names = ([s.name] if s.name else []) + [n for n, _, _ in found if n != s.name]
+        kind = "name" if s.name else (found[0][1] if found else "")
+        sort = min((k for _, _, k in found), default=(0, -1) if s.name else (3, s.id))
+        views = [{"label": ", ".join(dict.fromkeys(ns)), "shape": sp[0], "strides": sp[1], "offset": sp[2]}
+                 for sp, ns in layouts.get(s.id, {}).items()]
+        known = set(layouts.get(s.id, {}))
+        for t in _views_of(s):
+            sp = _spec(t)
+            if sp not in known:
+                known.add(sp)
+                views.append({"label": "", "shape": sp[0], "strides": sp[1], "offset": sp[2]})
         last = s.bumps[-1] if s.bumps else None
         residency = s.residency
         rows.append({
             "id": s.id,
             "name": ", ".join(all_names),
+            "names": all_names,
+            "kind": kind,
+            "sort": sort,
             "shapes": shape_of.get(s.id, []),
             "numel": s.numel,
             "dtype": s.dtype.name,
             "device": str(s.device),
+            "simulated": bool(getattr(getattr(s.device, "raw_backend", None), "simulated", False)),
             "residency": residency,
             "dirty": s.dirty,
             "dirty_text": _dirty_text(residency, s.dirty),
@@ -163,6 +259,8 @@ def storage_model(storages: Iterable[Storage] | None = None, *, names: Mapping[s
             "fence": s.fence is not None,
             "last_write": None if last is None else {
                 "version": last.version, "op": last.op, "site": "" if last.site is None else str(last.site)},
+            "writes": [f"v{b.version}: " + str(w) for b in (s.bumps or ()) for w in summarize_writes([b])],
+            "views": views,
         })
     return rows
 
@@ -296,188 +394,287 @@ def _devices_in_use(storages: Iterable[Storage]) -> list[Any]:
     return [devs[k] for k in sorted(devs)]
 
 
-# ---- drawing (pure: model in, Figure out) ------------------------------------------------------------
-def _unit(max_bytes: float) -> tuple[str, float]:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if max_bytes >= scale:
-            return unit, float(scale)
-    return "B", 1.0
 
 
-def draw_storage(totals: dict, transfers: dict | None = None, *, width: float = 6.0, dpi: int = 80):
-    """Two panels, one above the other: bytes per (device, residency) and bytes moved per direction.
-    Returns a ``Figure`` (not registered with pyplot: nothing shows by itself). No layout engine (it
-    doubles the drawing time); tick labels may stick out on the left, which ``bbox_inches="tight"`` keeps."""
-    from matplotlib.figure import Figure
+# ---- payload: what the browser draws (every coordinate in CSS px, origin top-left) ---------------------------
+LEFT = 136       # the label column (lane and view names)
+CELL = 24        # one storage element
+GAP_W = 52       # the elided middle of a long strip
+HEADER_H = 24    # name, details and version badge
+LANE_H = 20      # one copy of the bytes (host or device)
+LANE_GAP = 6     # between the host and the device lane (the transfer arrows cross it)
+INDEX_H = 14     # element indices under the strip
+TRACK_H = 20     # one view over the storage
+BLOCK_GAP = 14   # between two storages
+SECTION_H = 22   # a section title ("named (6)", "other (15)")
+RIGHT_W = 200    # the column right of the strips: badges, transfer labels, view details
+MAX_CELLS, HEAD, TAIL = 24, 16, 8
+MAX_TRACKS = 4   # views drawn per storage (the rest are counted)
+EXACT_READS = 1 << 16  # views larger than this mark only their first and last visits (see layouts.element_reads)
+BADGE_H = 18
 
-    n = max(len(totals.get("by_residency", [])), 1)
-    fig = Figure(figsize=(width, 1.6 + 0.3 * (n + 2)), dpi=dpi)
-    ax_mem, ax_tx = fig.subplots(2, 1, height_ratios=[n + 0.5, 2])
-    fig.subplots_adjust(left=0.02, right=0.98, top=0.9, bottom=0.12, hspace=1.0)
 
-    bars = totals.get("by_residency", [])
-    labels = [f"{b['device']} · {b['residency']}" for b in bars]
-    unit, scale = _unit(max([b["bytes"] for b in bars], default=0))
-    ys = list(range(len(bars)))[::-1]
-    if bars:
-        cont = ax_mem.barh(ys, [b["bytes"] / scale for b in bars],
-                           color=[RESIDENCY_COLORS.get(b["residency"], "#999999") for b in bars])
-        ax_mem.bar_label(cont, labels=[f"{format_bytes(b['bytes'])} ({b['storages']})" for b in bars],
-                         padding=3, fontsize=8)
-        ax_mem.set_yticks(ys, labels, fontsize=8)
-        sizes = [b["bytes"] for b in bars if b["bytes"] > 0]
-        if sizes and max(sizes) > 50 * min(sizes):  # small storages stay visible next to big ones
-            ax_mem.set_xscale("log")
-            ax_mem.set_xlim(min(sizes) / scale / 4, max(sizes) / scale * 40)
-            unit += " (log scale)"
+@lru_cache(maxsize=4096)
+def _marks(shape: tuple, strides: tuple, offset: int, numel: int, columns: tuple) -> tuple:
+    """``(((column, first visit, reads), ...), elements read)`` of one view over a strip's ``columns``."""
+    n = 1
+    for d in shape:
+        n *= d
+    contiguous = n > 0 and all(s == p for d, s, p in zip(shape, strides, _row_major(shape)) if d != 1)
+    if contiguous:  # the common case (parameters, whole tensors): no address arithmetic at all
+        marks = tuple((i, c, c - offset, 1) for i, c in enumerate(columns)
+                      if not isinstance(c, tuple) and offset <= c < offset + n)
+        return marks, n
+    reads = element_reads(shape, strides, offset, exact_limit=EXACT_READS)
+    marks = tuple((i, c, *reads[c]) for i, c in enumerate(columns) if not isinstance(c, tuple) and c in reads)
+    distinct = len(reads) if n <= EXACT_READS else None
+    return marks, distinct
+
+
+def _row_major(shape: tuple) -> tuple:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+def _matches(row: dict, text: str, device: str, dtype: str) -> bool:
+    if device and row["device"] != device:
+        return False
+    if dtype and row["dtype"] != dtype:
+        return False
+    if text:
+        t = text.lower()
+        hay = [n.lower() for n in row["names"]] + [f"#{row['id']}"] + [v["label"].lower() for v in row["views"]]
+        return any(t in h for h in hay)
+    return True
+
+
+def _tx_text(arrow: str, d: str, s: dict) -> str:
+    return f"{arrow} {d} {s['count']}× · {format_bytes(s['bytes'])} · {format_time(s['seconds'])}"
+
+
+def _block(row: dict, y: float, strip_x: float, right_x: float, tx: dict | None) -> dict:
+    """One storage: header, lanes, indices, view tracks and transfer arrows, at ``y`` (TOP-LEFT coordinates)."""
+    numel = row["numel"]
+    columns = strip_columns(numel, max_cells=MAX_CELLS, head=HEAD, tail=TAIL)
+    cells, x = [], strip_x
+    for c in columns:
+        if isinstance(c, tuple):
+            cells.append({"x": x, "w": GAP_W, "gap": True, "text": f"… {c[1] - c[0] + 1:,} …",
+                          "first": c[0], "last": c[1]})
+            x += GAP_W
         else:
-            ax_mem.margins(x=0.35)
+            cells.append({"x": x, "w": CELL, "i": c})
+            x += CELL
+    strip_w = x - strip_x
+    device_home = row["device"] != "cpu"
+    res, dirty = row["residency"], row["dirty"]
+    if not device_home:
+        state = "cpu"
+    elif res == "gpu":
+        state = "device-only"
+    elif dirty == "cpu":
+        state = "host-newer"
+    elif dirty == "gpu":
+        state = "device-newer"
     else:
-        ax_mem.set_yticks([])
-        ax_mem.text(0.5, 0.5, "no live storages", ha="center", va="center", transform=ax_mem.transAxes)
-    ax_mem.set_xlabel(unit, fontsize=8)
-    ax_mem.set_title(f"memory by device · residency  ({totals.get('storages', 0)} storages)", fontsize=9)
-    ax_mem.tick_params(axis="x", labelsize=7)
-
-    tx = transfers or transfer_summary(())
-    dirs = ["h2d", "d2h"]
-    tunit, tscale = _unit(max([tx[d]["bytes"] for d in dirs], default=0))
-    cont = ax_tx.barh([1, 0], [tx[d]["bytes"] / tscale for d in dirs], color=[DIRECTION_COLORS[d] for d in dirs])
-    ax_tx.bar_label(cont, labels=[f"{format_bytes(tx[d]['bytes'])} · {tx[d]['count']}× · "
-                                  f"{format_time(tx[d]['seconds'])}" for d in dirs], padding=3, fontsize=8)
-    ax_tx.set_yticks([1, 0], ["host→device (h2d)", "device→host (d2h)"], fontsize=8)
-    ax_tx.margins(x=0.6)
-    ax_tx.set_xlabel(tunit, fontsize=8)
-    ax_tx.set_title("transfers while the view is open", fontsize=9)
-    ax_tx.tick_params(axis="x", labelsize=7)
-    return fig
-
-
-# ---- HTML -----------------------------------------------------------------------------------------
-_TD = "<td style='padding:1px 6px'>"
-_TH = "<th style='text-align:left;padding:1px 6px'>"
-
-
-def _table(css: str, header: list[str], rows: list[tuple[dict, list[Any]]]) -> str:
-    """A table whose rows carry ``data-*`` attributes: ``rows`` = [(attrs, cells)]."""
-    head = "".join(f"{_TH}{html.escape(str(h))}</th>" for h in header)
-    body = []
-    for attrs, cells in rows:
-        a = "".join(f" data-{k}='{html.escape(str(v), quote=True)}'" for k, v in attrs.items())
-        body.append(f"<tr{a}>" + "".join(f"{_TD}{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    return (f"<table class='{css}' style='border-collapse:collapse;font-size:12px'>"
-            f"<tr>{head}</tr>{''.join(body)}</table>")
-
-
-STORAGE_HEADER = ["id", "owner", "shape / numel", "dtype", "device", "residency", "dirty", "version", "bytes",
-                  "fence", "last in-place write"]
-
-
-def storage_rows_html(rows: list[dict], max_rows: int = 200) -> str:
-    """The ``tl-storage-table``: one ``<tr data-storage-id=.. data-version=..>`` per storage (first ``max_rows``)."""
-    shown = rows[:max_rows]
-    out = []
-    for r in shown:
-        shape = ", ".join(_fmt_shape(s) for s in r["shapes"])
-        shape = f"{shape} ({r['numel']})" if shape else f"numel {r['numel']}"
-        lw = r["last_write"]
-        last = "" if lw is None else f"v{lw['version']} {lw['op']} at {lw['site']}"
-        attrs = {"storage-id": r["id"], "version": r["version"], "residency": r["residency"],
-                 "dirty": r["dirty"] or "", "device": r["device"]}
-        out.append((attrs, [r["id"], r["name"] or "—", shape, r["dtype"], r["device"], r["residency"],
-                            r["dirty_text"], r["version"], format_bytes(r["nbytes"]),
-                            "pending" if r["fence"] else "—", last]))
-    table = _table("tl-storage-table", STORAGE_HEADER, out)
-    if len(rows) > max_rows:
-        rest = rows[max_rows:]
-        table += (f"<div class='tl-storage-more'>… {len(rest)} more storages not shown "
-                  f"({format_bytes(sum(r['nbytes'] for r in rest))})</div>")
-    return table
-
-
-def totals_html(totals: dict) -> str:
-    rows = [({"device": d["device"]}, [d["device"], d["storages"], format_bytes(d["bytes"]),
-                                       format_bytes(d["host_mirror_bytes"]), d["dirty"], d["fences"]])
-            for d in totals["devices"]]
-    rows.append(({"device": "host-memory"}, ["host memory", "", format_bytes(totals["host_bytes"]), "", "", ""]))
-    return _table("tl-storage-totals", ["device", "storages", "bytes", "host mirrors", "dirty", "fences"], rows)
+        state = "sync"
+    lanes, ly = [], y + HEADER_H
+    host = {"id": "host", "label": "host", "y": ly, "h": LANE_H, "present": res in ("cpu", "both"),
+            "stale": dirty == "gpu", "newer": dirty == "cpu"}
+    lanes.append(host)
+    if device_home:
+        ly += LANE_H + LANE_GAP
+        lanes.append({"id": "device", "label": row["device"] + (" (sim)" if row["simulated"] else ""), "y": ly,
+                      "h": LANE_H, "present": res in ("gpu", "both"), "stale": dirty == "cpu",
+                      "newer": dirty == "gpu"})
+    ly += LANE_H
+    index_y = ly + 11
+    ly += INDEX_H
+    tracks = []
+    for k, v in enumerate(row["views"][:MAX_TRACKS]):
+        marks, distinct = _marks(tuple(v["shape"]), tuple(v["strides"]), v["offset"], numel, tuple(columns))
+        vn = 1
+        for d in v["shape"]:
+            vn *= d
+        reads = f"{distinct:,} of {numel:,} read" if distinct is not None else f"{vn:,} elements"
+        detail = (f"{tuple(v['shape'])} · stride {tuple(v['strides'])} · offset {v['offset']} · {reads}")
+        short = f"stride {tuple(v['strides'])} · offset {v['offset']}"
+        tracks.append({
+            "y": ly + 2, "h": TRACK_H - 4, "label": v["label"] or f"view {_fmt_shape(tuple(v['shape']))}",
+            "named": bool(v["label"]), "color": k, "detail": detail, "short": short,
+            # [column index, storage index, first visit, reads]
+            "marks": [list(m) for m in marks],
+        })
+        ly += TRACK_H
+    more = len(row["views"]) - MAX_TRACKS
+    note = f"+{more} more views" if more > 0 else ""
+    if note:
+        ly += 14
+    arrows = []
+    if device_home and tx:
+        y_host, y_dev = lanes[0]["y"] + LANE_H / 2, lanes[1]["y"] + LANE_H / 2
+        for j, (d, arrow) in enumerate((("h2d", "↓"), ("d2h", "↑"))):
+            s = tx.get(d)
+            if s and s["count"]:
+                arrows.append({"dir": d, "x": right_x + 6 + 12 * j, "y0": y_host if d == "h2d" else y_dev,
+                               "y1": y_dev if d == "h2d" else y_host, "count": s["count"],
+                               "text": _tx_text(arrow, d, s), "ty": (y_host if d == "h2d" else y_dev) + 4,
+                               "tx": right_x + 34})
+    shapes = ", ".join(_fmt_shape(tuple(s)) for s in row["shapes"][:3]) + (" …" if len(row["shapes"]) > 3 else "")
+    sub = " · ".join(x for x in (f"#{row['id']}", row["dtype"], row["device"], shapes or None,
+                                  f"{numel:,} elements", format_bytes(row["nbytes"]),
+                                  "fence pending" if row["fence"] else None) if x)
+    lw = row["last_write"]
+    badge_text = f"v{row['version']}"
+    tip = [["storage", f"#{row['id']}"], ["names", row["name"] or "(none)"], ["dtype", row["dtype"]],
+           ["device", row["device"] + (" (simulated)" if row["simulated"] else "")],
+           ["elements", f"{numel:,} ({format_bytes(row['nbytes'])})"],
+           ["shapes", ", ".join(_fmt_shape(tuple(s)) for s in row["shapes"]) or "—"],
+           ["residency", res], ["copies", _dirty_text(res, dirty)], ["version", str(row["version"])],
+           ["fence", "pending" if row["fence"] else "—"]]
+    return {
+        "id": row["id"], "y": y, "h": ly - y, "label": row["names"][0] if row["names"] else f"storage #{row['id']}",
+        "names": row["names"], "kind": row["kind"] or "other", "sub": sub, "state": state, "tip": tip,
+        "device": row["device"], "dtype": row["dtype"], "residency": res, "dirty": dirty or "",
+        "version": row["version"],
+        "badge": {"x": right_x, "y": y + (HEADER_H - BADGE_H) / 2 - 2, "h": BADGE_H, "text": badge_text,
+                  "site": "" if lw is None else f"v{lw['version']} {lw['op']} at {lw['site'] or 'an unrecorded place'}",
+                  "writes": row["writes"][-6:]},
+        "strip": {"x": strip_x, "w": strip_w}, "cells": cells, "index_y": index_y, "lanes": lanes,
+        "tracks": tracks, "note": note, "note_y": ly - 3, "arrows": arrows,
+    }
 
 
-def transfers_html(summary: dict, log: Iterable[Any], last: int = 8) -> str:
-    head = _table("tl-transfer-table", ["direction", "copies", "bytes", "time"],
-                  [({"direction": d}, [d, s["count"], format_bytes(s["bytes"]), format_time(s["seconds"])])
-                   for d, s in summary.items()])
-    recent = [e for e in log if getattr(e, "direction", None)][-last:]
-    if not recent:
-        return head
-    tail = _table("tl-transfer-log", ["storage", "direction", "bytes", "time"],
-                  [({"storage-id": e.storage_id}, [e.storage_id, e.direction, format_bytes(e.nbytes),
-                                                   format_time(e.seconds)]) for e in reversed(recent)])
-    return head + "<div style='font-size:11px;margin-top:4px'>latest transfers</div>" + tail
-
-
-def pool_html(pools: list[dict]) -> str:
-    if not pools:
-        return f"<div class='tl-storage-pool'>{NO_POOL_TEXT}</div>"
-    rows = []
-    for p in pools:
-        if not p["available"]:
-            rows.append(({"device": p["device"]}, [p["device"], "backend reports no pool", "", ""]))
+def storage_payload(rows: list[dict], *, totals: dict | None = None, pools: list[dict] | None = None,
+                    transfers: dict | None = None, by_storage: Mapping[int, dict] | None = None,
+                    text: str = "", device: str = "", dtype: str = "", show_other: bool = False,
+                    max_rows: int = 200) -> dict:
+    """What ``static/storage.js`` draws (see ``static/CONTRACT.md``): the named storages (model order, then the
+    rest), then -- only when ``show_other`` -- the unnamed ones, each filtered by name (substring, any of its
+    names or views; ``#12`` finds storage 12), device and dtype; at most ``max_rows`` blocks."""
+    totals = storage_totals(rows) if totals is None else totals
+    match = [r for r in rows if _matches(r, text.strip(), device, dtype)]
+    named = sorted((r for r in match if r["names"]), key=lambda r: (r["sort"], r["id"]))
+    other_all = [r for r in rows if not r["names"]]
+    other = [r for r in match if not r["names"]]
+    shown = named + (other if show_other else [])
+    cut = max(len(shown) - max_rows, 0)
+    shown = shown[:max_rows]
+    ncols = max((len(strip_columns(r["numel"], max_cells=MAX_CELLS, head=HEAD, tail=TAIL)) for r in shown),
+                default=8)
+    has_gap = any(r["numel"] > MAX_CELLS for r in shown)
+    strip_w = max(8, ncols - has_gap) * CELL + (GAP_W if has_gap else 0)
+    strip_x, right_x = LEFT, LEFT + strip_w + 14
+    width = right_x + RIGHT_W
+    blocks, sections, y = [], [], 4.0
+    for title, group in ((f"named ({len(named)})", [r for r in shown if r["names"]]),
+                         (f"other ({len(other)})", [r for r in shown if not r["names"]])):
+        if not group:
             continue
-        fmt = lambda v: "—" if v is None else format_bytes(v)  # noqa: E731
-        rate = "—" if p["hit_rate"] is None else f"{100 * p['hit_rate']:.1f}%"
-        rows.append(({"device": p["device"]}, [p["device"], fmt(p["in_use_bytes"]), fmt(p["cached_bytes"]), rate]))
-    return ("<div class='tl-storage-pool'>"
-            + _table("tl-pool-table", ["device", "in use", "cached", "hit rate"], rows) + "</div>")
+        sections.append({"y": y, "label": title})
+        y += SECTION_H
+        for r in group:
+            b = _block(r, y, strip_x, right_x, (by_storage or {}).get(r["id"]))
+            blocks.append(b)
+            y += b["h"] + BLOCK_GAP
+    notes = []
+    if cut:
+        notes.append({"level": "info", "text": f"{cut} more storages match but are not drawn (max_rows={max_rows})"})
+    if not blocks:
+        notes.append({"level": "info", "text": "no named storage matches" if rows else "no live storages"})
+    tx = transfers or transfer_summary(())
+    devices = []
+    pool_of = {p["device"]: p for p in (pools or [])}
+    for d in totals["devices"]:
+        lines = [f"{d['storages']} storages · {format_bytes(d['bytes'])}"]
+        if d["device"] != "cpu":
+            lines.append(f"host mirrors {format_bytes(d['host_mirror_bytes'])} · {d['dirty']} with a newer side"
+                         + (f" · {d['fences']} fences" if d["fences"] else ""))
+        p = pool_of.get(d["device"])
+        if p is not None:
+            lines.append(_pool_text(p))
+        sim = any(r["simulated"] for r in rows if r["device"] == d["device"])
+        devices.append({"device": d["device"] + (" (simulated)" if sim else ""), "lines": lines})
+    for dev, p in pool_of.items():  # a pool with no live storage on its device (cuda's cache)
+        if not any(d["device"] == dev for d in totals["devices"]):
+            devices.append({"device": dev, "lines": ["0 storages", _pool_text(p)]})
+    devices.append({"device": "host memory", "lines": [format_bytes(totals["host_bytes"])]})
+    tx_lines = [_tx_text(a, d, tx[d]) for d, a in (("h2d", "↓"), ("d2h", "↑")) if tx.get(d, {}).get("count")]
+    return {
+        "width": width, "height": y + 4, "blocks": blocks, "sections": sections, "notes": notes,
+        "devices": devices, "transfers": tx_lines or ["no transfers since the view opened"],
+        "pool_note": "" if pools else NO_POOL_TEXT,
+        "other": {"count": len(other_all), "bytes": sum(r["nbytes"] for r in other_all), "shown": show_other,
+                  "text": f"other ({len(other_all)})"},
+        "filters": {"devices": sorted({r["device"] for r in rows}), "dtypes": sorted({r["dtype"] for r in rows})},
+        "status": (f"{len(named)} named of {len(rows)} live storages · {format_bytes(totals['bytes'])}"
+                   + (f" · {len(match)} match the filter" if (text or device or dtype) else "")),
+        "legend": [["sync", "in sync"], ["host-newer", "host newer"], ["device-newer", "device newer"],
+                   ["absent", "no copy"]],
+    }
+
+
+def _pool_text(p: dict) -> str:
+    if not p["available"]:
+        return "backend reports no pool"
+    fmt = lambda v: "—" if v is None else format_bytes(v)  # noqa: E731
+    rate = "—" if p["hit_rate"] is None else f"{100 * p['hit_rate']:.1f}%"
+    return f"pool: in use {fmt(p['in_use_bytes'])} · cached {fmt(p['cached_bytes'])} · hit rate {rate}"
+
+
+def pool_text(pools: list[dict]) -> str:
+    """The pool line(s) the view shows, one per device; :data:`NO_POOL_TEXT` without a device."""
+    return "\n".join(f"{p['device']} {_pool_text(p)}" for p in pools) if pools else NO_POOL_TEXT
 
 
 # ---- the widget -----------------------------------------------------------------------------------
 class StorageView(View):
-    """Every live storage as a table (``tl-storage-table``), totals per device, a memory / transfer chart,
-    the transfer log (collected while the view is open) and the device pool.
+    """Every live storage as a picture (``static/storage.js``): named storages first (parameters, gradients and
+    optimizer state by module path, the notebook's variables by name), the rest under "other (N)".
 
-    ``names``: ``{name: tensor}`` to label storages; ``model``: a module whose parameters, buffers and
-    grads name their storages (held weakly where the module allows it). ``max_rows``: table rows shown.
+    ``names``: ``{name: tensor}`` to label storages; ``model``: a module whose parameters, buffers and grads are
+    named by path; ``optimizer``: one optimizer (or a list) whose state is named by parameter path (all held
+    weakly). ``user_ns``: True (default) reads the running IPython shell's namespace when there is one, a mapping
+    is used as the namespace, False reads none. ``max_rows``: storages drawn.
+
+    Filters (``set_filter(text=, device=, dtype=)``, ``show_other``) are also the widget's traitlets, which the
+    browser sets; ``rows`` is the model of every live storage, ``widget.payload`` what is drawn.
     """
 
     css_class = "tl-storage-view"
     listens_to = (events.StorageAllocated, events.StorageStateChanged, events.VersionBump)
-    # during a cell only the tables update (``_live_update``, throttled by the base); the shapes scan and
-    # the chart wait for the refresh after the cell
     #: the newest transfers kept in the log
     max_log = 1000
 
-    def __init__(self, names: Mapping[str, Any] | None = None, model: Any = None, *, live: bool = True,
-                 max_rows: int = 200, scan_tensors: bool = True) -> None:
+    def __init__(self, names: Mapping[str, Any] | None = None, model: Any = None, optimizer: Any = None, *,
+                 live: bool = True, max_rows: int = 200, scan_tensors: bool = True,
+                 user_ns: bool | Mapping[str, Any] = True, height: int = 560) -> None:
         self._names = {str(k): _weak(v) for k, v in (names or {}).items()}
         self._model = None if model is None else _weak(model)
+        opts = optimizer if isinstance(optimizer, (list, tuple)) else ([] if optimizer is None else [optimizer])
+        self._optimizers = [_weak(o) for o in opts]
+        self._user_ns = user_ns if isinstance(user_ns, Mapping) else bool(user_ns)
         self.max_rows = max_rows
         self.scan_tensors = scan_tensors
         self.transfers: deque = deque(maxlen=self.max_log)
         self._tx_totals = transfer_summary(())
+        self._tx_count = 0
+        self._tx_by_storage: dict[int, dict] = {}
         self._shapes: dict[int, list[tuple]] = {}
-        self._fig_key = None
+        self._fingerprint = None
         self.rows: list[dict] = []
         self.totals: dict = storage_totals([])
         self.pools: list[dict] = []
+        self.updates = 0  # payloads sent
+        self._height = height
         super().__init__(live=live)
-
-        self.header = W.HTML()
-        self.totals_html = W.HTML()
-        self.table = W.HTML()
-        self.table.add_class("tl-storage-rows")
-        self.figure = W.Output()
-        self.figure.add_class("tl-storage-figure")
-        self.transfer_html = W.HTML()
-        self.pool_html = W.HTML()
-        refresh = W.Button(description="Refresh", icon="refresh", layout=W.Layout(width="110px"))
-        refresh.add_class("tl-storage-refresh")
-        refresh.on_click(weak_callback(self, "refresh"))
-        self.widget.children = (
-            W.HBox([self.header, refresh]), self.totals_html, self.table, self.figure,
-            W.HTML("<b>Transfers</b>"), self.transfer_html, W.HTML("<b>Device buffer pool</b>"), self.pool_html,
-        )
         self.refresh()
+
+    def _make_widget(self) -> StorageWidget:
+        return StorageWidget(self, height=self._height)
 
     # ---- events -----------------------------------------------------------------------------------
     def _on_event(self, event) -> None:
@@ -485,21 +682,71 @@ class StorageView(View):
             return
         if type(event) is events.StorageStateChanged and event.direction is not None:
             self.transfers.append(event)
-            s = self._tx_totals.setdefault(event.direction, {"count": 0, "bytes": 0, "seconds": 0.0})
-            s["count"] += 1
-            s["bytes"] += event.nbytes
-            s["seconds"] += event.seconds
+            self._tx_count += 1
+            for totals in (self._tx_totals, self._tx_by_storage.setdefault(event.storage_id, {})):
+                s = totals.setdefault(event.direction, {"count": 0, "bytes": 0, "seconds": 0.0})
+                s["count"] += 1
+                s["bytes"] += event.nbytes
+                s["seconds"] += event.seconds
         super()._on_event(event)
 
+    @property
+    def shown(self) -> bool:
+        """Whether a redraw would be seen: the browser reports the view visible, no container hides it (a Dashboard
+        tab), and the user has not paused it."""
+        return self._live()
+
     def after_cell(self) -> None:
-        # storages die and fences complete without an event: always look again after a cell
+        # storages die and fences complete without an event: always look again after a cell (if anyone sees it)
+        if not self.shown:
+            self._stale = True
+            return
         self.refresh()
+
+    def _live_update(self) -> None:
+        """During a cell: no scan of the garbage collector's objects (shapes from the last one)."""
+        if not self.shown:
+            self._stale = True
+            return
+        self.redraws += 1
+        self._update()
 
     def clear_transfers(self) -> None:
         """Forget the transfer log and its totals."""
         self.transfers.clear()
         self._tx_totals = transfer_summary(())
+        self._tx_by_storage.clear()
+        self._tx_count = 0
         self.refresh()
+
+    # ---- from the browser ---------------------------------------------------------------------------
+    def on_message(self, content: dict) -> None:
+        if content.get("type") == "close":
+            self.close()
+        elif content.get("type") == "refresh":
+            self.refresh()
+
+    def on_widget_change(self, name: str) -> None:
+        """A filter or ``show_other`` changed (in the browser or from Python): redraw now."""
+        self.refresh()
+
+    def set_filter(self, text: str | None = None, device: str | None = None, dtype: str | None = None) -> None:
+        """Show only storages whose names contain ``text`` (any case), on ``device``, of ``dtype`` ("" = any)."""
+        with self.widget.hold_trait_notifications():
+            if text is not None:
+                self.widget.filter_text = text
+            if device is not None:
+                self.widget.filter_device = device
+            if dtype is not None:
+                self.widget.filter_dtype = dtype
+
+    @property
+    def show_other(self) -> bool:
+        return self.widget.show_other
+
+    @show_other.setter
+    def show_other(self, value: bool) -> None:
+        self.widget.show_other = bool(value)
 
     # ---- model + render ---------------------------------------------------------------------------
     @property
@@ -511,40 +758,58 @@ class StorageView(View):
     def names(self) -> dict[str, Any]:
         return {k: r() for k, r in self._names.items() if r() is not None}
 
+    @property
+    def optimizers(self) -> list[Any]:
+        return [o for o in (r() for r in self._optimizers) if o is not None]
+
+    def namespace(self) -> Mapping[str, Any] | None:
+        """The namespace whose variables name storages: the given mapping, IPython's, or None."""
+        if isinstance(self._user_ns, Mapping):
+            return self._user_ns
+        return ipython_namespace() if self._user_ns else None
+
     def transfer_totals(self) -> dict:
         return {d: dict(s) for d, s in self._tx_totals.items()}
+
+    def transfers_of(self, storage_id: int) -> dict:
+        """Per direction: ``count``, ``bytes``, ``seconds`` of the transfers of one storage since the view opened."""
+        return {d: dict(s) for d, s in self._tx_by_storage.get(storage_id, {}).items()}
+
+    def summary(self) -> str:
+        return "<StorageView>"
 
     def _render(self) -> None:
         if self.scan_tensors:
             self._shapes = tensor_shapes(live_storages())
-        key = self._render_tables()
-        if key != self._fig_key:
-            figure_output(draw_storage(self.totals, self.transfer_totals()), self.figure)
-            self._fig_key = key
+        self._update()
 
-    def _live_update(self) -> None:
-        """During a cell: the tables only (shapes from the last scan; the chart follows after the cell).
-        The tables are this view's content, so this counts as a redraw."""
-        self.redraws += 1
-        self._render_tables()
-
-    def _render_tables(self) -> tuple:
-        """Rebuild the model and the HTML tables; returns what the chart depends on."""
+    def _update(self) -> bool:
+        """Rebuild the model; send a payload if what it shows changed. Returns whether one was sent."""
         sts = live_storages()
-        self.rows = storage_model(sts, names=self.names, model=self.model, shapes=self._shapes)
-        self.totals = storage_totals(self.rows)
+        self.rows = storage_model(sts, names=self.names, model=self.model, optimizers=self.optimizers,
+                                  user_ns=self.namespace(), shapes=self._shapes)
         self.pools = pool_model(_devices_in_use(sts))
         del sts
-        tx = self.transfer_totals()
-        t = self.totals
-        self.header.value = (f"<b>Storages</b>: {t['storages']} live, {format_bytes(t['bytes'])}; "
-                             f"host memory {format_bytes(t['host_bytes'])}")
-        self.totals_html.value = totals_html(t)
-        self.table.value = storage_rows_html(self.rows, self.max_rows)
-        self.transfer_html.value = transfers_html(tx, self.transfers)
-        self.pool_html.value = pool_html(self.pools)
-        return (tuple((b["device"], b["residency"], b["storages"], b["bytes"]) for b in t["by_residency"]),
-                tuple((d, s_["count"], s_["bytes"]) for d, s_ in sorted(tx.items())))
+        self.totals = storage_totals(self.rows)
+        live = {r["id"] for r in self.rows}
+        for sid in [k for k in self._tx_by_storage if k not in live]:
+            del self._tx_by_storage[sid]
+        w = self.widget
+        fp = (tuple((r["id"], r["version"], r["residency"], r["dirty"], r["fence"], r["name"], len(r["shapes"]),
+                     tuple((v["label"], v["shape"], v["strides"], v["offset"]) for v in r["views"]))
+                    for r in self.rows),
+              self._tx_count, tuple((p["device"], p["in_use_bytes"], p["cached_bytes"], p["hit_rate"])
+                                    for p in self.pools),
+              w.filter_text, w.filter_device, w.filter_dtype, w.show_other, self.max_rows)
+        if fp == self._fingerprint:
+            return False
+        self._fingerprint = fp
+        w.payload = storage_payload(self.rows, totals=self.totals, pools=self.pools,
+                                    transfers=self.transfer_totals(), by_storage=self._tx_by_storage,
+                                    text=w.filter_text, device=w.filter_device, dtype=w.filter_dtype,
+                                    show_other=w.show_other, max_rows=self.max_rows)
+        self.updates += 1
+        return True
 
 
 def _weak(obj: Any):

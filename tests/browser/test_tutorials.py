@@ -51,8 +51,10 @@ def test_tour_dashboard_and_training_monitor(open_notebook):
         expect(view).to_be_visible(timeout=15_000)
         if title in ("Graph", "Backward"):  # the browser-drawn graph: boxes painted
             expect(view.locator("g.tl-box").first).to_be_visible(timeout=15_000)
-        else:
-            expect(view.locator("img").first).to_be_visible(timeout=15_000)  # its matplotlib drawing
+        elif title == "Storage":  # the storages as strips, drawn in SVG
+            expect(view.locator("g.tl-st-block").first).to_be_visible(timeout=15_000)
+        else:  # the launches, drawn on a canvas
+            expect(view.locator("canvas").first).to_be_visible(timeout=15_000)
         page.shot(f"tutorial_00_dashboard_{title.lower()}.png", dash)
     # the Kernels tab counted the training's launches; the Storage tab lists the model's parameters
     dash.locator(".lm-TabBar-tab", has_text="Kernels").click()

@@ -1,0 +1,366 @@
+// storage.js: the browser side of StorageView (an anywidget ES module).
+//
+// The Python side (widgets/storage_view.py, storage_payload) computes every coordinate; this file draws the
+// payload described in CONTRACT.md ("StorageWidget"): per storage a strip of its elements in one lane per copy
+// (host, device), the views laid over it as tracks (visit order in each touched element), transfer arrows
+// between the lanes and a version badge that flashes when the version moves and shows the write site on hover.
+// It reports filters, "other (N)", Pause/Resume, Close and its own visibility back. No build step, no imports.
+//
+// Crisp at any zoom / DPR: rectangles sit on whole CSS px with 1 px strokes offset by 0.5, text is in CSS px,
+// and the SVG is redrawn, never scaled.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const FLASH_MS = 1200;
+
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = String(text);
+  return e;
+}
+function s(tag, attrs, cls) {
+  const e = document.createElementNS(SVG_NS, tag);
+  if (cls) e.setAttribute("class", cls);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  return e;
+}
+function text(x, y, str, cls, anchor) {
+  const t = s("text", { x, y }, cls);
+  if (anchor) t.setAttribute("text-anchor", anchor);
+  t.textContent = str;
+  return t;
+}
+function button(label, onClick, hint) {
+  const b = h("button", "tl-btn", label);
+  b.type = "button";
+  b.title = hint || label;
+  b.addEventListener("click", onClick);
+  return b;
+}
+const px = (v) => Math.round(v) + 0.5;   // a 1 px stroke centred on a pixel row
+
+// Text measuring (for ellipsis and the header's second part) with one shared canvas context.
+const measureCtx = document.createElement("canvas").getContext("2d");
+function textWidth(str, font) { measureCtx.font = font; return measureCtx.measureText(str).width; }
+function fitText(str, maxW, font) {
+  str = String(str ?? "");
+  if (maxW <= 0 || textWidth(str, font) <= maxW) return str;
+  let lo = 0, hi = str.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (textWidth(str.slice(0, mid) + "…", font) <= maxW) lo = mid; else hi = mid - 1;
+  }
+  return str.slice(0, lo) + "…";
+}
+
+function render({ model, el }) {
+  // ---- skeleton ----------------------------------------------------------------------------------
+  const root = h("div", "tl-storage");
+  root.setAttribute("role", "group");
+  root.setAttribute("aria-label", "storages: strips of elements, host and device copies, views, versions");
+
+  const toolbar = h("div", "tl-toolbar");
+  const filter = h("input", "tl-st-filter");
+  filter.type = "search";
+  filter.placeholder = "filter names…";
+  filter.setAttribute("aria-label", "Filter by name");
+  filter.spellcheck = false;
+  const devSel = h("select", "tl-st-device");
+  devSel.setAttribute("aria-label", "Filter by device");
+  const dtSel = h("select", "tl-st-dtype");
+  dtSel.setAttribute("aria-label", "Filter by dtype");
+  const otherBtn = button("other (0)", () => { model.set("show_other", !model.get("show_other")); model.save_changes(); },
+                          "Show or hide the storages no name points to");
+  otherBtn.classList.add("tl-st-other");
+  const pauseBtn = button("Pause", () => { model.set("paused", !model.get("paused")); model.save_changes(); },
+                          "Stop (or resume) live updates of this view");
+  pauseBtn.classList.add("tl-st-pause");
+  const closeBtn = button("Close", () => model.send({ type: "close" }), "Close this view and stop its updates");
+  closeBtn.classList.add("tl-st-close");
+  const legend = h("div", "tl-st-legend");
+  toolbar.append(filter, devSel, dtSel, otherBtn, legend, h("div", "tl-spacer"), pauseBtn, closeBtn);
+
+  const statusEl = h("div", "tl-status");
+  statusEl.setAttribute("aria-live", "polite");
+  const totalsEl = h("div", "tl-st-totals");
+  const notesEl = h("div", "tl-notes");
+  const view = h("div", "tl-st-canvas");
+  const svg = s("svg", { width: 1, height: 1 }, "tl-st-svg");
+  const defs = s("defs");
+  const arrowId = "tl-st-arrow-" + Math.random().toString(36).slice(2, 9);
+  const marker = s("marker", { id: arrowId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7,
+                               markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, "tl-st-arrowhead");
+  marker.append(s("path", { d: "M0 0 L10 5 L0 10 z" }));
+  const hatchId = "tl-st-hatch-" + Math.random().toString(36).slice(2, 9);
+  const hatch = s("pattern", { id: hatchId, width: 6, height: 6, patternUnits: "userSpaceOnUse",
+                               patternTransform: "rotate(45)" });
+  hatch.append(s("line", { x1: 0, y1: 0, x2: 0, y2: 6 }, "tl-st-hatch-line"));
+  defs.append(marker, hatch);
+  const scene = s("g", {}, "tl-st-scene");
+  svg.append(defs, scene);
+  view.append(svg);
+  const tableWrap = h("details", "tl-st-tablewrap");
+  tableWrap.append(h("summary", null, "as a table"));
+  const tooltip = h("div", "tl-tooltip");
+  tooltip.hidden = true;
+  root.append(toolbar, statusEl, totalsEl, notesEl, view, tableWrap, tooltip);
+  el.appendChild(root);
+
+  // ---- state -------------------------------------------------------------------------------------
+  let lastVersions = new Map();   // storage id -> version drawn last time (flash when it moves)
+  let lastArrows = new Map();     // "id:dir" -> count drawn last time
+  let disposed = false;
+
+  function font(cls) {
+    const fam = (root.isConnected && getComputedStyle(root).fontFamily) || "system-ui, sans-serif";
+    return { label: `600 12px ${fam}`, small: `11px ${fam}`, cell: `10px ${fam}` }[cls];
+  }
+
+  function fillSelect(sel, values, current, anyText) {
+    const want = [["", anyText], ...values.map((v) => [v, v])];
+    const have = [...sel.options].map((o) => o.value);
+    if (have.join("\u0000") !== want.map((w) => w[0]).join("\u0000")) {
+      sel.replaceChildren(...want.map(([v, t]) => { const o = h("option", null, t); o.value = v; return o; }));
+    }
+    sel.value = current;
+  }
+
+  // ---- drawing ----------------------------------------------------------------------------------
+  function build() {
+    const P = model.get("payload") || {};
+    const blocks = P.blocks || [];
+    svg.setAttribute("width", Math.ceil(P.width || 1));
+    svg.setAttribute("height", Math.ceil(P.height || 1));
+    svg.setAttribute("viewBox", `0 0 ${Math.ceil(P.width || 1)} ${Math.ceil(P.height || 1)}`);
+    const g = s("g");
+    const fLabel = font("label"), fSmall = font("small");
+    const seenV = new Map(), seenA = new Map();
+    for (const sec of P.sections || []) {
+      g.append(text(0, sec.y + 14, sec.label, "tl-st-section"));
+      g.append(s("line", { x1: 0, x2: P.width, y1: px(sec.y + 19), y2: px(sec.y + 19) }, "tl-st-rule"));
+    }
+    for (const b of blocks) {
+      const bg = s("g", { "data-storage-id": b.id, "data-state": b.state, "data-kind": b.kind }, "tl-st-block");
+      // header: name (bold) and details (muted), fitted into the space left of the badge column
+      const maxHeader = b.badge.x - 10;
+      const label = fitText(b.label, Math.min(maxHeader, 360), fLabel);
+      const lt = text(0, b.y + 15, label, "tl-st-name");
+      lt.__tip = b.tip;
+      bg.append(lt);
+      const lw = textWidth(label, fLabel) + 10;
+      bg.append(text(lw, b.y + 15, fitText(b.sub, maxHeader - lw, fSmall), "tl-st-sub"));
+      // the lanes: one strip of element cells per copy of the bytes
+      for (const lane of b.lanes) {
+        const cls = "tl-st-lane" + (lane.present ? "" : " tl-st-absent") + (lane.stale ? " tl-st-stale" : "") +
+          (lane.newer ? " tl-st-newer" : "");
+        const lg = s("g", { "data-lane": lane.id }, cls);
+        lg.append(text(8, lane.y + lane.h - 6, fitText(lane.label, b.strip.x - 14, fSmall), "tl-st-lane-label"));
+        for (const c of b.cells) {
+          if (c.gap) continue;
+          lg.append(s("rect", { x: px(c.x), y: px(lane.y), width: c.w, height: lane.h },
+                      "tl-st-cell tl-st-" + (lane.present ? b.state : "absent")));
+          if (lane.stale) lg.append(s("rect", { x: px(c.x), y: px(lane.y), width: c.w, height: lane.h,
+                                                fill: `url(#${hatchId})` }, "tl-st-hatch"));
+        }
+        for (const c of b.cells) if (c.gap) {
+          lg.append(text(c.x + c.w / 2, lane.y + lane.h - 6, "…", "tl-st-gap", "middle"));
+        }
+        if (!lane.present) {
+          lg.append(text(b.strip.x + b.strip.w / 2, lane.y + lane.h - 6,
+                         lane.id === "host" ? "no host copy" : "no device copy", "tl-st-absent-text", "middle"));
+        }
+        bg.append(lg);
+      }
+      // element indices under the strip (short ones under every cell; long ones at the ends of each run)
+      for (let i = 0; i < b.cells.length; i++) {
+        const c = b.cells[i];
+        if (c.gap) { bg.append(text(c.x + c.w / 2, b.index_y, c.text.replace(/^… | …$/g, ""), "tl-st-index tl-st-gaptext", "middle")); continue; }
+        const prev = b.cells[i - 1], next = b.cells[i + 1];
+        if (c.i < 1000) bg.append(text(c.x + c.w / 2, b.index_y, c.i, "tl-st-index", "middle"));
+        else if (!next || next.gap) bg.append(text(c.x + c.w, b.index_y, c.i.toLocaleString("en"), "tl-st-index", "end"));
+        else if (!prev || prev.gap) bg.append(text(c.x, b.index_y, c.i.toLocaleString("en"), "tl-st-index", "start"));
+      }
+      // the views: which elements each touches, in what order (first visit), ×n where several read one
+      for (const t of b.tracks) {
+        const tg = s("g", { "data-view": t.label }, "tl-st-track tl-st-c" + (t.color % 6));
+        const tl = text(8, t.y + t.h - 4, fitText(t.label, b.strip.x - 14, fSmall),
+                        "tl-st-track-label" + (t.named ? "" : " tl-st-unnamed"));
+        tl.__tip = [["view", t.label], ["layout", t.detail]];
+        tg.append(tl);
+        tg.append(s("line", { x1: b.strip.x, x2: b.strip.x + b.strip.w, y1: px(t.y + t.h / 2), y2: px(t.y + t.h / 2) },
+                    "tl-st-track-base"));
+        for (const [col, idx, first, reads] of t.marks) {
+          const c = b.cells[col];
+          const m = s("rect", { x: px(c.x + 1), y: px(t.y), width: c.w - 2, height: t.h, rx: 2 }, "tl-st-mark");
+          m.__tip = [["view", t.label], ["storage element", String(idx)], ["visit", String(first)],
+                     ["read by", reads + " element" + (reads > 1 ? "s" : "")]];
+          tg.append(m);
+          let label = reads > 1 ? (first < 10 ? `${first}×${reads}` : `×${reads}`) : String(first);
+          if (textWidth(label, font("cell")) > c.w - 3) label = reads > 1 ? `×${reads}` : "·";
+          tg.append(text(c.x + c.w / 2, t.y + t.h - 4, label, "tl-st-mark-text", "middle"));
+        }
+        // the layout, short, right of the strip (the whole of it is in the label's tooltip)
+        tg.append(text(b.badge.x, t.y + t.h - 4, fitText(t.short || t.detail, (P.width - b.badge.x) - 4, fSmall),
+                       "tl-st-detail"));
+        bg.append(tg);
+      }
+      if (b.note) bg.append(text(8, b.note_y, b.note, "tl-st-sub"));
+      // transfer arrows between the lanes, with their totals; an arrow whose count moved flashes
+      for (const a of b.arrows) {
+        const key = b.id + ":" + a.dir;
+        seenA.set(key, a.count);
+        const ag = s("g", { "data-dir": a.dir }, "tl-st-arrow tl-st-" + a.dir);
+        ag.append(s("line", { x1: px(a.x), x2: px(a.x), y1: a.y0, y2: a.y1, "marker-end": `url(#${arrowId})` },
+                    "tl-st-arrow-line"));
+        ag.append(text(a.tx, a.ty, a.text, "tl-st-arrow-text"));
+        if (lastArrows.has(key) && lastArrows.get(key) !== a.count) ag.classList.add("tl-st-flash");
+        bg.append(ag);
+      }
+      // the version badge: flashes when the version moved since the last drawing; hover: the write site
+      const bw = Math.max(30, Math.ceil(textWidth(b.badge.text, fSmall)) + 14);
+      const badge = s("g", { "data-storage-id": b.id, "data-version": b.version, tabindex: 0 }, "tl-st-badge");
+      badge.append(s("rect", { x: px(b.badge.x), y: px(b.badge.y), width: bw, height: b.badge.h, rx: 9 }, "tl-st-badge-bg"));
+      badge.append(text(b.badge.x + bw / 2, b.badge.y + b.badge.h - 5, b.badge.text, "tl-st-badge-text", "middle"));
+      const earlier = b.badge.writes.slice(0, -1);   // the last one is the "last write" row
+      badge.__tip = [["version", String(b.version)], ["last write", b.badge.site || "none yet"],
+                     ...earlier.map((w, i) => [i ? "" : "earlier", w])];
+      if (lastVersions.has(b.id) && lastVersions.get(b.id) !== b.version) badge.classList.add("tl-st-flash");
+      seenV.set(b.id, b.version);
+      bg.append(badge);
+      g.append(bg);
+    }
+    scene.replaceChildren(g);
+    lastVersions = seenV;
+    lastArrows = seenA;
+
+    // around the drawing: status, totals per device, notes, filters
+    statusEl.textContent = P.status || "";
+    totalsEl.replaceChildren(...(P.devices || []).map((d) => {
+      const card = h("div", "tl-st-card");
+      card.dataset.device = d.device;
+      card.append(h("div", "tl-st-card-title", d.device), ...d.lines.map((l) => h("div", "tl-st-card-line", l)));
+      return card;
+    }));
+    const tx = h("div", "tl-st-card tl-st-transfers");
+    tx.append(h("div", "tl-st-card-title", "transfers"), ...(P.transfers || []).map((l) => h("div", "tl-st-card-line", l)));
+    if (P.pool_note) tx.append(h("div", "tl-st-card-line tl-st-pool-note", P.pool_note));
+    totalsEl.append(tx);
+    notesEl.replaceChildren(...(P.notes || []).map((n) => h("div", "tl-note tl-note-" + n.level, n.text)));
+    const F = P.filters || { devices: [], dtypes: [] };
+    fillSelect(devSel, F.devices, model.get("filter_device"), "any device");
+    fillSelect(dtSel, F.dtypes, model.get("filter_dtype"), "any dtype");
+    if (document.activeElement !== filter) filter.value = model.get("filter_text");
+    const O = P.other || { text: "other (0)", shown: false };
+    otherBtn.textContent = (O.shown ? "▾ " : "▸ ") + O.text;
+    otherBtn.setAttribute("aria-pressed", O.shown ? "true" : "false");
+    legend.replaceChildren(...(P.legend || []).map(([k, t]) => {
+      const item = h("span", "tl-st-legend-item");
+      item.append(h("span", "tl-st-swatch tl-st-" + k), document.createTextNode(t));
+      return item;
+    }));
+    buildTable(blocks);
+    root.dataset.blocks = String(blocks.length);
+  }
+
+  // The same storages as a table (for screen readers and for copying numbers out).
+  function buildTable(blocks) {
+    const table = h("table", "tl-storage-table");
+    const head = h("tr");
+    for (const c of ["id", "owner", "dtype", "device", "state", "version", "last write"]) head.append(h("th", null, c));
+    table.append(head);
+    for (const b of blocks) {
+      const tr = h("tr");
+      tr.dataset.storageId = b.id;
+      tr.dataset.version = b.version;
+      tr.dataset.residency = b.residency;
+      for (const c of [b.id, b.names.join(", ") || "—", b.dtype, b.device, b.state, b.version, b.badge.site || "—"]) {
+        tr.append(h("td", null, c));
+      }
+      table.append(tr);
+    }
+    const old = tableWrap.querySelector("table");
+    if (old) old.replaceWith(table); else tableWrap.append(table);
+  }
+
+  function applyPaused() {
+    const p = model.get("paused");
+    pauseBtn.textContent = p ? "Resume" : "Pause";
+    root.classList.toggle("tl-st-paused", p);
+  }
+  function applyHeight() { view.style.maxHeight = model.get("height") + "px"; }
+
+  // ---- tooltip -----------------------------------------------------------------------------------
+  function onHover(ev) {
+    let t = ev.target;
+    while (t && t !== svg && !t.__tip) t = t.parentNode;
+    if (!t || !t.__tip) { tooltip.hidden = true; return; }
+    const table = h("table");
+    for (const [k, v] of t.__tip) {
+      const tr = h("tr");
+      tr.append(h("th", null, k), h("td", null, v));
+      table.append(tr);
+    }
+    tooltip.replaceChildren(table);
+    tooltip.hidden = false;
+    const r = root.getBoundingClientRect();
+    const tw = tooltip.offsetWidth, th = tooltip.offsetHeight;
+    let x = ev.clientX - r.left + 14, y = ev.clientY - r.top + 16;
+    if (x + tw > r.width) x = Math.max(0, ev.clientX - r.left - tw - 10);
+    if (y + th > r.height + 40) y = Math.max(0, ev.clientY - r.top - th - 10);
+    tooltip.style.transform = `translate(${Math.round(x)}px, ${Math.round(y)}px)`;
+  }
+  svg.addEventListener("pointermove", onHover);
+  svg.addEventListener("pointerleave", () => { tooltip.hidden = true; });
+  svg.addEventListener("focusin", (ev) => {
+    const r = ev.target.getBoundingClientRect();
+    onHover({ target: ev.target, clientX: r.right, clientY: r.bottom });
+  });
+  svg.addEventListener("focusout", () => { tooltip.hidden = true; });
+
+  // ---- filters -----------------------------------------------------------------------------------
+  let typing = 0;
+  filter.addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { model.set("filter_text", filter.value); model.save_changes(); }, 150);
+  });
+  filter.addEventListener("keydown", (ev) => ev.stopPropagation());   // keep Lab's shortcuts away while typing
+  devSel.addEventListener("change", () => { model.set("filter_device", devSel.value); model.save_changes(); });
+  dtSel.addEventListener("change", () => { model.set("filter_dtype", dtSel.value); model.save_changes(); });
+
+  // ---- visibility: report it so Python skips redraws nobody can see ------------------------------
+  let inView = true;
+  function report() {
+    const v = inView && document.visibilityState !== "hidden" && root.isConnected;
+    if (model.get("visible") !== v) { model.set("visible", v); model.save_changes(); }
+  }
+  let io = null;
+  if (typeof IntersectionObserver !== "undefined") {
+    // a hidden Lab tab (display: none) intersects nothing, so it reads as not visible as well
+    io = new IntersectionObserver((entries) => {
+      for (const e of entries) inView = e.isIntersecting;
+      report();
+    });
+    io.observe(root);
+  }
+  document.addEventListener("visibilitychange", report);
+
+  // ---- wiring ------------------------------------------------------------------------------------
+  const handlers = {
+    "change:payload": build, "change:paused": applyPaused, "change:height": applyHeight,
+    "change:filter_text": build, "change:filter_device": build, "change:filter_dtype": build,
+  };
+  for (const [ev, fn] of Object.entries(handlers)) model.on(ev, fn);
+  applyPaused();
+  applyHeight();
+  build();
+  return () => {
+    disposed = true;
+    for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
+    document.removeEventListener("visibilitychange", report);
+    if (io) io.disconnect();
+    clearTimeout(typing);
+    return disposed;
+  };
+}
+
+export default { render };

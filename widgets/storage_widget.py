@@ -1,0 +1,57 @@
+"""The browser half of ``StorageView``: one anywidget whose ES module (``static/storage.js``) draws the payload
+Python computed (``storage_view.storage_payload``) and reports filters, Pause/Resume, Close and its own
+visibility back.
+
+The traitlets and messages are written down in ``static/CONTRACT.md`` (section "StorageWidget"). The widget
+holds no logic: the view that owns it answers its messages and trait changes through a weak reference and
+module-level callbacks, so a closed view can be garbage collected while ipywidgets still keeps the widget in
+its registry.
+"""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+
+import anywidget
+import traitlets
+
+STATIC = Path(__file__).parent / "static"
+
+
+class StorageWidget(anywidget.AnyWidget):
+    """SVG strips of storages with their views, host/device lanes, transfer arrows and version badges."""
+
+    _esm = STATIC / "storage.js"
+    _css = STATIC / "storage.css"
+
+    payload = traitlets.Dict().tag(sync=True)
+    filter_text = traitlets.Unicode("").tag(sync=True)
+    filter_device = traitlets.Unicode("").tag(sync=True)
+    filter_dtype = traitlets.Unicode("").tag(sync=True)
+    show_other = traitlets.Bool(False).tag(sync=True)
+    #: set by the browser: false while scrolled away, in a hidden tab, or the page is hidden
+    visible = traitlets.Bool(True).tag(sync=True)
+    #: Pause/Resume in the browser: no live redraws while paused
+    paused = traitlets.Bool(False).tag(sync=True)
+    height = traitlets.Int(560).tag(sync=True)
+
+    def __init__(self, owner, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._owner = weakref.ref(owner)
+        self.on_msg(_forward)
+        # (visible and paused are observed by the View base class, which redraws a stale view when shown again)
+        self.observe(_changed, names=["filter_text", "filter_device", "filter_dtype", "show_other"])
+
+
+def _forward(widget: StorageWidget, content, buffers) -> None:
+    """A message from the browser ({"type": "close"}, {"type": "refresh"}) goes to the owning view."""
+    owner = widget._owner()
+    if owner is not None and isinstance(content, dict):
+        owner.on_message(content)
+
+
+def _changed(change) -> None:
+    owner = change["owner"]._owner()
+    if owner is not None:
+        owner.on_widget_change(change["name"])
