@@ -13,7 +13,7 @@ Then it times what IPython runs after a cell (``post_run_cell``: ``refresh_open_
 Each is the median of ``--repeats`` runs, in milliseconds, with the redraws each view made. Target (issue "Views,
 part 2"): the trivial cell returns in <= 100 ms.
 
-    .venv/bin/python benchmarks/views_idle_cell.py [--out results.json] [--blocks 100] [--launches 100000]
+    .venv/bin/python benchmarks/views_idle_cell.py [--out results.json] [--blocks 200] [--launches 100000]
 
 Prints one JSON document.
 """
@@ -57,7 +57,7 @@ def residual_mlp(blocks: int, width: int = 16):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out")
-    ap.add_argument("--blocks", type=int, default=100)
+    ap.add_argument("--blocks", type=int, default=200)
     ap.add_argument("--launches", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()

@@ -407,3 +407,18 @@ def test_live_storages_finds_those_made_before_anyone_asked():
             "print('ok')\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_live_storage_count_follows_births_and_deaths():
+    import gc
+
+    from tinygrad_like.storage import live_storage_count, live_storages
+
+    gc.collect()
+    n = live_storage_count()
+    assert n == len(live_storages())
+    made = [tl.ones(3) for _ in range(5)]
+    assert live_storage_count() == n + 5
+    del made
+    gc.collect()
+    assert live_storage_count() == n

@@ -293,3 +293,29 @@ def test_draw_layouts_returns_a_figure_with_two_axes_per_view():
     assert any(t.startswith("…") for t in texts), "a long storage is elided"
     with pytest.raises(ValueError):
         layouts.draw_layouts()
+
+
+def test_after_a_cell_that_changed_nothing_it_does_not_look_again():
+    """``1 + 1``: no event, no storage died, no variable rebound -- no redraw. Each of the three brings one."""
+    ns = {}
+    keep = tl.ones(4)
+    ns["keep"] = keep
+    view = sv.StorageView(user_ns=ns)
+    view.after_cell()
+    n = view.redraws
+    _ = 1 + 1
+    view.after_cell()
+    assert view.redraws == n  # nothing changed
+    gone = tl.ones(2)  # an allocation (an event) ...
+    view.after_cell()
+    assert view.redraws == n + 1
+    del gone  # ... and a storage that died without one
+    gc.collect()
+    view.after_cell()
+    assert view.redraws == n + 2
+    ns["alias"] = keep  # a new name for an existing storage: no core event
+    view.after_cell()
+    assert view.redraws == n + 3 and any("alias" in r["names"] for r in view.rows)
+    view.after_cell()
+    assert view.redraws == n + 3
+    view.close()

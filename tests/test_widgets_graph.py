@@ -604,3 +604,37 @@ def test_views_do_not_keep_themselves_or_the_graph_alive():
     gc.collect()
     tl.zeros(1).add_(1)  # an event: dead views' subscriptions remove themselves
     assert alive() is None and not events.ACTIVE
+
+
+def test_only_writes_that_turn_a_saved_tensor_stale_redraw_the_graph_live(monkeypatch):
+    """A training loop bumps every parameter at each step: the graph of an old loss redraws once, when its saved
+    weights first move (the red borders appear), not at every later step; writes to tensors it did not save are
+    ignored. The later steps' version numbers are caught up after the cell."""
+    from tinygrad_like.widgets import _base
+
+    monkeypatch.setattr(_base, "MAX_REFRESH_HZ", 1e9)  # no throttle: every live redraw the view asks for happens
+    monkeypatch.setattr(_base, "LIVE_BUDGET", 1e9)  # (and no shared budget to wait for)
+    monkeypatch.setattr(_base._BUDGET, "next_allowed", 0.0)
+    model = tl.nn.Sequential(tl.nn.Linear(3, 4), tl.nn.ReLU(), tl.nn.Linear(4, 2))
+    opt = tl.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(tl.randn(5, 3)).sum()
+    view = GraphView(loss, model)
+    n = view.redraws
+    other = tl.zeros(3)
+    other.add_(1)  # not saved by this graph
+    assert view.redraws == n and not view._stale
+    loss.backward()
+    n = view.redraws  # (the backward redraws it: gradients filled, saved tensors freed)
+    fresh = model(tl.randn(5, 3)).sum()
+    fresh.backward(retain_graph=True)  # gradients for the steps; the graph keeps its saved tensors
+    view2 = GraphView(fresh, model)
+    m = view2.redraws
+    opt.step()  # the first step: the saved weights move, the drawing turns stale at once
+    assert view2.redraws == m + 1 and view2.model.stale_nodes
+    for _ in range(3):
+        opt.step()  # already drawn stale: no live redraw
+    assert view2.redraws == m + 1 and view2._stale
+    view2.after_cell()
+    assert view2.redraws == m + 2 and not view2._stale
+    view.close()
+    view2.close()

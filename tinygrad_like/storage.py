@@ -59,6 +59,14 @@ def live_storages() -> list[Storage]:
     return sorted((s for s in (r() for r in _registry) if s is not None), key=_by_id)
 
 
+def live_storage_count() -> int:
+    """How many storages are alive: a cheap question (no sorting, no list) for a view deciding whether to look again,
+    since a storage dies without an event."""
+    if not _tracking:
+        return len(live_storages())
+    return sum(1 for r in _registry if r() is not None)
+
+
 def _by_id(s: Storage) -> int:
     return s.id
 

@@ -243,7 +243,7 @@ def _op_node(fn: Function, timings, module: str | None) -> GNode:
     else:
         for r in saved:
             writes = r["writes"]  # each distinct write once, with its count (as the version error lists them)
-            rows.append({k: r[k] for k in ("shape", "dtype", "saved_version", "current_version", "stale")}
+            rows.append({k: r[k] for k in ("shape", "dtype", "saved_version", "current_version", "stale", "storage_id")}
                         | {"writes": [str(w) for w in writes],
                            "optimizer": bool(writes) and all(w.optimizer for w in writes)})
         stale = any(r["stale"] for r in rows)

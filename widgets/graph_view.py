@@ -56,6 +56,8 @@ class GraphView(View):
         self.tensor, self.module, self.names, self.timings = tensor, model, names, timings
         self.max_boxes = max_boxes
         self.model: GraphModel = build_graph(tensor, model, names, timings)
+        self._watch = _saved_storages(self.model)  # the saved tensors whose writes matter to the drawing
+        self._own = _op_ids(self.model)  # its nodes: a backward through another graph does not concern it
         self.expanded: set[str] = default_expanded(self.model, max_boxes)
         self._height = height
         self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line
@@ -184,6 +186,26 @@ class GraphView(View):
         if len(self.model.nodes) != len(old.nodes):  # a different graph: fold it afresh
             self.expanded = default_expanded(self.model, self.max_boxes)
         self.expanded &= set(self.model.groups)
+        self._watch = _saved_storages(self.model)
+        self._own = _op_ids(self.model)
+
+    def _on_event(self, event) -> None:
+        """A backward pass matters only when it runs through this graph's nodes. An in-place write matters to the
+        drawing only when it hits a tensor a node of this graph saved and turns that node stale. Writes elsewhere
+        are ignored; writes to a tensor already drawn as modified (every later optimizer step of a training loop)
+        move only the version numbers of the details panel, so they wait for the end of the cell instead of
+        redrawing the graph live."""
+        kind = type(event)
+        if kind is events.VersionBump:
+            shown = self._watch.get(event.storage_id)
+            if shown is None:
+                return
+            if shown:
+                self._stale = True
+                return
+        elif kind is events.BackwardStep and id(event.node) not in self._own:
+            return  # (the backward of another graph, e.g. every later step of a training loop)
+        super()._on_event(event)
 
     def _notes(self, n_boxes: int) -> list[dict]:
         return graph_notes(self.model, n_boxes)
@@ -205,8 +227,9 @@ class GraphView(View):
         super().close()
 
     def after_cell(self) -> None:
-        """Redraw after a cell only when something it shows changed (an in-place write, a backward, a step)."""
-        if self._stale:
+        """Redraw after a cell only when something it shows changed (an in-place write, a backward, a step), and only
+        while it is on screen and not paused."""
+        if self._stale and self._live():
             self.refresh()
 
     # ---- details of the selection ---------------------------------------------------------------------------
@@ -280,3 +303,19 @@ def _plain(v) -> bool:
 
 
 __all__ = ["GraphView"]
+
+
+def _saved_storages(model) -> dict[int, bool]:
+    """Storage id -> whether the drawing already shows it modified, for every tensor a node of ``model`` saved."""
+    watch: dict[int, bool] = {}
+    for n in model.nodes:
+        for r in n.saved:
+            sid = r.get("storage_id")
+            if sid is not None:
+                watch[sid] = watch.get(sid, False) or bool(r["stale"])
+    return watch
+
+
+def _op_ids(model) -> set[int]:
+    """``id()`` of every graph node (Function) the drawing shows (the view holds them alive through its tensor)."""
+    return {id(n.obj) for n in model.nodes if n.kind == "op"}

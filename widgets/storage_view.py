@@ -35,7 +35,7 @@ from typing import Any
 
 from tinygrad_like import events
 from tinygrad_like.profiler import format_time
-from tinygrad_like.storage import Storage, live_storages, summarize_writes
+from tinygrad_like.storage import Storage, live_storage_count, live_storages, summarize_writes
 from tinygrad_like.tensor import Tensor
 
 from ._base import View
@@ -665,6 +665,7 @@ class StorageView(View):
         self._tx_by_storage: dict[int, dict] = {}
         self._shapes: dict[int, list[tuple]] = {}
         self._fingerprint = None
+        self._last_quick = None
         self.rows: list[dict] = []
         self.totals: dict = storage_totals([])
         self.pools: list[dict] = []
@@ -697,11 +698,22 @@ class StorageView(View):
         return self._live()
 
     def after_cell(self) -> None:
-        # storages die and fences complete without an event: always look again after a cell (if anyone sees it)
+        """Look again after a cell, if anyone sees the view and something it shows may have changed: an event came
+        (allocation, write, transfer), a storage died (they die without one), or a variable of the notebook was
+        bound to something else (a new name for a storage). After a cell that did none of these (``1 + 1``) it does
+        nothing."""
         if not self.shown:
             self._stale = True
             return
-        self.refresh()
+        quick = self._quick_check()
+        if self._stale or quick != self._last_quick:
+            self.refresh()
+            self._last_quick = quick
+
+    def _quick_check(self) -> tuple:
+        ns = self.namespace()
+        bound = hash(tuple((k, id(v)) for k, v in ns.items() if not k.startswith("_"))) if ns else 0
+        return live_storage_count(), bound
 
     def _live_update(self) -> None:
         """During a cell: no scan of the garbage collector's objects (shapes from the last one)."""
