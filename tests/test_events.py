@@ -225,3 +225,25 @@ def test_storage_allocated(recorded):
     _ = t.T
     _ = t[1:]
     assert len(of_type(recorded, events.StorageAllocated)) == n, "views allocate nothing"
+
+
+def test_a_subscriber_can_ask_for_some_event_classes_only():
+    import tinygrad_like as tl
+    from tinygrad_like import events as ev
+
+    everything, kernels, ops_and_steps = [], [], []
+    offs = [ev.subscribe(everything.append), ev.subscribe(kernels.append, kinds=(ev.KernelTimed,)),
+            ev.subscribe(ops_and_steps.append, kinds=[ev.OpRecorded, ev.BackwardStep])]
+    try:
+        x = tl.ones(3, requires_grad=True)
+        (x * 2).sum().backward()
+    finally:
+        for off in offs:
+            off()
+    assert kernels and all(type(e) is ev.KernelTimed for e in kernels)
+    assert {type(e) for e in ops_and_steps} == {ev.OpRecorded, ev.BackwardStep}
+    assert [e for e in everything if type(e) is ev.KernelTimed] == kernels  # the same records, in the same order
+    assert [e for e in everything if type(e) in (ev.OpRecorded, ev.BackwardStep)] == ops_and_steps
+    assert not ev.ACTIVE and not ev._subscribers
+    with pytest.raises(TypeError, match="expects event classes"):
+        ev.subscribe(print, kinds=("KernelTimed",))

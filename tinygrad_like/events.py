@@ -30,15 +30,24 @@ ORIGINS = False
 WATCH_NODES = False
 
 _subscribers: list[Callable[[Any], None]] = []
+_kinds: list[tuple | None] = []  # per subscriber (same order): the event classes it wants, None for all
+_routes: dict[type, tuple] = {}  # event class -> the subscribers that want it (rebuilt lazily after a change)
 _activation_hooks: list[Callable[[bool], None]] = []
 
 
-def subscribe(fn: Callable[[Any], None]) -> Callable[[], None]:
-    """Call ``fn(event)`` for every event from now on; returns a function that unsubscribes."""
+def subscribe(fn: Callable[[Any], None], kinds: tuple | None = None) -> Callable[[], None]:
+    """Call ``fn(event)`` for every event from now on, or only for events of the classes in ``kinds`` (a view that
+    draws kernels need not be called for every allocation); returns a function that unsubscribes."""
     global ACTIVE
     if not callable(fn):
         raise TypeError(f"subscribe() expects a callable taking one event, got {type(fn).__name__}")
+    if kinds is not None:
+        kinds = tuple(kinds)
+        if not all(isinstance(k, type) for k in kinds):
+            raise TypeError(f"subscribe(kinds=...) expects event classes such as events.KernelTimed, got {kinds!r}")
     _subscribers.append(fn)
+    _kinds.append(kinds)
+    _routes.clear()
     if not ACTIVE:
         ACTIVE = True
         _refresh()
@@ -47,10 +56,13 @@ def subscribe(fn: Callable[[Any], None]) -> Callable[[], None]:
 
     def unsubscribe() -> None:
         global ACTIVE
-        try:
-            _subscribers.remove(fn)
-        except ValueError:
+        for i, f in enumerate(_subscribers):
+            if f is fn:
+                del _subscribers[i], _kinds[i]
+                break
+        else:
             return
+        _routes.clear()
         if not _subscribers and ACTIVE:
             ACTIVE = False
             _refresh()
@@ -83,8 +95,12 @@ def on_activation(hook: Callable[[bool], None]) -> None:
 
 
 def emit(event: Any) -> None:
-    """Deliver ``event`` to every subscriber. A failing observer never breaks the computation."""
-    for fn in tuple(_subscribers):
+    """Deliver ``event`` to every subscriber that wants its class. A failing observer never breaks the computation."""
+    route = _routes.get(type(event))
+    if route is None:
+        kind = type(event)
+        route = _routes[kind] = tuple(f for f, k in zip(_subscribers, _kinds) if k is None or issubclass(kind, k))
+    for fn in route:
         try:
             fn(event)
         except Exception as exc:  # noqa: BLE001 - observers must not break user code

@@ -98,7 +98,7 @@ class View:
         self._shown = True  # False while a container (the Dashboard's tabs) hides this view
         self.redraws = 0
         if live and self.listens_to:
-            self._unsubscribe = _subscribe_weakly(self)
+            self._unsubscribe = _subscribe_weakly(self, kinds=self.listens_to)
         if self.widget.has_trait("visible") or self.widget.has_trait("paused"):
             names = [n for n in ("visible", "paused") if self.widget.has_trait(n)]
             self.widget.observe(weak_callback(self, "_on_shown"), names=names)
@@ -247,9 +247,10 @@ def close_tree(root: W.Widget) -> None:
         w.close()
 
 
-def _subscribe_weakly(view: View, method: str = "_on_event"):
-    """Subscribe ``view.<method>`` without keeping the view alive: once the view is garbage, the
-    subscription removes itself (and with the last one, events.ACTIVE goes back to False)."""
+def _subscribe_weakly(view: View, method: str = "_on_event", kinds: tuple | None = None):
+    """Subscribe ``view.<method>`` (for the event classes ``kinds``, None for all) without keeping the view alive:
+    once the view is garbage, the subscription removes itself (and with the last one, events.ACTIVE goes back to
+    False)."""
     ref = weakref.ref(view)
     handle: list = []
 
@@ -260,7 +261,7 @@ def _subscribe_weakly(view: View, method: str = "_on_event"):
             return
         getattr(v, method)(event)
 
-    handle.append(events.subscribe(forward))
+    handle.append(events.subscribe(forward, kinds))
     return handle[0]
 
 

@@ -65,7 +65,8 @@ class Dashboard(View):
         self.follow = follow
         self._latest = None  # follow=True: a weak reference to the newest recorded graph node
         self._backward_root = None  # follow=True: the root node of the newest backward pass (held)
-        self._follow_unsubscribe = _subscribe_weakly(self, "_note_op") if follow else None
+        self._follow_unsubscribe = _subscribe_weakly(self, "_note_op", (events.OpRecorded, events.BackwardStep)) \
+            if follow else None
         self._unlisten = sites.listen(self) if follow else None  # the graphs it will follow record their lines
         self.views: dict[str, View | None] = dict.fromkeys(TITLES)
         self.errors: dict[str, str] = {}
