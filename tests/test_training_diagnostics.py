@@ -190,3 +190,17 @@ def test_the_close_button_closes_the_view():
     assert "tl-close" in close._dom_classes
     close.click()
     assert monitor.widget.comm is None  # closed
+
+
+def test_a_monitor_scrolled_away_waits_and_catches_up_when_shown():
+    """The probe in the controls bar is what the browser sets when the view leaves or enters the screen."""
+    monitor = TrainingMonitor(10, every=0.0)
+    draws = monitor.figure_draws
+    monitor._probe.visible = False  # scrolled away (the browser's IntersectionObserver)
+    for v in range(4):
+        monitor.log(1.0 / (v + 1))
+    monitor.after_cell()
+    assert monitor.figure_draws == draws and not monitor.visible
+    monitor._probe.visible = True
+    assert monitor.figure_draws == draws + 1 and monitor.visible
+    monitor.close()

@@ -125,9 +125,14 @@ class View:
 
     @property
     def visible(self) -> bool:
-        """Whether the view can be seen: not in a hidden tab of a container, and where the browser reports it (a
-        root widget with a ``visible`` trait), on screen."""
-        return self._shown and bool(getattr(self.widget, "visible", True))
+        """Whether the view can be seen: not in a hidden tab of a container, and, where the browser reports it (a
+        root widget with a ``visible`` trait, or the probe in the controls bar), on screen."""
+        if not self._shown:
+            return False
+        if self.widget.has_trait("visible"):
+            return bool(self.widget.visible)
+        probe = getattr(self, "_probe", None)
+        return True if probe is None else bool(probe.visible)
 
     def set_shown(self, shown: bool, catch_up: bool = True) -> None:
         """For containers: this view's tab was shown or hidden (a hidden view only remembers what changed). With
@@ -151,7 +156,11 @@ class View:
         pause.observe(weak_callback(self, "_on_pause_button"), names="value")
         close.on_click(weak_callback(self, "close"))
         self._pause_button = pause
-        box = W.HBox([pause, close])
+        from .probe import VisibilityProbe
+
+        self._probe = VisibilityProbe()  # (reports whether this view is on screen; draws nothing)
+        self._probe.observe(weak_callback(self, "_on_shown"), names="visible")
+        box = W.HBox([pause, close, self._probe])
         box.add_class("tl-controls")
         return box
 
