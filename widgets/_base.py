@@ -160,7 +160,7 @@ class View:
 
         self._probe = VisibilityProbe()  # (reports whether this view is on screen; draws nothing)
         self._probe.observe(weak_callback(self, "_on_shown"), names="visible")
-        box = W.HBox([pause, close, self._probe])
+        box = W.HBox([pause, close, self._probe], layout=W.Layout(flex="0 0 auto"))  # (never squeezed by a neighbour)
         box.add_class("tl-controls")
         return box
 

@@ -218,7 +218,7 @@ def draw_diagnostics(diag: LayerDiagnostics, *, width: float = 10.0, dpi: int = 
             ax.plot((edges[:-1] + edges[1:]) / 2, hist, color=c, linewidth=1.2, label=label)
             drawn = True
         if drawn:
-            ax.legend(fontsize=6, frameon=False, loc="upper right")
+            ax.legend(fontsize=7, frameon=False, loc="upper right")
         else:
             ax.text(0.5, 0.5, f"no {what} sampled yet", ha="center", va="center", transform=ax.transAxes, fontsize=8)
 
@@ -234,9 +234,9 @@ def draw_diagnostics(diag: LayerDiagnostics, *, width: float = 10.0, dpi: int = 
     logs = [v for name in weights for v in _finite_log(diag.update_ratio[name])]
     ax_ud.set_ylim(min([ref - 1.5, *logs]) - 0.2, max([ref + 1.5, *logs]) + 0.2)
     if weights:
-        ax_ud.legend(fontsize=6, frameon=False, loc="lower right", ncol=2 if len(weights) > 6 else 1)
+        ax_ud.legend(fontsize=7, frameon=False, loc="lower right", ncol=2 if len(weights) > 6 else 1)
     if layers:
-        ax_sat.legend(fontsize=6, frameon=False, loc="upper right")
+        ax_sat.legend(fontsize=7, frameon=False, loc="upper right")
     return fig
 
 

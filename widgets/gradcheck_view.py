@@ -37,6 +37,13 @@ MISMATCH_GID = "tl-gradcheck-mismatch"
 ANNOTATE_MIN_CELL = (26.0, 13.0)
 #: the failing entries listed for inspection (the worst first)
 LIST_MAX = 200
+#: the verdict's and the detail panel's colours, readable in JupyterLab's light and dark themes (4.5:1 at least)
+STYLE = ("<style>.tl-gc-pass{color:#2e7d32}.tl-gc-fail{color:#c62828}.tl-gc-empty{color:#8d6e00}"
+         ".tl-gc-key{color:var(--jp-ui-font-color2,#616161);white-space:nowrap;padding:1px 10px 1px 0;"
+         "vertical-align:top}"
+         "body[data-jp-theme-light='false'] .tl-gc-pass{color:#81c784}"
+         "body[data-jp-theme-light='false'] .tl-gc-fail{color:#ff8a80}"
+         "body[data-jp-theme-light='false'] .tl-gc-empty{color:#ffd54f}</style>")
 
 
 # ---- model ---------------------------------------------------------------------------------------------------
@@ -181,8 +188,7 @@ def verdict_html(model: GradcheckModel) -> str:
     text = verdict_text(model)
     head, _, rest = text.partition(":")
     kind = "pass" if model.passed and model.pairs else "fail" if model.pairs else "empty"
-    color = {"pass": "#2e7d32", "fail": "#c62828", "empty": "#8d6e00"}[kind]
-    return (f"<div class='tl-gradcheck-{kind}' style='font-size:13px'><b style='color:{color}'>"
+    return (f"{STYLE}<div class='tl-gradcheck-{kind}' style='font-size:13px'><b class='tl-gc-{kind}'>"
             f"{html.escape(head)}</b>:{html.escape(rest)}</div>")
 
 
@@ -341,15 +347,15 @@ class GradcheckView(View):
         self.eps, self.atol, self.rtol = eps, atol, rtol
         self.model: GradcheckModel | None = None
         self.error: BaseException | None = None
-        self.verdict = W.HTML()
+        self.verdict = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0"))  # (its buttons keep their width)
         self.verdict.add_class("tl-gradcheck-verdict")
         self.figure_out = W.Output()
         self.figure_out.add_class("tl-gradcheck-figure")
         # the failing entries, worst first: choosing one shows its elements and the backward nodes under test
-        self.failures = W.Select(options=[], rows=6, layout=W.Layout(width="60%"))
+        self.failures = W.Select(options=[], rows=6, layout=W.Layout(width="45%", flex="0 0 auto"))
         self.failures.add_class("tl-gradcheck-failures")
         self.failures.observe(weak_callback(self, "_on_entry"), names="value")
-        self.detail = W.HTML()
+        self.detail = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0", margin="0 0 0 12px"))
         self.detail.add_class("tl-gradcheck-detail")
         self._paths: dict[int, list[str]] = {}
         self.widget.children = (W.HBox([self.verdict, self._controls()]), self.figure_out,
@@ -372,7 +378,7 @@ class GradcheckView(View):
         except Exception as exc:  # noqa: BLE001 - a learner's broken Function is shown, not raised
             self.model, self.error = None, exc
             self.verdict.value = (f"<div class='tl-gradcheck-error' style='font-size:13px'>"
-                                  f"<b style='color:#c62828'>ERROR</b>: gradcheck could not run: "
+                                  f"{STYLE}<b class='tl-gc-fail'>ERROR</b>: gradcheck could not run: "
                                   f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</div>")
             self.figure_out.outputs = ()
             return
@@ -415,9 +421,9 @@ class GradcheckView(View):
                 ("analytic (backward)", f"{p.analytic[r, c]:.6g}"), ("numeric", f"{p.numeric[r, c]:.6g}"),
                 ("|difference|", f"{p.diff[r, c]:.3g} > tolerance {p.tol[r, c]:.3g}"),
                 ("backward nodes", nodes)]
-        body = "".join(f"<tr><td style='padding:1px 8px 1px 0;color:#666'>{html.escape(k)}</td>"
+        body = "".join(f"<tr><td class='tl-gc-key'>{html.escape(k)}</td>"
                        f"<td style='font-family:monospace'>{html.escape(v)}</td></tr>" for k, v in rows)
-        self.detail.value = f"<table style='font-size:12px'>{body}</table>"
+        self.detail.value = f"{STYLE}<table style='font-size:12px'>{body}</table>"
 
     def after_cell(self) -> None:
         """Nothing: recomputing Jacobians after every cell would be slow; call :meth:`refresh`."""

@@ -8,16 +8,16 @@ closed view can be garbage collected while ipywidgets still keeps the widget in 
 
 from __future__ import annotations
 
-import weakref
 from pathlib import Path
 
-import anywidget
 import traitlets
+
+from .owned_widget import OwnedWidget
 
 STATIC = Path(__file__).parent / "static"
 
 
-class GraphWidget(anywidget.AnyWidget):
+class GraphWidget(OwnedWidget):
     """SVG graph with zoom, pan, hover, click-to-select, search, group folding and backward stepping."""
 
     _esm = STATIC / "graph.js"
@@ -33,20 +33,5 @@ class GraphWidget(anywidget.AnyWidget):
     height = traitlets.Int(560).tag(sync=True)
 
     def __init__(self, owner, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._owner = weakref.ref(owner)
-        self.on_msg(_forward)
-        self.observe(_selected_changed, names="selected")
-
-
-def _forward(widget: GraphWidget, content, buffers) -> None:
-    """A message from the browser (toggle, step, back, run, reset, reveal) goes to the owning view."""
-    owner = widget._owner()
-    if owner is not None and isinstance(content, dict):
-        owner.on_message(content)
-
-
-def _selected_changed(change) -> None:
-    owner = change["owner"]._owner()
-    if owner is not None:
-        owner.on_selected(change["new"])
+        super().__init__(owner, **kwargs)  # messages (toggle, step, back, run, reset, reveal) go to the view
+        self.observe_for_owner("on_selected", "selected")

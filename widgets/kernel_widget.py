@@ -23,16 +23,16 @@ functions, so a closed view is garbage even though ipywidgets keeps the widget i
 
 from __future__ import annotations
 
-import weakref
 from pathlib import Path
 
-import anywidget
 import traitlets
+
+from .owned_widget import OwnedWidget
 
 STATIC = Path(__file__).parent / "static"
 
 
-class TimelineWidget(anywidget.AnyWidget):
+class TimelineWidget(OwnedWidget):
     """Canvas timeline of kernel launches: zoom, pan, hover tooltip, click to select, Pause / Close."""
 
     _esm = STATIC / "timeline.js"
@@ -46,20 +46,5 @@ class TimelineWidget(anywidget.AnyWidget):
     height = traitlets.Int(472).tag(sync=True)
 
     def __init__(self, owner, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._owner = weakref.ref(owner)
-        self.on_msg(_forward)
-        self.observe(_selected_changed, names="selected")
-
-
-def _forward(widget: TimelineWidget, content, buffers) -> None:
-    """A message from the browser (hello, sync, close, clear) goes to the owning view."""
-    owner = widget._owner()
-    if owner is not None and isinstance(content, dict):
-        owner.on_message(content)
-
-
-def _selected_changed(change) -> None:
-    owner = change["owner"]._owner()
-    if owner is not None:
-        owner.on_launch_selected(change["new"])
+        super().__init__(owner, **kwargs)  # messages (hello, sync, close, clear) go to the view
+        self.observe_for_owner("on_launch_selected", "selected")

@@ -10,16 +10,16 @@ its registry.
 
 from __future__ import annotations
 
-import weakref
 from pathlib import Path
 
-import anywidget
 import traitlets
+
+from .owned_widget import OwnedWidget
 
 STATIC = Path(__file__).parent / "static"
 
 
-class StorageWidget(anywidget.AnyWidget):
+class StorageWidget(OwnedWidget):
     """SVG strips of storages with their views, host/device lanes, transfer arrows and version badges."""
 
     _esm = STATIC / "storage.js"
@@ -37,21 +37,7 @@ class StorageWidget(anywidget.AnyWidget):
     height = traitlets.Int(560).tag(sync=True)
 
     def __init__(self, owner, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._owner = weakref.ref(owner)
-        self.on_msg(_forward)
+        super().__init__(owner, **kwargs)  # messages ({"type": "close"}, {"type": "refresh"}) go to the view
         # (visible and paused are observed by the View base class, which redraws a stale view when shown again)
-        self.observe(_changed, names=["filter_text", "filter_device", "filter_dtype", "show_other"])
-
-
-def _forward(widget: StorageWidget, content, buffers) -> None:
-    """A message from the browser ({"type": "close"}, {"type": "refresh"}) goes to the owning view."""
-    owner = widget._owner()
-    if owner is not None and isinstance(content, dict):
-        owner.on_message(content)
-
-
-def _changed(change) -> None:
-    owner = change["owner"]._owner()
-    if owner is not None:
-        owner.on_widget_change(change["name"])
+        self.observe_for_owner("on_widget_change", ["filter_text", "filter_device", "filter_dtype", "show_other"],
+                               pass_="name")

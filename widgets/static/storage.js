@@ -166,8 +166,11 @@ function render({ model, el }) {
           lg.append(text(c.x + c.w / 2, lane.y + lane.h - 6, "…", "tl-st-gap", "middle"));
         }
         if (!lane.present) {
-          lg.append(text(b.strip.x + b.strip.w / 2, lane.y + lane.h - 6,
-                         lane.id === "host" ? "no host copy" : "no device copy", "tl-st-absent-text", "middle"));
+          // centred in the strip when it fits there; right of a short strip, so no cell border crosses it
+          const words = lane.id === "host" ? "no host copy" : "no device copy";
+          const inside = textWidth(words, fSmall) + 8 <= b.strip.w;
+          lg.append(text(inside ? b.strip.x + b.strip.w / 2 : b.strip.x + b.strip.w + 6, lane.y + lane.h - 6,
+                         words, "tl-st-absent-text", inside ? "middle" : "start"));
         }
         bg.append(lg);
       }
