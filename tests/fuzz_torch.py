@@ -29,6 +29,11 @@ import tinygrad_like as tl
 
 SHAPES = [(3,), (2, 3), (3, 1), (1, 3), (2, 1, 3), (4, 3), (2, 4, 3)]
 RTOL, ATOL = 2e-4, 2e-5
+#: and, per tensor, this much of its largest |value|: an element far smaller than the others of its tensor (a gradient
+#: of 0.04 beside ones of 700, made by sums of large terms that cancel) carries float32 rounding of the order of the
+#: large terms, which differs with the summation order (seeds 510187, 522885, 532567, 534484, 539844: |diff| <=
+#: 1.5e-6 of the tensor's largest value). Without this those programs read as mismatches.
+SCALE_TOL = 2e-6
 
 
 @dataclass(eq=False)
@@ -70,7 +75,9 @@ def _same(a: tl.Tensor, b: torch.Tensor, what: str) -> None:
     if x.dtype.kind == "f":
         if not np.array_equal(np.isnan(x), np.isnan(y)):
             raise Mismatch(f"{what}: NaN at different places\n{x}\nvs torch\n{y}")
-        if not np.allclose(np.nan_to_num(x), np.nan_to_num(y), rtol=RTOL, atol=ATOL):
+        finite = np.abs(y[np.isfinite(y)])
+        scale = float(finite.max()) if finite.size else 0.0
+        if not np.allclose(np.nan_to_num(x), np.nan_to_num(y), rtol=RTOL, atol=ATOL + SCALE_TOL * scale):
             raise Mismatch(f"{what}: values differ\n{x}\nvs torch\n{y}")
     elif not np.array_equal(x, y):
         raise Mismatch(f"{what}: values differ\n{x}\nvs torch\n{y}")
