@@ -319,3 +319,19 @@ def test_after_a_cell_that_changed_nothing_it_does_not_look_again():
     view.after_cell()
     assert view.redraws == n + 3
     view.close()
+
+
+def test_a_saved_notebook_gets_a_static_picture_of_the_view(views):
+    """Where the widget cannot run (nbconvert, GitHub), the mimebundle's PNG shows the strips and the names."""
+    import base64
+    import struct
+
+    model = Net(1)
+    view = views(model=model, user_ns=False)
+    data = view._repr_mimebundle_()
+    assert data["text/plain"] == "<StorageView>"
+    png = base64.b64decode(data["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    payload = view.widget.payload
+    assert width == round(payload["width"]) and height > 24 * min(len(payload["blocks"]), sv.STATIC_BLOCKS)
