@@ -157,7 +157,7 @@ def _emit_synthetic(n, names=("matmul", "add", "relu", "sum", "softmax", "axpy",
         t += d + 1e-7
 
 
-def test_100k_launches_payload_is_compact_and_fast(timeline):
+def test_100k_launches_payload_is_compact(timeline):
     t0 = time.perf_counter()
     _emit_synthetic(100_000)
     record_s = time.perf_counter() - t0
@@ -171,8 +171,7 @@ def test_100k_launches_payload_is_compact_and_fast(timeline):
           f"({size / 100_000:.1f} B/launch), built in {build_s * 1e3:.1f} ms")
     assert meta["n"] == 100_000
     assert size <= 40 * 100_000, "at most 40 bytes a launch (binary columns, strings once)"
-    assert build_s < 0.25
-    assert record_s < 100_000 * 20e-6, "recording costs a few microseconds a launch"
+    # (the times printed above are information, not assertions: speed is measured by the benchmarks)
     # the same payload as JSON lists would be several times larger
     assert len(meta["strs"]) < 20
 
