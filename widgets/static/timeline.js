@@ -56,9 +56,10 @@ function fmtTime(s) {
   if (a >= 1e-6) return (+(s * 1e6).toPrecision(3)) + " µs";
   return (+(s * 1e9).toPrecision(3)) + " ns";
 }
-/** Tick `j * step` (seconds) in the unit of the step, with just the decimals the step needs: "1.5 ms". */
+/** Tick `j * step` (seconds) in the unit of the step, with just the decimals the step needs: "1.5 ms". A step of a
+ *  tenth of a unit or more already counts in that unit ("7.5 ms", not "7500 µs"). */
 function fmtTick(j, step) {
-  const [u, name] = step >= 1 ? [1, "s"] : step >= 1e-3 ? [1e-3, "ms"] : step >= 1e-6 ? [1e-6, "µs"] : [1e-9, "ns"];
+  const [u, name] = step >= 0.1 ? [1, "s"] : step >= 1e-4 ? [1e-3, "ms"] : step >= 1e-7 ? [1e-6, "µs"] : [1e-9, "ns"];
   const digits = Math.max(0, -Math.floor(Math.log10(step / u) + 1e-9));
   return (j * step / u).toFixed(digits) + " " + name;
 }
