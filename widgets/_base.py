@@ -96,6 +96,7 @@ class View:
         self._unsubscribe = None
         self._paused = False
         self._shown = True  # False while a container (the Dashboard's tabs) hides this view
+        self._is_live = True  # not paused and visible: kept up to date by the changes, read by every event
         self.redraws = 0
         if live and self.listens_to:
             self._unsubscribe = _subscribe_weakly(self, kinds=self.listens_to)
@@ -114,6 +115,7 @@ class View:
         if self.widget.has_trait("paused"):
             self.widget.paused = True
         self._paused = True
+        self._update_live()
 
     def resume(self) -> None:
         """Live again; a view that missed changes while paused redraws now."""
@@ -122,6 +124,7 @@ class View:
             self.widget.paused = False  # (observed: _on_shown redraws)
         else:
             self._on_shown()
+        self._update_live()
 
     @property
     def visible(self) -> bool:
@@ -138,11 +141,17 @@ class View:
         """For containers: this view's tab was shown or hidden (a hidden view only remembers what changed). With
         ``catch_up`` a view shown again redraws now if it missed something (the container may do it instead)."""
         self._shown = bool(shown)
+        self._update_live()
         if catch_up:
             self._on_shown()
 
     def _live(self) -> bool:
-        return not self.paused and self.visible
+        """Not paused and visible: the flag every event reads (asking the widgets' traits each time costs about a
+        microsecond an event), updated whenever pause, visibility or a container's tab changes."""
+        return self._is_live
+
+    def _update_live(self) -> None:
+        self._is_live = not self.paused and self.visible
 
     def _controls(self) -> W.HBox:
         """Pause/Resume and Close buttons (class ``tl-controls``) for a view whose root is a plain ipywidgets box; the
@@ -170,8 +179,10 @@ class View:
         self.pause() if button.value else self.resume()
 
     def _on_shown(self) -> None:
-        """Shown or resumed: draw once if something changed meanwhile."""
-        if self._live() and self._stale:
+        """Shown or resumed (or hidden, or paused: then only the flag changes): draw once if something changed
+        meanwhile."""
+        self._update_live()
+        if self._is_live and self._stale:
             self.refresh()
 
     def _make_widget(self) -> W.DOMWidget:
