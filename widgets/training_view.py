@@ -173,7 +173,8 @@ def draw_training(history: dict, epochs: dict | None = None, total_steps: int | 
             ax2.plot(ends, ys, marker="o", markersize=4, linewidth=1.0, linestyle="--", clip_on=False,
                      color=METRIC_COLORS[i % len(METRIC_COLORS)], label=name)
             ax2.annotate(_fmt(ys[-1]), (ends[-1], ys[-1]), textcoords="offset points", xytext=(-4, 6), ha="right",
-                         fontsize=7, color=METRIC_COLORS[i % len(METRIC_COLORS)])
+                         fontsize=7, color=METRIC_COLORS[i % len(METRIC_COLORS)], zorder=5,
+                         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
         if values and 0 <= min(values) and max(values) <= 1:  # accuracies and the like: up to 1, from a round tenth
             low = math.floor(min(values) * 10) / 10
             pad = 0.05 * (1 - low)  # (a first accuracy on the round tenth itself is drawn whole, not cut in half)
