@@ -56,8 +56,7 @@ class GraphView(View):
         self.tensor, self.module, self.names, self.timings = tensor, model, names, timings
         self.max_boxes = max_boxes
         self.model: GraphModel = build_graph(tensor, model, names, timings)
-        self._watch = _saved_storages(self.model)  # the saved tensors whose writes matter to the drawing
-        self._own = _op_ids(self.model)  # its nodes: a backward through another graph does not concern it
+        self._index_events()
         self.expanded: set[str] = default_expanded(self.model, max_boxes)
         self._height = height
         self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line
@@ -186,6 +185,11 @@ class GraphView(View):
         if len(self.model.nodes) != len(old.nodes):  # a different graph: fold it afresh
             self.expanded = default_expanded(self.model, self.max_boxes)
         self.expanded &= set(self.model.groups)
+        self._index_events()
+
+    def _index_events(self) -> None:
+        """What of the model the event filter looks up: the saved tensors whose writes matter to the drawing, and
+        the graph's own nodes (a backward through another graph does not concern it)."""
         self._watch = _saved_storages(self.model)
         self._own = _op_ids(self.model)
 

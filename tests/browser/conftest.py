@@ -387,6 +387,48 @@ def close_page(page) -> None:
     _shutdown_kernels(page.server)
 
 
+def drawn_page(request, browser, name: str, wait):
+    """For a module-scoped fixture parametrised over ``FRONTENDS`` (``yield from drawn_page(...)``): notebook ``name``
+    open in the front-end of ``request.param``, every cell run, ``wait(page)`` returned (the views drawn); closed
+    after the module."""
+    frontend = request.param
+    page = open_page(browser, request.getfixturevalue(SERVERS[frontend]), frontend, name, run_all=True)
+    try:
+        wait(page)
+        yield page
+    finally:
+        close_page(page)
+
+
+def kernel_repr(page, expr: str) -> str | None:
+    """``repr(expr)`` evaluated in the notebook's kernel, as a user expression (no cell is added or run). Lab and
+    Notebook 7: Voila's page has no handle on its kernel, so None there."""
+    if page.frontend == "voila":
+        return None
+    return page.evaluate(
+        """async (expr) => {
+             const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+             const reply = await k.requestExecute({code: '', silent: true, store_history: false,
+                                                   user_expressions: {r: expr}}).done;
+             const r = reply.content.user_expressions.r;
+             return r.status === 'ok' ? r.data['text/plain'] : `${r.ename}: ${r.evalue}`; }""", expr)
+
+
+#: JavaScript for colour checks, to put at the start of an arrow function's body: ``paint(...layers)`` composites CSS
+#: colours on a 1x1 canvas (so alpha, color-mix() and color(srgb ...) all work) and returns [r, g, b]; ``lum(rgb)``
+#: is the WCAG relative luminance, ``contrast(x, y)`` the WCAG contrast ratio of two painted colours.
+COLOUR_JS = """
+  const cv = document.createElement('canvas'); cv.width = cv.height = 1;
+  const cx = cv.getContext('2d', {willReadFrequently: true});
+  const paint = (...layers) => { cx.clearRect(0, 0, 1, 1);
+    for (const c of layers) { cx.fillStyle = '#000'; cx.fillStyle = c; cx.fillRect(0, 0, 1, 1); }
+    const [r, g, b] = cx.getImageData(0, 0, 1, 1).data; return [r, g, b]; };
+  const lum = rgb => { const f = v => (v /= 255, v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * f(rgb[0]) + 0.7152 * f(rgb[1]) + 0.0722 * f(rgb[2]); };
+  const contrast = (x, y) => { const [a, b] = [lum(x), lum(y)].sort((p, q) => q - p); return (a + 0.05) / (b + 0.05); };
+"""
+
+
 def _page_factory(browser, server: dict, frontend: str, **defaults):
     pages = []
 

@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from .conftest import FRONTENDS, SERVERS, close_page, open_page
+from .conftest import COLOUR_JS, FRONTENDS, drawn_page, kernel_repr
 
 NB = "graph_views.ipynb"
 GRAPH = ".tl-graph-view .tl-graph"          # GraphView's root
@@ -31,14 +31,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module", params=FRONTENDS)
 def gv(request, browser):
     """The test notebook open in one front-end, every cell run, both views drawn."""
-    frontend = request.param
-    server = request.getfixturevalue(SERVERS[frontend])
-    page = open_page(browser, server, frontend, NB, run_all=True)
-    try:
-        _wait_drawn(page)
-        yield page
-    finally:
-        close_page(page)
+    yield from drawn_page(request, browser, NB, _wait_drawn)
 
 
 def _wait_drawn(page) -> None:
@@ -58,20 +51,6 @@ def _wait_data(page, sel: str, name: str, pred_js: str, timeout: int = ACTION_MS
     page.wait_for_function(f"([sel, n]) => {{ const r = document.querySelector(sel); const v = r && r.dataset[n];"
                            f" return v != null && ({pred_js}); }}", arg=[sel, name], timeout=timeout)
     return page.evaluate("([sel, n]) => document.querySelector(sel).dataset[n]", [sel, name])
-
-
-def _kernel_repr(page, expr: str) -> str | None:
-    """``repr(expr)`` evaluated in the notebook's kernel (Lab and Notebook 7; Voila's page has no handle on its
-    kernel, so None there). A user expression: no cell is added or run."""
-    if page.frontend == "voila":
-        return None
-    return page.evaluate(
-        """async (expr) => {
-             const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-             const reply = await k.requestExecute({code: '', silent: true, store_history: false,
-                                                   user_expressions: {r: expr}}).done;
-             const r = reply.content.user_expressions.r;
-             return r.status === 'ok' ? r.data['text/plain'] : `${r.ename}: ${r.evalue}`; }""", expr)
 
 
 def _button(root, text: str):
@@ -107,7 +86,7 @@ def test_graph_renders_and_a_click_selects_a_node(gv):
     expect(graph.locator(".tl-details-title")).to_contain_text(label, timeout=ACTION_MS)
     expect(box).to_have_class(re.compile(r"\btl-selected\b"))
     expect(graph.locator("g.tl-box.tl-selected")).to_have_count(1)
-    if (sel := _kernel_repr(page, "view.selected")) is not None:  # the click reached Python
+    if (sel := kernel_repr(page, "view.selected")) is not None:  # the click reached Python
         assert sel == repr(box_id), (sel, box_id)
     # the details show the node's rows too (op, output shape...), not just the title
     expect(graph.locator(".tl-details tr").first).to_be_visible()
@@ -228,23 +207,14 @@ def test_stepper_steps_and_steps_back(gv):
     assert _data(cur, "id") == current[2], (current, _data(cur, "id"))
     expect(st.locator(".tl-status")).to_contain_text("step 2 of")
     expect(st.locator("g.tl-box.tl-visited")).to_have_count(2)
-    if (cursor := _kernel_repr(page, "stepper.widget.state['cursor']")) is not None:
+    if (cursor := kernel_repr(page, "stepper.widget.state['cursor']")) is not None:
         assert cursor == "2", cursor
 
 
 # ---- the whole page, light and dark -------------------------------------------------------------------
 CONTRAST_JS = """sel => {
-  // WCAG contrast of each kind of box's label against the box, as painted: colours are composited on a
-  // 1x1 canvas (text over box fill over the page background), so color-mix(), color(srgb ...) and alpha all work
-  const cv = document.createElement('canvas'); cv.width = cv.height = 1;
-  const cx = cv.getContext('2d', {willReadFrequently: true});
-  const paint = (...layers) => { cx.clearRect(0, 0, 1, 1);
-    for (const c of layers) { cx.fillStyle = '#000'; cx.fillStyle = c; cx.fillRect(0, 0, 1, 1); }
-    const [r, g, b] = cx.getImageData(0, 0, 1, 1).data; return [r, g, b]; };
-  const lum = rgb => { const f = v => (v /= 255, v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-    return 0.2126 * f(rgb[0]) + 0.7152 * f(rgb[1]) + 0.0722 * f(rgb[2]); };
-  const ratio = (x, y) => { const [a, b] = [lum(x), lum(y)].sort((p, q) => q - p); return (a + 0.05) / (b + 0.05); };
-  const root = document.querySelector(sel), out = {};
+  // WCAG contrast of each kind of box's label against the box, as painted (text over box fill over the page)
+""" + COLOUR_JS + """  const root = document.querySelector(sel), out = {};
   const chain = [];  // background colours from the page down to the widget
   for (let e = root; e; e = e.parentElement) chain.unshift(getComputedStyle(e).backgroundColor);
   const bg = paint('#fff', ...chain);
@@ -255,7 +225,7 @@ CONTRAST_JS = """sel => {
     const fill = getComputedStyle(b.querySelector('.tl-box-shape')).fill;
     const text = getComputedStyle(b.querySelector('.tl-box-label')).fill;
     const under = paint('#fff', ...chain, fill), over = paint('#fff', ...chain, fill, text);
-    out[kind] = {fill, text, contrast: +ratio(over, under).toFixed(2)};
+    out[kind] = {fill, text, contrast: +contrast(over, under).toFixed(2)};
   }
   return out; }"""
 

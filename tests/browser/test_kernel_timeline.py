@@ -21,7 +21,7 @@ import json
 
 import pytest
 
-from .conftest import ARTIFACTS, FRONTENDS, SERVERS, close_page, open_page
+from .conftest import ARTIFACTS, FRONTENDS, drawn_page, kernel_repr
 
 NB = "kernel_timeline.ipynb"
 SMALL = ".tl-kernel-timeline .tl-timeline >> nth=0"
@@ -37,14 +37,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module", params=FRONTENDS)
 def kt(request, browser):
     """The test notebook open in one front-end, every cell run, both timelines drawn."""
-    frontend = request.param
-    server = request.getfixturevalue(SERVERS[frontend])
-    page = open_page(browser, server, frontend, NB, run_all=True)
-    try:
-        _wait_drawn(page)
-        yield page
-    finally:
-        close_page(page)
+    yield from drawn_page(request, browser, NB, _wait_drawn)
 
 
 def _wait_drawn(page) -> None:
@@ -58,20 +51,6 @@ def _wait_drawn(page) -> None:
         state = page.evaluate("() => [...document.querySelectorAll('.tl-kernel-timeline .tl-timeline')]"
                               ".map(r => ({...r.dataset}))")
         raise AssertionError(f"timelines not drawn: {state}; console errors: {page.console_errors}") from None
-
-
-def _kernel_repr(page, expr: str) -> str | None:
-    """``repr(expr)`` evaluated in the notebook's kernel (no cell is added or run). Lab and Notebook 7 only: Voila's
-    page has no handle on its kernel, so None there."""
-    if page.frontend == "voila":
-        return None
-    return page.evaluate(
-        """async (expr) => {
-             const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-             const reply = await k.requestExecute({code: '', silent: true, store_history: false,
-                                                   user_expressions: {r: expr}}).done;
-             const r = reply.content.user_expressions.r;
-             return r.status === 'ok' ? r.data['text/plain'] : `${r.ename}: ${r.evalue}`; }""", expr)
 
 
 def _settled(page) -> None:
@@ -194,9 +173,9 @@ def test_timeline_click_selects_the_node_in_the_graph(kt):
     box = page.locator(f"{GRAPH} g.tl-box.tl-selected")
     expect(box).to_have_count(1, timeout=ACTION_MS)
     expect(box).to_contain_text("CrossEntropy")
-    if (sel := _kernel_repr(page, "timeline.widget.selected")) is not None:
+    if (sel := kernel_repr(page, "timeline.widget.selected")) is not None:
         assert sel == str(last)
-        assert _kernel_repr(page, "graph.selected_node.label") == "'CrossEntropy'"
+        assert kernel_repr(page, "graph.selected_node.label") == "'CrossEntropy'"
     page.shot(f"kernel_timeline_{page.frontend}_linked_graph.png", page.locator(".tl-graph-view"))
 
 
@@ -279,7 +258,7 @@ def test_timeline_100k_frame_time_and_visibility(kt):
         page.notebook.locator(".jp-Cell").first.scroll_into_view_if_needed()
         page.wait_for_function("() => document.querySelectorAll('.tl-kernel-timeline .tl-timeline')[1]"
                                ".dataset.visible === 'false'", timeout=ACTION_MS)
-        if (v := _kernel_repr(page, "big.widget.visible")) is not None:
+        if (v := kernel_repr(page, "big.widget.visible")) is not None:
             assert v == "False"
     finally:
         page.set_viewport_size(size)

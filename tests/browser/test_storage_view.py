@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import FRONTENDS, SERVERS, close_page, open_page
+from .conftest import COLOUR_JS, FRONTENDS, drawn_page
 
 NB = "storage_view.ipynb"
 ROOT = ".tl-storage-view .tl-storage"
@@ -29,14 +29,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module", params=FRONTENDS)
 def sv(request, browser):
     """The test notebook open in one front-end, every cell run, the picture drawn."""
-    frontend = request.param
-    server = request.getfixturevalue(SERVERS[frontend])
-    page = open_page(browser, server, frontend, NB, run_all=True)
-    try:
-        _wait_drawn(page)
-        yield page
-    finally:
-        close_page(page)
+    yield from drawn_page(request, browser, NB, _wait_drawn)
 
 
 def _wait_drawn(page) -> None:
@@ -149,19 +142,11 @@ def test_storage_view_screenshots_light_and_dark(sv):
 
 
 # the luminance of what is under the picture, and the contrast of a block's name on it
-LUMINANCE_JS = """sel => {
-  const cv = document.createElement('canvas'); cv.width = cv.height = 1;
-  const cx = cv.getContext('2d', {willReadFrequently: true});
-  const paint = (...layers) => { cx.clearRect(0, 0, 1, 1);
-    for (const c of layers) { cx.fillStyle = '#000'; cx.fillStyle = c; cx.fillRect(0, 0, 1, 1); }
-    const [r, g, b] = cx.getImageData(0, 0, 1, 1).data; return [r, g, b]; };
-  const lum = rgb => { const f = v => (v /= 255, v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-    return 0.2126 * f(rgb[0]) + 0.7152 * f(rgb[1]) + 0.0722 * f(rgb[2]); };
+LUMINANCE_JS = """sel => {""" + COLOUR_JS + """
   const root = document.querySelector(sel);
   const chain = [];
   for (let e = root; e; e = e.parentElement) chain.unshift(getComputedStyle(e).backgroundColor);
   const bg = paint('#fff', ...chain);
   const name = getComputedStyle(root.querySelector('.tl-st-name')).fill;
   const fg = paint('#fff', ...chain, name);
-  const [a, b] = [lum(bg), lum(fg)].sort((p, q) => q - p);
-  return {bg: +lum(bg).toFixed(3), name, contrast: +((a + 0.05) / (b + 0.05)).toFixed(2)}; }"""
+  return {bg: +lum(bg).toFixed(3), name, contrast: +contrast(bg, fg).toFixed(2)}; }"""

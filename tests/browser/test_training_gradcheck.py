@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from .conftest import close_page, open_page
+from .conftest import COLOUR_JS, close_page, kernel_repr, open_page
 
 NB = "training_gradcheck.ipynb"
 MONITOR = ".tl-training-monitor"
@@ -37,17 +37,6 @@ def tg(browser, lab):
         yield page
     finally:
         close_page(page)
-
-
-def _kernel_repr(page, expr: str) -> str:
-    """``repr(expr)`` evaluated in the notebook's kernel (no cell is added or run)."""
-    return page.evaluate(
-        """async (expr) => {
-             const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-             const reply = await k.requestExecute({code: '', silent: true, store_history: false,
-                                                   user_expressions: {r: expr}}).done;
-             const r = reply.content.user_expressions.r;
-             return r.status === 'ok' ? r.data['text/plain'] : `${r.ename}: ${r.evalue}`; }""", expr)
 
 
 def _image(loc) -> dict:
@@ -90,11 +79,11 @@ def test_monitor_pause_says_resume_and_pauses(tg):
     pause.click()
     expect(pause).to_have_text("Resume", timeout=ACTION_MS)
     expect(pause).to_have_class(re.compile(r"\bmod-active\b"))  # a pressed toggle button
-    assert _kernel_repr(page, "monitor.paused") == "True"
+    assert kernel_repr(page, "monitor.paused") == "True"
     page.shot("training_monitor_paused.png", mon)
     pause.click()
     expect(pause).to_have_text("Pause", timeout=ACTION_MS)
-    assert _kernel_repr(page, "monitor.paused") == "False"
+    assert kernel_repr(page, "monitor.paused") == "False"
 
 
 def test_gradcheck_choosing_another_failing_entry_updates_the_details(tg):
@@ -125,7 +114,7 @@ def test_gradcheck_choosing_another_failing_entry_updates_the_details(tg):
     expect(detail).to_contain_text(f"out0[{r2}] (row {r2})")
     expect(detail).to_contain_text(texts[2].rsplit(" ", 1)[1][:5])  # its numeric value
     assert detail.inner_text() != first
-    assert _kernel_repr(page, "check.failures.index") == "2"
+    assert kernel_repr(page, "check.failures.index") == "2"
     page.shot("gradcheck_detail.png", gc)
 
 
@@ -179,21 +168,13 @@ def _luminance(page, loc, prop: str) -> float:
 
 
 # the WCAG contrast, against the background behind them, of the colours of the view's text (td and b elements)
-CONTRAST_JS = """root => {
-  const cv = document.createElement('canvas'); cv.width = cv.height = 1;
-  const cx = cv.getContext('2d', {willReadFrequently: true});
-  const paint = (...layers) => { cx.clearRect(0, 0, 1, 1);
-    for (const c of layers) { cx.fillStyle = '#000'; cx.fillStyle = c; cx.fillRect(0, 0, 1, 1); }
-    const [r, g, b] = cx.getImageData(0, 0, 1, 1).data; return [r, g, b]; };
-  const lum = rgb => { const f = v => (v /= 255, v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-    return 0.2126 * f(rgb[0]) + 0.7152 * f(rgb[1]) + 0.0722 * f(rgb[2]); };
+CONTRAST_JS = """root => {""" + COLOUR_JS + """
   const out = {};
   for (const el of root.querySelectorAll('.tl-gradcheck-detail td, .tl-gradcheck-verdict b')) {
     const chain = [];
     for (let e = el; e; e = e.parentElement) chain.unshift(getComputedStyle(e).backgroundColor);
     const bg = paint('#fff', ...chain), fg = paint('#fff', ...chain, getComputedStyle(el).color);
-    const [a, b] = [lum(bg), lum(fg)].sort((p, q) => q - p);
     const key = `${el.tagName.toLowerCase()} ${getComputedStyle(el).color}`;
-    out[key] = Math.min(out[key] ?? 99, +((a + 0.05) / (b + 0.05)).toFixed(2));
+    out[key] = Math.min(out[key] ?? 99, +contrast(bg, fg).toFixed(2));
   }
   return out; }"""
