@@ -94,7 +94,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
         flat = np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(isz,))
         layout = Layout(arr.shape, tuple(s // isz for s in arr.strides), 0)
     t = _new(Tensor)
-    t._storage = Storage(CPU, dt, flat.size, host=flat)
+    t._st = Storage(CPU, dt, flat.size, host=flat)
     t._lay, t._dev, t.dtype = layout, CPU, dt
     t._x = CPU.backend.view(flat, layout, dt) if not arr.flags.c_contiguous else arr
     t.requires_grad, t.grad, t.grad_fn, t._hooks, t._base = False, None, None, None, None

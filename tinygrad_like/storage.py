@@ -38,6 +38,16 @@ _registry: list[weakref.ref] = []
 _ref = weakref.ref
 _compact_at = 1024
 _tracking = False
+#: ``[True]`` while every new tensor gets its storage at once (a tool lists storages, or an observer listens for
+#: allocations); otherwise a fresh op result on the host makes it on first use (``TensorBase._storage``).
+eager = [False]
+
+
+def _update_eager(active: bool | None = None) -> None:
+    eager[0] = _tracking or (events.ACTIVE if active is None else active)
+
+
+events.on_activation(_update_eager)
 
 
 def _compact() -> None:
@@ -52,11 +62,22 @@ def live_storages() -> list[Storage]:
     if not _tracking:
         import gc
         _tracking = True  # (set first: a storage made while we scan registers itself)
-        found = [o for o in gc.get_objects() if type(o) is Storage]
+        _update_eager()
+        objects = gc.get_objects()
+        _materialize_lazy(objects)  # (the storages it makes register themselves)
+        found = [o for o in objects if type(o) is Storage]
         known = {id(s) for s in (r() for r in _registry) if s is not None}
         _registry[:0] = [_ref(o) for o in sorted(found, key=_by_id) if id(o) not in known]
     _compact()
     return sorted((s for s in (r() for r in _registry) if s is not None), key=_by_id)
+
+
+def _materialize_lazy(objects) -> None:
+    """Give every live tensor whose storage was not made yet its storage, so a listing sees all of them."""
+    from .tensor_base import TensorBase
+    for o in objects:
+        if isinstance(o, TensorBase) and o._st is None:
+            o._storage  # noqa: B018  (the property makes it)
 
 
 def live_storage_count() -> int:

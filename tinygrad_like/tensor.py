@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, storage
 from .device import CPU, Device
 from .mixin import (
     AutogradMixin,
@@ -47,14 +47,15 @@ def wrap_native(r, dev: Device) -> Tensor:
         if dt is None:
             dt = dtypes.from_numpy(r.dtype)
         t = _new(Tensor)
-        t._storage = Storage(dev, dt, r.size, r)
+        # the storage is made on first use (TensorBase._storage), unless a tool already watches storages
+        t._st = Storage(dev, dt, r.size, r) if storage.eager[0] else None
         t._lay = None  # contiguous from offset 0: built on first use (see Tensor._layout)
         t._x = r
     else:
         buf, r = dev.backend.adopt(r)
         dt = dtypes.from_numpy(r.dtype)
         t = _new(Tensor)
-        t._storage = Storage(dev, dt, _numel(r.shape), None, buf)
+        t._st = Storage(dev, dt, _numel(r.shape), None, buf)
         t._lay = None
         t._x = r
     t._dev = dev
@@ -80,7 +81,7 @@ class Tensor(AutogradMixin, ConversionMixin, ElementwiseMixin, IndexingMixin, In
     def __init__(self, data, dtype=None, device=None, requires_grad: bool = False):
         from .creation import tensor
         t = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
-        for s in TensorBase.__slots__[:-1]:
+        for s in TensorBase.__slots__[:-1]:  # (copies the storage slot as it is: made or not yet)
             setattr(self, s, getattr(t, s))
 
     _wrap = staticmethod(wrap_native)

@@ -67,7 +67,7 @@ def _shape_args_neg(shape) -> tuple:
 class TensorBase:
     """An n-dimensional array with autograd: a storage, a layout over it, and the autograd metadata."""
 
-    __slots__ = ("_storage", "_lay", "_x", "_dev", "dtype", "requires_grad", "_grad", "grad_fn", "_hooks",
+    __slots__ = ("_st", "_lay", "_x", "_dev", "dtype", "requires_grad", "_grad", "grad_fn", "_hooks",
                  "_base", "__weakref__")
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
 
@@ -82,6 +82,22 @@ class TensorBase:
         raise NotImplementedError
 
     # ---- metadata ----------------------------------------------------------------------------
+    @property
+    def _storage(self) -> Storage:
+        """The storage, made on first use. A fresh op result on the host owns its array alone, so its
+        :class:`Storage` (an object, an id and a registry entry: about a tenth of a small op) is only made when
+        something asks: a view, an in-place write, a version check after a write, a tool listing storages. Until
+        then the tensor is at version 0, which is what its storage starts at."""
+        st = self._st
+        if st is None:
+            x = self._x
+            st = self._st = Storage(self._dev, self.dtype, x.size, x)
+        return st
+
+    @_storage.setter
+    def _storage(self, st: Storage) -> None:
+        self._st = st
+
     @property
     def _layout(self) -> Layout:
         """Shape, strides and offset in the storage. Fresh op results are contiguous from offset 0,
@@ -147,7 +163,8 @@ class TensorBase:
 
     @property
     def _version(self) -> int:
-        return self._storage.version
+        st = self._st
+        return 0 if st is None else st.version
 
     @property
     def is_leaf(self) -> bool:
@@ -164,7 +181,7 @@ class TensorBase:
 
     @data.setter
     def data(self, other: Tensor) -> None:
-        for s in ("_storage", "_lay", "_x", "_dev", "dtype"):
+        for s in ("_st", "_lay", "_x", "_dev", "dtype"):
             setattr(self, s, getattr(other, s))
 
     @property
@@ -288,7 +305,7 @@ class TensorBase:
     def detach(self) -> Tensor:
         """Same storage and layout, cut from the graph (shares the version counter)."""
         t = self._fresh()
-        t._storage, t._lay, t._x, t._dev, t.dtype = self._storage, self._lay, self._x, self._dev, self.dtype
+        t._st, t._lay, t._x, t._dev, t.dtype = self._storage, self._lay, self._x, self._dev, self.dtype
         t.requires_grad = False
         t._grad = t.grad_fn = t._hooks = None
         t._base = None  # shares storage (and version counter) but starts a history of its own
@@ -340,7 +357,7 @@ class TensorBase:
         made it more cheaply from ``self._x`` (a permutation); else it is made from the storage's buffer."""
         t = self._fresh()
         st = self._storage
-        t._storage, t._lay, t._dev, t.dtype = st, layout, self._dev, self.dtype
+        t._st, t._lay, t._dev, t.dtype = st, layout, self._dev, self.dtype
         t._x = native if native is not None else self._dev.backend.view(st.host if st.dev is None else st.dev, layout,
                                                                          self.dtype)
         t.requires_grad = False

@@ -29,8 +29,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     capture = {k: None for k in keys}
     if retain_graph is None:
         retain_graph = create_graph
-    for _ in engine.backward_steps(outputs, roots, retain_graph, create_graph, capture=capture, steps=False):
-        pass
+    engine.run_backward(outputs, roots, retain_graph, create_graph, capture=capture)
     result = []
     for i, k in enumerate(keys):
         g = capture[k]

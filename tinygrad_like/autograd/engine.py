@@ -8,7 +8,6 @@ iterative, so a 10,000-op chain does not touch Python's recursion limit.
 
 from __future__ import annotations
 
-import heapq
 import time
 
 from .. import events
@@ -19,7 +18,6 @@ from .function import Function
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 _perf = time.perf_counter
-heappush, heappop = heapq.heappush, heapq.heappop
 
 
 class Step:
@@ -69,21 +67,34 @@ def _expands_to(shape: tuple, target: tuple) -> bool:
     return all(n == 1 or n == target[lead + i] for i, n in enumerate(shape))
 
 
-def _count_dependencies(roots) -> dict:
-    """How many gradient contributions each node and each leaf will receive (iterative DFS)."""
-    deps: dict = {}
-    stack = [r for r in roots if isinstance(r, Function)]
-    seen = set(stack)
+def _plan(roots) -> tuple[list, dict]:
+    """The nodes reachable from ``roots``, in the order they run, and how many contributions each leaf will get.
+
+    The order is Kahn's algorithm with the latest-created ready node first (as PyTorch does), which is simply
+    descending creation order: a node is always created after every node its inputs came from (``seq`` is a
+    global counter stamped when a node is recorded), so when the newest unvisited node comes up, every consumer
+    of its output has run. One sort instead of a heap push and pop per node."""
+    leaf_deps: dict = {}
+    nodes = [r for r in roots if isinstance(r, Function)]
+    seen = set(nodes)
+    stack = list(nodes)
     while stack:
-        node = stack.pop()
-        for p in node.next:
+        for p in stack.pop().next:
             if p is None:
                 continue
-            deps[p] = deps.get(p, 0) + 1
-            if p not in seen and isinstance(p, Function):
-                seen.add(p)
-                stack.append(p)
-    return deps
+            if isinstance(p, Function):
+                if p not in seen:
+                    seen.add(p)
+                    nodes.append(p)
+                    stack.append(p)
+            else:
+                leaf_deps[p] = leaf_deps.get(p, 0) + 1
+    nodes.sort(key=_by_seq, reverse=True)
+    return nodes, leaf_deps
+
+
+def _by_seq(node: Function) -> int:
+    return node.seq
 
 
 def _accumulate_leaf(leaf, g, owned: set) -> None:
@@ -96,15 +107,135 @@ def _accumulate_leaf(leaf, g, owned: set) -> None:
                 g = r
     if g.dtype is not leaf.dtype:  # a leaf's gradient has the leaf's dtype (as in torch), whatever the op gave
         g = g.to(leaf.dtype)
+    recording = _grad.enabled
+    if not recording and (g.grad_fn is not None or g.requires_grad):
+        g = g.detach()
     if leaf._grad is None:
         # a fresh tensor of its own, as torch's AccumulateGrad: not a storage another leaf or the caller holds, not a
         # view (a formula may return an expanded, strided or narrowed view of a gradient)
-        if g._base is not None or id(g._storage) in owned:
-            g = g.clone() if _grad.enabled else g.detach().clone()
-        owned.add(id(g._storage))
-        leaf.grad = g if _grad.enabled else g.detach()
+        st = g._storage
+        if g._base is not None or id(st) in owned:
+            g = g.clone()
+            st = g._storage
+        owned.add(id(st))
+        if hooks:
+            leaf.grad = g  # (the setter's checks: a hook may have returned another shape or device)
+        else:
+            leaf._grad = g
     else:
-        leaf.grad = leaf._grad + g
+        leaf.grad = leaf._grad + g if recording or hooks else _sum(leaf._grad, g)
+
+
+def _sum(a, b):
+    """``a + b`` of two gradients of one shape and dtype, outside any graph: the backend's add, with no node made
+    (the engine's own accumulation, not an op of the model; its kernel is timed like any other)."""
+    dev = a._dev
+    return a._wrap(dev.backend.add(a._x, b._x), dev)
+
+
+class _Pass:
+    """The state of one backward pass: what is pending for each node and leaf, and how it ends."""
+
+    __slots__ = ("nodes", "pending", "leaf_pending", "leaf_deps", "owned", "capture", "retain_graph", "create_graph")
+
+    def __init__(self, roots, grads, retain_graph: bool, create_graph: bool, capture):
+        self.retain_graph, self.create_graph, self.capture = retain_graph, create_graph, capture
+        pending: dict = {}
+        leaf_pending: dict = {}
+        root_nodes = []
+        for t, g in zip(roots, grads):
+            n = t.grad_fn  # (a root is read for grad_fn and requires_grad only: the stepper passes stand-ins)
+            want = n.out_dtype if n is not None else t.dtype
+            if g.dtype is not want:  # an incoming gradient of another dtype is cast to the output's (as torch does)
+                g = g.to(want)
+            if n is not None:
+                pending[n] = pending[n] + g if n in pending else g
+                if n not in root_nodes:
+                    root_nodes.append(n)
+            elif t.requires_grad:  # backward() on a leaf itself
+                leaf_pending[t] = g
+        self.pending, self.leaf_pending = pending, leaf_pending
+        self.owned = {id(g._storage) for g in grads}
+        self.nodes, self.leaf_deps = _plan(root_nodes)
+
+    def deliver_roots(self) -> None:
+        """Gradients given for leaves themselves (``leaf.backward()``)."""
+        leaves = [(leaf, g) for leaf, g in self.leaf_pending.items() if leaf not in self.leaf_deps]
+        for leaf, g in leaves:
+            del self.leaf_pending[leaf]
+            self.deliver(leaf, g)
+
+    def deliver(self, leaf, g) -> None:
+        capture = self.capture
+        if capture is not None:
+            if leaf in capture:
+                for h in leaf._hooks or ():
+                    r = h(g)
+                    if r is not None:
+                        g = r
+                capture[leaf] = g
+            return
+        _accumulate_leaf(leaf, g, self.owned)
+
+    def run(self, node, filled: list | None) -> tuple:
+        """Run ``node``'s backward on its pending gradient and pass each result on: to a parent node's pending
+        sum, or into a leaf (delivered once its last contribution arrived; appended to ``filled``)."""
+        g = self.pending.pop(node, None)
+        grads_out: tuple = ()
+        if g is not None:
+            if node.hooks:
+                for h in node.hooks:
+                    r = h(g)
+                    if r is not None:
+                        g = r
+            if node.retained:
+                for ref in node.retained:
+                    t = ref()
+                    if t is not None and t.grad_fn is node:
+                        t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+            capture = self.capture
+            if capture is not None and node in capture:
+                capture[node] = g
+            grads_out = node.backward(g)
+            if type(grads_out) is not tuple:
+                grads_out = (grads_out,)
+            if len(grads_out) != len(node.next):
+                raise RuntimeError(f"{node.name}.backward returned {len(grads_out)} gradients; expected "
+                                   f"{len(node.next)} (one per forward input, None where there is none)")
+            if not self.retain_graph:
+                node.release()
+        pending = self.pending
+        add = _sum if not self.create_graph else _add_recorded
+        i = -1
+        for p in node.next:
+            i += 1
+            if p is None:
+                continue
+            gi = grads_out[i] if grads_out else None
+            if isinstance(p, Function):
+                if gi is not None:
+                    if gi._x.shape != p.out_shape or gi.dtype is not p.out_dtype:
+                        gi = _as_input(gi, p.out_shape, p.out_dtype, node, i)
+                    prev = pending.get(p)
+                    pending[p] = gi if prev is None else add(prev, gi)
+                continue
+            leaf_pending = self.leaf_pending
+            if gi is not None:
+                if gi._x.shape != p._x.shape or gi.dtype is not p.dtype:
+                    gi = _as_input(gi, p.shape, p.dtype, node, i)
+                prev = leaf_pending.get(p)
+                leaf_pending[p] = gi if prev is None else add(prev, gi)
+            left = self.leaf_deps[p] - 1
+            self.leaf_deps[p] = left
+            if left == 0 and p in leaf_pending:
+                self.deliver(p, leaf_pending.pop(p))
+                if filled is not None:
+                    filled.append(p)
+        return g, grads_out
+
+
+def _add_recorded(a, b):
+    return a + b
 
 
 def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool = False,
@@ -114,102 +245,51 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
     ``roots``/``grads``: output tensors and their incoming gradients. With ``capture`` (a dict
     mapping leaf tensors or nodes to slots) gradients are collected there instead of accumulated
     into ``.grad`` (this is ``tl.autograd.grad``). ``steps=False`` yields None per node instead of a
-    record, and times a node only for an observer that listens (``Tensor.backward()`` drains it so).
+    record, and times a node only for an observer that listens. Grad mode is the pass's while a node
+    runs and the caller's between nodes (a consumer may run its own code there, or stop half-way).
     """
-    root_nodes, pending = [], {}
-    leaf_pending: dict = {}
-    for t, g in zip(roots, grads):
-        n = t.grad_fn  # (a root is read for grad_fn and requires_grad only: the stepper passes stand-ins)
-        want = n.out_dtype if n is not None else t.dtype
-        if g.dtype is not want:  # an incoming gradient of another dtype is cast to the output's (as torch does)
-            g = g.to(want)
-        if n is not None:
-            pending[n] = pending[n] + g if n in pending else g
-            if n not in root_nodes:
-                root_nodes.append(n)
-        elif t.requires_grad:  # backward() on a leaf itself
-            leaf_pending[t] = g
-    deps = _count_dependencies(root_nodes)
-    owned = {id(g._storage) for g in grads}
-    heap = [(-n.seq, n) for n in root_nodes if deps.get(n, 0) == 0]
-    heapq.heapify(heap)
-    for leaf, g in leaf_pending.items():
-        with grad_mode.set_grad_enabled(create_graph):
-            _deliver_leaf(leaf, g, capture, owned)
-    index = 0
-    while heap:
-        _, node = heappop(heap)
-        g = pending.pop(node, None)
+    state = _Pass(roots, grads, retain_graph, create_graph, capture)
+    prev = _grad.enabled
+    _grad.enabled = create_graph
+    try:
+        state.deliver_roots()
+    finally:
+        _grad.enabled = prev
+    for index, node in enumerate(state.nodes):
         timed = steps or events.ACTIVE
-        if timed:
-            t0 = _perf()
-        grads_out: tuple = ()
+        t0 = _perf() if timed else 0.0
         filled = [] if steps else None
-        # grad mode is the pass's while a node runs and the caller's between nodes (a consumer may run its own code
-        # there, or stop iterating half-way)
         prev = _grad.enabled
         _grad.enabled = create_graph
         try:
-            if g is not None:
-                if node.hooks:
-                    for h in node.hooks:
-                        r = h(g)
-                        if r is not None:
-                            g = r
-                if node.retained:
-                    for ref in node.retained:
-                        t = ref()
-                        if t is not None and t.grad_fn is node:
-                            t.grad = g.detach() if t.grad is None else t.grad + g.detach()
-                if capture is not None and node in capture:
-                    capture[node] = g
-                grads_out = node.backward(g)
-                if type(grads_out) is not tuple:
-                    grads_out = (grads_out,)
-                if len(grads_out) != len(node.next):
-                    raise RuntimeError(f"{node.name}.backward returned {len(grads_out)} gradients; expected "
-                                       f"{len(node.next)} (one per forward input, None where there is none)")
-                if not retain_graph:
-                    node.release()
-            for i, p in enumerate(node.next):
-                if p is None:
-                    continue
-                gi = grads_out[i] if grads_out else None
-                left = deps[p] - 1
-                deps[p] = left
-                if isinstance(p, Function):
-                    if gi is not None:
-                        if gi._x.shape != p.out_shape or gi.dtype is not p.out_dtype:
-                            gi = _as_input(gi, p.out_shape, p.out_dtype, node, i)
-                        pending[p] = pending[p] + gi if p in pending else gi
-                    if left == 0:
-                        heappush(heap, (-p.seq, p))
-                else:
-                    if gi is not None:
-                        if gi._x.shape != p._x.shape or gi.dtype is not p.dtype:
-                            gi = _as_input(gi, p.shape, p.dtype, node, i)
-                        leaf_pending[p] = leaf_pending[p] + gi if p in leaf_pending else gi
-                    if left == 0 and p in leaf_pending:
-                        _deliver_leaf(p, leaf_pending.pop(p), capture, owned)
-                        if steps:
-                            filled.append(p)
+            g, grads_out = state.run(node, filled)
         finally:
             _grad.enabled = prev
         seconds = _perf() - t0 if timed else 0.0
         if events.ACTIVE:
             events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))
         yield Step(index, node, g, grads_out, seconds, tuple(filled)) if steps else None
-        index += 1
 
 
-def _deliver_leaf(leaf, g, capture, owned) -> None:
-    if capture is not None:
-        if leaf in capture:
-            hooks = leaf._hooks
-            for h in hooks or ():
-                r = h(g)
-                if r is not None:
-                    g = r
-            capture[leaf] = g
-        return
-    _accumulate_leaf(leaf, g, owned)
+def run_backward(roots, grads, retain_graph: bool = False, create_graph: bool = False,
+                 capture: dict | None = None) -> None:
+    """Run the whole pass at once: what ``Tensor.backward()`` and ``tl.autograd.grad`` do.
+
+    The same nodes in the same order as :func:`backward_steps`, with grad mode switched once for the pass
+    rather than around every node, and a node timed only while an observer listens."""
+    state = _Pass(roots, grads, retain_graph, create_graph, capture)
+    prev = _grad.enabled
+    _grad.enabled = create_graph
+    try:
+        state.deliver_roots()
+        run = state.run
+        for index, node in enumerate(state.nodes):
+            if events.ACTIVE:
+                t0 = _perf()
+                run(node, None)
+                seconds = _perf() - t0
+                events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))
+            else:
+                run(node, None)
+    finally:
+        _grad.enabled = prev

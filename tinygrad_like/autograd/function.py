@@ -132,7 +132,7 @@ class Function:
         if not req or not out.dtype.is_floating_point:
             return out
         if cls.save_output:  # (a fresh output is at version 0; one a user kernel wrote may be further on)
-            v = out._storage.version
+            v = out._version
             if node.saved:
                 node.saved, node.saved_versions = (*node.saved, out), (*node.saved_versions, v)
             else:
@@ -150,9 +150,10 @@ class Function:
         self.saved = tensors
         if len(tensors) == 2:
             a, b = tensors
-            self.saved_versions = (-1 if a is None else a._storage.version, -1 if b is None else b._storage.version)
+            self.saved_versions = (-1 if a is None else 0 if a._st is None else a._st.version,
+                                   -1 if b is None else 0 if b._st is None else b._st.version)
         else:
-            self.saved_versions = tuple([-1 if t is None else t._storage.version for t in tensors])
+            self.saved_versions = tuple([-1 if t is None else t._version for t in tensors])
 
     @property
     def saved_tensors(self) -> tuple:
@@ -167,8 +168,8 @@ class Function:
         if saved is None:
             return ()
         for i, (t, v) in enumerate(zip(saved, self.saved_versions)):
-            if t is not None and t._storage.version != v:
-                raise VersionMismatchError(self, i, t, v, t._storage.version, t._storage.bumps_since(v))
+            if t is not None and t._version != v:
+                raise VersionMismatchError(self, i, t, v, t._version, t._storage.bumps_since(v))
         return saved
 
     def release(self) -> None:

@@ -38,5 +38,4 @@ class AutogradMixin:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (drains :meth:`backward_steps`)."""
         if retain_graph is None:
             retain_graph = create_graph
-        for _ in engine.backward_steps((self,), (self._root_grad(gradient),), retain_graph, create_graph, steps=False):
-            pass
+        engine.run_backward((self,), (self._root_grad(gradient),), retain_graph, create_graph)

@@ -295,12 +295,12 @@ class CrossEntropy(Function):
         # logits may be written in place after the loss. Only a graph of the backward (create_graph), or a backend
         # whose kept state is the logits themselves, reads the logits: those paths check their version by hand.
         self.save_for_backward()
-        self.logits, self.logits_version = logits, logits._storage.version
+        self.logits, self.logits_version = logits, logits._version
         return loss
 
     def _check_logits(self) -> None:
         logits = self.logits
-        if logits._storage.version != self.logits_version:
+        if logits._version != self.logits_version:
             from ..autograd.function import VersionMismatchError
             st = logits._storage
             raise VersionMismatchError(self, 0, logits, self.logits_version, st.version,
