@@ -27,6 +27,7 @@ _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 _seq = itertools.count().__next__
+_new = object.__new__
 
 FREED = object()
 
@@ -96,8 +97,9 @@ class Function:
 
         The one place a node is recorded (ops, views, device copies and the nodes of in-place history alike).
         ``forward`` returns a native array, or a Tensor it made itself (a view, a copy on another device, a
-        user kernel's output)."""
-        node = cls()
+        user kernel's output). This is every op's hot path: it is written out flat, with no per-op dict, list or
+        closure, and no work for observers that are not listening."""
+        node = _new(cls)
         node.saved = None
         r = node.forward(x, *args)  # (pending host writes upload when forward looks up dev.backend)
         if isinstance(r, TensorBase):  # a view, a copy on another device, or a tensor a user's forward made
@@ -106,30 +108,32 @@ class Function:
             out = x._wrap(r, x._dev)
         if not _grad.enabled:
             return out
-        xg = x.grad_fn
-        if xg is not None:
-            edges = [xg]
-            req = True
-        elif x.requires_grad:
-            edges = [x]
-            req = True
-        else:
-            edges = [None]
-            req = False
-        for a in args:
-            if isinstance(a, TensorBase):
-                g = a.grad_fn
-                if g is not None:
-                    edges.append(g)
-                    req = True
-                elif a.requires_grad:
-                    edges.append(a)
-                    req = True
+        # one edge per input: its node, the leaf itself (which accumulates .grad), or None (no gradient)
+        e = x.grad_fn
+        if e is None and x.requires_grad:
+            e = x
+        req = e is not None
+        if args:
+            edges = [e]
+            for a in args:
+                if isinstance(a, TensorBase):
+                    e = a.grad_fn
+                    if e is None and a.requires_grad:
+                        e = a
+                    if e is not None:
+                        req = True
+                    edges.append(e)
                 else:
                     edges.append(None)
-            else:
-                edges.append(None)
-        if not req or not out.dtype.is_floating_point:
+            if not req:
+                return out
+            edges = tuple(edges)
+        elif not req:
+            return out
+        else:
+            edges = (e,)
+        dt = out.dtype
+        if not dt.is_floating_point:
             return out
         if cls.save_output:  # (a fresh output is at version 0; one a user kernel wrote may be further on)
             v = out._version
@@ -137,7 +141,15 @@ class Function:
                 node.saved, node.saved_versions = (*node.saved, out), (*node.saved_versions, v)
             else:
                 node.saved, node.saved_versions = (out,), (v,)
-        _attach(node, tuple(edges), out, x, args)
+        node.next = edges
+        node.seq = _seq()
+        node.out_shape = out._x.shape
+        node.out_dtype = dt
+        node.hooks = node.retained = None
+        out.requires_grad = True
+        out.grad_fn = node
+        if events.WATCH_NODES:  # (one flag for both watchers: nothing added to the path when neither is on)
+            _watched(node, out, x, args)
         return out
 
     # ---- saved tensors -------------------------------------------------------------------
@@ -167,9 +179,12 @@ class Function:
                 f"pass retain_graph=True to the first .backward() if you need to backward twice.")
         if saved is None:
             return ()
-        for i, (t, v) in enumerate(zip(saved, self.saved_versions)):
-            if t is not None and t._version != v:
-                raise VersionMismatchError(self, i, t, v, t._version, t._storage.bumps_since(v))
+        for i, t in enumerate(saved):
+            if t is not None:
+                st = t._st  # (None: a fresh result nothing has written, at version 0)
+                if (0 if st is None else st.version) != self.saved_versions[i]:
+                    v = self.saved_versions[i]
+                    raise VersionMismatchError(self, i, t, v, t._version, t._storage.bumps_since(v))
         return saved
 
     def release(self) -> None:
@@ -252,7 +267,8 @@ def _own(r):
 
 
 def _attach(node: Function, edges: tuple, out, x, args) -> None:
-    """Make ``node`` (over ``edges``, one per input) the recorded history of ``out``, and tell observers."""
+    """Make ``node`` (over ``edges``, one per input) the recorded history of ``out``, and tell observers (what
+    :meth:`Function.apply` does inline, for :func:`record`)."""
     node.next = edges
     node.seq = _seq()
     node.out_shape = out._x.shape
@@ -260,12 +276,17 @@ def _attach(node: Function, edges: tuple, out, x, args) -> None:
     node.hooks = node.retained = None
     out.requires_grad = True
     out.grad_fn = node
-    if events.WATCH_NODES:  # (one flag for both watchers: nothing added to the path when neither is on)
-        if events.ORIGINS:
-            node.origin = origin()
-        if events.ACTIVE:
-            events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
-                                          out.shape, out.dtype.name, str(out._dev), events.now()))
+    if events.WATCH_NODES:
+        _watched(node, out, x, args)
+
+
+def _watched(node: Function, out, x, args) -> None:
+    """A node was recorded while someone watches: stamp its origin (the user's line) and/or tell observers."""
+    if events.ORIGINS:
+        node.origin = origin()
+    if events.ACTIVE:
+        events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
+                                      out.shape, out.dtype.name, str(out._dev), events.now()))
 
 
 def _edge(t):

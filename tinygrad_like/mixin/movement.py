@@ -16,6 +16,9 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from these f
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
+_SWAP = (1, 0)
+
+
 class MovementMixin:
     """Tensor methods that move elements: views (reshape, permute, expand, slicing...) and copies (cat, flip...)."""
 
@@ -46,7 +49,11 @@ class MovementMixin:
         return self._view(lay.permuted(dims), self._dev.backend.permute(self._x, dims))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
-        nd = self.ndim
+        nd = self._x.ndim
+        if nd == 2 and not self._records():  # (a matrix's transpose, as every matmul backward takes it)
+            if normalize_dim(dim0, 2) == normalize_dim(dim1, 2):
+                return self._view(self._layout, self._x)
+            return self._view(self._layout.permuted(_SWAP), self._dev.backend.permute(self._x, _SWAP))
         if nd == 0:
             normalize_dim(dim0, 0), normalize_dim(dim1, 0)
             return M.Permute.apply(self, ())
