@@ -135,12 +135,17 @@ class Function:
         dt = out.dtype
         if not dt.is_floating_point:
             return out
-        if cls.save_output:  # (a fresh output is at version 0; one a user kernel wrote may be further on)
-            v = out._version
+        if cls.save_output:
+            # Kept as a detached alias (same storage, so the same version counter; no grad_fn), never as ``out``
+            # itself: out -> node -> out would be a reference cycle, and every graph through relu, tanh, exp...
+            # would wait for the cyclic garbage collector to free its activations. ``saved_tensors`` hands the
+            # alias back with this node as its history when a graph of the backward is being recorded.
+            alias = out.detach()
+            v = alias._st.version  # (a fresh output is at version 0; one a user kernel wrote may be further on)
             if node.saved:
-                node.saved, node.saved_versions = (*node.saved, out), (*node.saved_versions, v)
+                node.saved, node.saved_versions = (*node.saved, alias), (*node.saved_versions, v)
             else:
-                node.saved, node.saved_versions = (out,), (v,)
+                node.saved, node.saved_versions = (alias,), (v,)
         node.next = edges
         node.seq = _seq()
         node.out_shape = out._x.shape
@@ -185,6 +190,10 @@ class Function:
                 if (0 if st is None else st.version) != self.saved_versions[i]:
                     v = self.saved_versions[i]
                     raise VersionMismatchError(self, i, t, v, t._version, t._storage.bumps_since(v))
+        if type(self).save_output and _grad.enabled:  # (create_graph: the output's history is this node)
+            out = saved[-1].detach()
+            out.requires_grad, out.grad_fn = True, self
+            return (*saved[:-1], out)
         return saved
 
     def release(self) -> None:

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor_base import TensorBase
@@ -64,14 +65,14 @@ class _Binary(Function):
         gradient of ``a`` reads ``b``; one of ``b`` reads ``a``, and for Div ``b`` too). Nothing is saved
         outside autograd, and a tensor nobody's gradient reads may be written in place later (as in torch)."""
         xa, xb, _ = promoted
-        if _num(b):
-            self.value = b
-        else:
+        if isinstance(b, TensorBase):
             self.value = None
             if _grad.enabled:
                 ra, rb = a.requires_grad, b.requires_grad
                 if ra or rb:
                     self.save_for_backward(a if rb else None, b if ra or (rb and primitive == "div") else None)
+        else:  # (a number: operands() accepted it)
+            self.value = b
         try:
             return getattr(a._dev.backend, primitive)(xa, xb)
         except ValueError:
@@ -477,7 +478,8 @@ class Relu(Function):
     save_output = True
 
     def forward(self, x):
-        _no_bool(x, "relu")
+        if x.dtype is dtypes.bool_:
+            _no_bool(x, "relu")
         return x._dev.backend.relu(x._x)
 
     def backward(self, g):
