@@ -58,8 +58,10 @@ import tinygrad_like.optim  # noqa: E402, F401 - makes sure tl.optim is loaded
 LR = 0.01
 N_CLASSES = 10
 MODELS = {"mlp": {"batch": 256, "input": (784,)}, "cnn": {"batch": 64, "input": (1, 28, 28)}}
-# tinygrad_like / peer, on the median step time; "faster than tinygrad" means a ratio below 1.0
-TARGETS = {"mlp": {"torch": 1.15, "tinygrad": 1.0}, "cnn": {"torch": 1.5, "tinygrad": 1.0}}
+# tinygrad_like / peer, on the median step time; "faster than tinygrad" means a ratio below 1.0. The torch
+# targets are issue 15's (section 4), stated for each library's default threads (``--threads 0``); they were 1.15
+# and 1.5 before it.
+TARGETS = {"mlp": {"torch": 0.95, "tinygrad": 1.0}, "cnn": {"torch": 1.1, "tinygrad": 1.0}}
 LOSS_ATOL = 1e-4    # first-step loss, tinygrad_like vs torch
 PARAM_ATOL = 1e-5   # parameters after the first update, tinygrad_like vs torch (max abs difference)
 NOISE_TOL = 0.05    # torch_control / torch (median) further than this from 1.0: the run was disturbed, redo it

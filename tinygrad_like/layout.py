@@ -192,6 +192,12 @@ class Layout:
     def expand(self, shape: tuple) -> Layout:
         shape = tuple(shape)
         nd, nn = len(self.shape), len(shape)
+        if nd == 0:  # (a scalar to any shape, as a full reduction's gradient is put back)
+            for n in shape:
+                if type(n) is not int or n < 0:
+                    break
+            else:
+                return Layout(shape, (0,) * nn, self.offset)
         if nn < nd:
             raise RuntimeError(f"expand: the number of sizes provided ({nn}) must be greater or equal to the "
                                f"number of dimensions in the tensor ({nd}); tensor shape {self.shape}")

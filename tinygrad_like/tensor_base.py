@@ -51,6 +51,11 @@ def _shape_args(size, allow_negative: bool = False, what: str = "size") -> tuple
     negative; a reshape or expand target may hold -1 (``allow_negative``), checked by the op itself."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    for n in size:  # (the common case first: plain ints, no conversion)
+        if type(n) is not int or n < 0:
+            break
+    else:
+        return size if type(size) is tuple else tuple(size)
     for n in size:
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
             raise TypeError(f"{what} must be a sequence of ints, got {size!r}")

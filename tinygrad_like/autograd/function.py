@@ -140,7 +140,7 @@ class Function:
             # itself: out -> node -> out would be a reference cycle, and every graph through relu, tanh, exp...
             # would wait for the cyclic garbage collector to free its activations. ``saved_tensors`` hands the
             # alias back with this node as its history when a graph of the backward is being recorded.
-            alias = out.detach()
+            alias = _alias(out)
             v = alias._st.version  # (a fresh output is at version 0; one a user kernel wrote may be further on)
             if node.saved:
                 node.saved, node.saved_versions = (*node.saved, alias), (*node.saved_versions, v)
@@ -262,6 +262,19 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name}Backward>"
+
+
+def _alias(t):
+    """``t.detach()``, written out for the hot path of ops that keep their output: the same storage (made now if
+    ``t`` has none yet, so both see one version counter), layout and array, and no history."""
+    st = t._st
+    if st is None:
+        st = t._storage
+    a = _new(t.__class__)
+    a._st, a._lay, a._x, a._dev, a.dtype = st, t._lay, t._x, t._dev, t.dtype
+    a.requires_grad = False
+    a._grad = a.grad_fn = a._hooks = a._base = None
+    return a
 
 
 def _own(r):
