@@ -422,3 +422,48 @@ def test_live_storage_count_follows_births_and_deaths():
     del made
     gc.collect()
     assert live_storage_count() == n
+
+
+@pytest.fixture
+def lazy_storages():
+    """Storages made on first use, as in a process where no tool has listed them yet (an earlier test may have)."""
+    from tinygrad_like import storage
+    was = storage.eager[0]
+    storage.eager[0] = False
+    try:
+        yield
+    finally:
+        storage.eager[0] = was
+
+
+def test_a_fresh_result_makes_its_storage_on_first_use_sharing_one_version_counter(lazy_storages):
+    """A host op's result gets its Storage when something asks (a view, a write, ``.storage``), at version 0, and
+    every later alias (a view, ``detach()``) shares that one storage, so a write through any of them is seen by
+    all (the version check of autograd relies on it)."""
+    x = tl.ones(4, requires_grad=True)
+    y = x * 2
+    assert y._st is None and y._version == 0  # nothing asked yet
+    z = y.exp()  # saves its output, and Mul saved nothing of y: y still has no storage
+    v = y[1:]  # a view: the base's storage is made and shared
+    assert y._st is not None and v.storage is y.storage and y.detach().storage is y.storage
+    v.add_(1.0)
+    assert y._version == 1 and v._version == 1
+    z.sum().backward()  # exp's kept output is z's own storage, untouched
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2.0) * np.ones(4), rtol=1e-6)
+
+
+def test_a_storage_made_late_is_not_announced_but_one_made_while_listening_is(lazy_storages):
+    """Reading a tensor made while nobody listened makes its storage without a ``StorageAllocated`` event (its
+    bytes were allocated back then; an observer reading tensors must not set off events, or a view redrawing on
+    allocations would recurse); a tensor made while someone listens gets its storage, and the event, at once."""
+    before = tl.ones(3) * 2
+    seen = []
+    unsubscribe = tl.events.subscribe(seen.append, kinds=(tl.events.StorageAllocated,))
+    try:
+        st = before.storage
+        assert [e for e in seen if e.storage_id == st.id] == []
+        during = tl.ones(3) * 3
+        assert during._st is not None
+        assert [e.storage_id for e in seen if e.storage_id == during._st.id] == [during._st.id]
+    finally:
+        unsubscribe()

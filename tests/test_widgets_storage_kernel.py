@@ -550,3 +550,24 @@ def test_in_a_kernel_cells_are_numbered_and_views_refresh_after_each_cell(tmp_pa
     (out,) = [o for o in nb.cells[3].outputs if o.get("output_type") == "stream"]
     got = json.loads(out["text"])
     assert got == {"cells": [2, 3], "version": 1, "html": True, "in2": True, "ipython": True}
+
+
+def test_a_live_storage_view_of_tensors_made_before_it_prints_nothing(capsys):
+    """A live StorageView named tensors whose storages were not made yet (host results made while nobody
+    listened): drawing them must not recurse through its own allocation events (it did, printing a RecursionError
+    from its subscriber to stderr)."""
+    from tinygrad_like import storage
+    was, storage.eager[0] = storage.eager[0], False  # (as before any tool listed storages in this process)
+    try:
+        x = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        x_plus = x + 1
+        assert x_plus._st is None
+    finally:
+        storage.eager[0] = was
+    view = sv.StorageView(names={"x": x, "x_plus": x_plus})
+    try:
+        names = {r.get("name") for r in view.rows}
+        assert {"x", "x_plus"} <= names, names
+        assert capsys.readouterr().err == ""
+    finally:
+        view.close()

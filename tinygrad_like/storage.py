@@ -148,7 +148,7 @@ class Storage:
     __slots__ = ("id", "device", "dtype", "numel", "host", "dev", "dirty", "version", "fence", "bumps",
                  "name", "views", "__weakref__")
 
-    def __init__(self, device: Device, dtype: DType, numel: int, host=None, dev=None):
+    def __init__(self, device: Device, dtype: DType, numel: int, host=None, dev=None, announce: bool = True):
         self.id = _next_id()
         self.device = device
         self.dtype = dtype
@@ -165,7 +165,9 @@ class Storage:
             _registry.append(_ref(self))
             if len(_registry) >= _compact_at:
                 _compact()
-        if events.ACTIVE:
+        # (not announced: the storage of a tensor made earlier, while nobody listened, made now on first use; its
+        # bytes were allocated then, and an observer reading tensors must not set off events by reading them)
+        if events.ACTIVE and announce:
             events.emit(events.StorageAllocated(self.id, str(device), dtype.name, self.nbytes, events.now()))
 
     def __repr__(self) -> str:

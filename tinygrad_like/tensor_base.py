@@ -96,7 +96,7 @@ class TensorBase:
         st = self._st
         if st is None:
             x = self._x
-            st = self._st = Storage(self._dev, self.dtype, x.size, x)
+            st = self._st = Storage(self._dev, self.dtype, x.size, x, announce=False)
         return st
 
     @_storage.setter
