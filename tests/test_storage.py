@@ -467,3 +467,12 @@ def test_a_storage_made_late_is_not_announced_but_one_made_while_listening_is(la
         assert [e.storage_id for e in seen if e.storage_id == during._st.id] == [during._st.id]
     finally:
         unsubscribe()
+
+
+def test_assigning_data_shares_the_storage_even_before_it_was_made(lazy_storages):
+    p = tl.zeros(3, requires_grad=True)
+    fresh = tl.ones(3) * 2
+    p.data = fresh
+    assert p.storage is fresh.storage
+    fresh.add_(1.0)
+    assert p._version == fresh._version == 1 and p.detach().numpy().tolist() == [3.0, 3.0, 3.0]

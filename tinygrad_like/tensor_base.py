@@ -186,7 +186,8 @@ class TensorBase:
 
     @data.setter
     def data(self, other: Tensor) -> None:
-        for s in ("_st", "_lay", "_x", "_dev", "dtype"):
+        self._st = other._storage  # (made now if need be: both tensors then share one storage and version counter)
+        for s in ("_lay", "_x", "_dev", "dtype"):
             setattr(self, s, getattr(other, s))
 
     @property
