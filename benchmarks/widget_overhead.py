@@ -29,8 +29,9 @@ block's mean step time** resists the machine's noise: it is the headline of ``no
 control. A throttled view redraws every ~0.1 s or rarer, i.e. during some steps and not others, which a median
 hides: the dashboard's headline is the **mean over all timed steps** (total time / steps). Each condition gets
 all three (mean, block median, single-step median). Ratios are against ``no_view``; targets: ``no_view`` over
-``stripped`` at most 1.02, dashboard at most 1.15. The dashboard's redraws during timed steps are counted and
-timed per view (an instance wrapper around ``refresh``), which says how much of its extra time they explain.
+``stripped`` at most 1.02, dashboard at most 1.05 (issue 16's; this script said 1.15 before). The dashboard's
+redraws during timed steps are counted and timed per view (an instance wrapper around ``refresh``), which says
+how much of its extra time they explain.
 
     .venv/bin/python benchmarks/widget_overhead.py [--out results.json] [--repeats 15] [--block 20]
     .venv/bin/python benchmarks/widget_overhead.py --cprofile dashboard   # where the live dashboard's time goes
@@ -67,7 +68,7 @@ import tinygrad_like.optim  # noqa: E402, F401 - makes sure tl.optim is loaded
 
 LR = 0.01
 BATCH = 256
-TARGETS = {"no_listener": 1.02, "dashboard": 1.15}
+TARGETS = {"no_listener": 1.02, "dashboard": 1.05}
 NOISE_TOL = 0.03  # no_view_control / no_view further than this from 1.0: the run was disturbed
 STRIPPED_NAME = "tinygrad_like_stripped"
 
