@@ -100,11 +100,21 @@ def second_derivative_of_relu(lib):
     return g, h
 
 
+def second_derivatives_of_pow_through_its_output(lib):
+    """d/db (a ** b) = a ** b * log(a) reads the output: with create_graph the output must carry its history, or
+    the second derivatives through it are missing (the grad in b was refused as unused)."""
+    a = lib.tensor([2.0, 3.0], requires_grad=True, dtype=lib.float64)
+    b = lib.tensor([1.5, 0.5], requires_grad=True, dtype=lib.float64)
+    ga, gb = lib.autograd.grad((a ** b).sum(), (a, b), create_graph=True)
+    return (ga, gb, *lib.autograd.grad(gb.sum(), (a, b), retain_graph=True), *lib.autograd.grad(ga.sum(), (a, b)))
+
+
 CASES = [ce_with_a_minus_inf_logit, std_of_constant_data, std_over_a_dim_with_one_constant_row,
          clamp_with_an_infinite_gradient, maximum_with_an_infinite_gradient, minimum_with_an_infinite_gradient,
          max_of_all_with_an_infinite_gradient, amin_with_an_infinite_gradient, cat_of_float64_and_a_float32_leaf,
          stack_of_float64_and_a_float32_leaf, sign_is_differentiable_with_zero_gradient,
-         second_derivative_of_leaky_relu, second_derivative_of_relu]
+         second_derivative_of_leaky_relu, second_derivative_of_relu,
+         second_derivatives_of_pow_through_its_output]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])

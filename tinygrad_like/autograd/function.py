@@ -190,11 +190,19 @@ class Function:
                 if (0 if st is None else st.version) != self.saved_versions[i]:
                     v = self.saved_versions[i]
                     raise VersionMismatchError(self, i, t, v, t._version, t._storage.bumps_since(v))
-        if type(self).save_output and _grad.enabled:  # (create_graph: the output's history is this node)
-            out = saved[-1].detach()
-            out.requires_grad, out.grad_fn = True, self
-            return (*saved[:-1], out)
+        if type(self).save_output and _grad.enabled:
+            return (*saved[:-1], self.kept_output(saved[-1]))
         return saved
+
+    def kept_output(self, alias):
+        """This node's own output, kept for backward as a detached alias (see :meth:`apply`), as backward should
+        read it: the alias itself in a plain backward; while a backward is recorded (``create_graph``), an alias
+        whose history is this node, so that higher derivatives flow through the output as through the op."""
+        if not _grad.enabled:
+            return alias
+        out = alias.detach()
+        out.requires_grad, out.grad_fn = True, self
+        return out
 
     def release(self) -> None:
         """Free saved tensors (after a backward without ``retain_graph``)."""

@@ -179,7 +179,7 @@ class Pow(_Binary):
             return (g * 0 if p == 0 else g * p * a ** (p - 1)), None
         saved = self.saved_tensors
         a, b = saved[0], saved[1]
-        y = saved[2] if len(saved) == 3 else None
+        y = self.kept_output(saved[2]) if len(saved) == 3 else None  # (this node's output: see forward)
         # (an integer operand, e.g. the 2 of 2 ** x, enters the formulas in the result's dtype: log(2) in float64
         # for a float64 x, not in the default float)
         a = a if a.dtype is g.dtype else a.to(g.dtype)
