@@ -1,7 +1,7 @@
 """``BackwardStepper(loss, model)``: run a backward pass one node at a time, on the same graph drawing.
 
-It drives ``loss.backward_steps(retain_graph=True)`` (the generator ``backward()`` drains). Visited nodes are
-coloured, the current one is outlined and kept in view, edges thicken with the norm of the gradient they
+It drives ``loss.backward_steps(retain_graph=True)`` (the pass ``backward()`` runs to the end at once). Visited
+nodes are coloured, the current one is outlined and kept in view, edges thicken with the norm of the gradient they
 carried, and a parameter's box fills when its ``.grad`` lands. Back steps replay the recorded steps (the
 drawing goes back; ``.grad`` keeps what the engine accumulated until Reset, which puts every leaf's ``.grad``
 back to what it was before the first step). An error met while stepping (a ``VersionMismatchError``) shows in

@@ -1,9 +1,10 @@
-"""The backward engine: a generator that runs one graph node per step.
+"""The backward engine: one pass over the graph, one node at a time.
 
-``Tensor.backward()`` drains :func:`backward_steps`; the stepping widget pulls one
-:class:`Step` at a time. Order: a node runs once every consumer of its output has sent its
-gradient (Kahn's algorithm), ties broken by latest-created first, as PyTorch does. The traversal is
-iterative, so a 10,000-op chain does not touch Python's recursion limit.
+The stepping widget pulls one :class:`Step` at a time from the generator :func:`backward_steps`;
+``Tensor.backward()`` and ``tl.autograd.grad`` run the same pass to the end with :func:`run_backward`. Both
+run each node with the same code (``_Pass.run``), in the same order: a node runs once every consumer of its
+output has sent its gradient (Kahn's algorithm), ties broken by latest-created first, as PyTorch does. The
+traversal is iterative, so a 10,000-op chain does not touch Python's recursion limit.
 """
 
 from __future__ import annotations

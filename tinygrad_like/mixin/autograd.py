@@ -35,7 +35,8 @@ class AutogradMixin:
                                      create_graph)
 
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (drains :meth:`backward_steps`)."""
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (the pass :meth:`backward_steps` steps through, run
+        to the end at once)."""
         if retain_graph is None:
             retain_graph = create_graph
         engine.run_backward((self,), (self._root_grad(gradient),), retain_graph, create_graph)
