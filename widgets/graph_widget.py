@@ -8,20 +8,17 @@ closed view can be garbage collected while ipywidgets still keeps the widget in 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import traitlets
 
+from ._static import module, styles
 from .owned_widget import OwnedWidget
-
-STATIC = Path(__file__).parent / "static"
 
 
 class GraphWidget(OwnedWidget):
     """SVG graph with zoom, pan, hover, click-to-select, search, group folding and backward stepping."""
 
-    _esm = STATIC / "graph.js"
-    _css = STATIC / "graph.css"
+    _esm = module("graph.js")  # (static/common.js in front: see _static.py)
+    _css = styles("graph.css")
 
     graph = traitlets.Dict().tag(sync=True)
     state = traitlets.Dict({"cursor": 0, "steps": [], "filled": [], "error": None, "done": False,

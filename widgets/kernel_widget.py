@@ -23,20 +23,17 @@ functions, so a closed view is garbage even though ipywidgets keeps the widget i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import traitlets
 
+from ._static import module, styles
 from .owned_widget import OwnedWidget
-
-STATIC = Path(__file__).parent / "static"
 
 
 class TimelineWidget(OwnedWidget):
     """Canvas timeline of kernel launches: zoom, pan, hover tooltip, click to select, Pause / Close."""
 
-    _esm = STATIC / "timeline.js"
-    _css = STATIC / "timeline.css"
+    _esm = module("timeline.js")  # (static/common.js in front: see _static.py)
+    _css = styles("timeline.css")
 
     data = traitlets.Dict().tag(sync=True)
     tables = traitlets.Dict().tag(sync=True)

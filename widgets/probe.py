@@ -8,13 +8,13 @@ hidden tab or a collapsed output. Without a front-end (tests, scripts) the probe
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import anywidget
 import traitlets
 
+from ._static import module
+
 
 class VisibilityProbe(anywidget.AnyWidget):
-    _esm = Path(__file__).parent / "static" / "probe.js"
+    _esm = module("probe.js")
 
     visible = traitlets.Bool(True).tag(sync=True)

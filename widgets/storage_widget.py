@@ -10,20 +10,17 @@ its registry.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import traitlets
 
+from ._static import module, styles
 from .owned_widget import OwnedWidget
-
-STATIC = Path(__file__).parent / "static"
 
 
 class StorageWidget(OwnedWidget):
     """SVG strips of storages with their views, host/device lanes, transfer arrows and version badges."""
 
-    _esm = STATIC / "storage.js"
-    _css = STATIC / "storage.css"
+    _esm = module("storage.js")  # (static/common.js in front: see _static.py)
+    _css = styles("storage.css")
 
     payload = traitlets.Dict().tag(sync=True)
     filter_text = traitlets.Unicode("").tag(sync=True)

@@ -10,38 +10,12 @@
 // Stepper state only toggles classes and edge widths on existing elements; only a new `graph`
 // rebuilds the SVG. Every listener lives on elements inside the widget: removing it removes them.
 
-const SVG_NS = "http://www.w3.org/2000/svg";
 const ARROW = 7;          // arrowhead length (drawing px); edge paths stop this short of the target
 const LOD_TEXT = 0.4;     // below this zoom, text is hidden (unreadable anyway, and costly to paint)
 const LOD_MIN = 0.12;     // below this zoom, arrowheads are hidden too
 const MAX_RESULTS = 20;   // search dropdown length
 
-// -- small DOM helpers ------------------------------------------------------------------------------
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text != null) e.textContent = String(text);
-  return e;
-}
-function s(tag, attrs, cls) {
-  const e = document.createElementNS(SVG_NS, tag);
-  if (cls) e.setAttribute("class", cls);
-  for (const k in attrs) e.setAttribute(k, attrs[k]);
-  return e;
-}
-function setAttrs(e, attrs) {
-  for (const k in attrs) e.setAttribute(k, attrs[k]);
-}
-/** A toolbar button: `text` is also its accessible name unless `label` is given; `hint` is a tooltip. */
-function button(text, label, onClick, hint) {
-  const b = h("button", "tl-btn", text);
-  b.type = "button";
-  if (label) b.setAttribute("aria-label", label);
-  b.title = hint || label || text;
-  b.addEventListener("click", onClick);
-  return b;
-}
-const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+// (h, s, setAttrs, button, clamp, fitText, watchVisibility: common.js, put in front of this module)
 
 /** A gradient norm as short text; null means "no gradient" and non-finite values read as such. */
 function fmtNorm(v) {
@@ -62,20 +36,6 @@ function edgePath(points, cut) {
     if (len > cut * 1.5) { p[n - 1] = [bx - (bx - ax) * cut / len, by - (by - ay) * cut / len]; }
   }
   return p.map((q, i) => (i ? "L" : "M") + q[0].toFixed(1) + " " + q[1].toFixed(1)).join(" ");
-}
-
-// Text measuring (for ellipsis) with one shared canvas context: far cheaper than SVG layout.
-const measureCtx = document.createElement("canvas").getContext("2d");
-function fitText(text, maxW, font) {
-  text = String(text ?? "");
-  measureCtx.font = font;
-  if (maxW <= 0 || measureCtx.measureText(text).width <= maxW) return text;
-  let lo = 0, hi = text.length;           // longest prefix that fits with an ellipsis
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (measureCtx.measureText(text.slice(0, mid) + "…").width <= maxW) lo = mid; else hi = mid - 1;
-  }
-  return text.slice(0, lo) + "…";
 }
 
 // ====================================================================================================

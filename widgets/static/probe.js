@@ -9,31 +9,14 @@ export default {
   render({ model, el }) {
     el.classList.add("tl-probe");
     el.style.cssText = "width:0;height:0;overflow:hidden";
-    let inView = true;
-    function report() {
-      const v = inView && document.visibilityState !== "hidden";
-      if (model.get("visible") !== v) {
-        model.set("visible", v);
-        model.save_changes();
-      }
-    }
-    let io = null;
+    let stop = null;
     // the view is attached to the page a moment after render(): look for it then
     const start = requestAnimationFrame(() => {
-      const target = el.closest(".tl-view") || el.parentElement || el;
-      if (typeof IntersectionObserver !== "undefined") {
-        io = new IntersectionObserver((entries) => {
-          for (const e of entries) inView = e.isIntersecting;
-          report();
-        });
-        io.observe(target);
-      }
+      stop = watchVisibility(model, el.closest(".tl-view") || el.parentElement || el);
     });
-    document.addEventListener("visibilitychange", report);
     return () => {
       cancelAnimationFrame(start);
-      document.removeEventListener("visibilitychange", report);
-      if (io) io.disconnect();
+      if (stop) stop();
     };
   },
 };

@@ -9,49 +9,16 @@
 // Crisp at any zoom / DPR: rectangles sit on whole CSS px with 1 px strokes offset by 0.5, text is in CSS px,
 // and the SVG is redrawn, never scaled.
 
-const SVG_NS = "http://www.w3.org/2000/svg";
 const FLASH_MS = 1200;
 
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text != null) e.textContent = String(text);
-  return e;
-}
-function s(tag, attrs, cls) {
-  const e = document.createElementNS(SVG_NS, tag);
-  if (cls) e.setAttribute("class", cls);
-  for (const k in attrs) e.setAttribute(k, attrs[k]);
-  return e;
-}
+// (h, s, button, textWidth, fitText, watchVisibility: common.js, put in front of this module)
 function text(x, y, str, cls, anchor) {
   const t = s("text", { x, y }, cls);
   if (anchor) t.setAttribute("text-anchor", anchor);
   t.textContent = str;
   return t;
 }
-function button(label, onClick, hint) {
-  const b = h("button", "tl-btn", label);
-  b.type = "button";
-  b.title = hint || label;
-  b.addEventListener("click", onClick);
-  return b;
-}
 const px = (v) => Math.round(v) + 0.5;   // a 1 px stroke centred on a pixel row
-
-// Text measuring (for ellipsis and the header's second part) with one shared canvas context.
-const measureCtx = document.createElement("canvas").getContext("2d");
-function textWidth(str, font) { measureCtx.font = font; return measureCtx.measureText(str).width; }
-function fitText(str, maxW, font) {
-  str = String(str ?? "");
-  if (maxW <= 0 || textWidth(str, font) <= maxW) return str;
-  let lo = 0, hi = str.length;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (textWidth(str.slice(0, mid) + "…", font) <= maxW) lo = mid; else hi = mid - 1;
-  }
-  return str.slice(0, lo) + "…";
-}
 
 function render({ model, el }) {
   // ---- skeleton ----------------------------------------------------------------------------------
@@ -69,13 +36,13 @@ function render({ model, el }) {
   devSel.setAttribute("aria-label", "Filter by device");
   const dtSel = h("select", "tl-st-dtype");
   dtSel.setAttribute("aria-label", "Filter by dtype");
-  const otherBtn = button("other (0)", () => { model.set("show_other", !model.get("show_other")); model.save_changes(); },
+  const otherBtn = button("other (0)", null, () => { model.set("show_other", !model.get("show_other")); model.save_changes(); },
                           "Show or hide the storages no name points to");
   otherBtn.classList.add("tl-st-other");
-  const pauseBtn = button("Pause", () => { model.set("paused", !model.get("paused")); model.save_changes(); },
+  const pauseBtn = button("Pause", null, () => { model.set("paused", !model.get("paused")); model.save_changes(); },
                           "Stop (or resume) live updates of this view");
   pauseBtn.classList.add("tl-st-pause");
-  const closeBtn = button("Close", () => model.send({ type: "close" }), "Close this view and stop its updates");
+  const closeBtn = button("Close", null, () => model.send({ type: "close" }), "Close this view and stop its updates");
   closeBtn.classList.add("tl-st-close");
   const legend = h("div", "tl-st-legend");
   toolbar.append(filter, devSel, dtSel, otherBtn, legend, h("div", "tl-spacer"), pauseBtn, closeBtn);
@@ -331,21 +298,7 @@ function render({ model, el }) {
   dtSel.addEventListener("change", () => { model.set("filter_dtype", dtSel.value); model.save_changes(); });
 
   // ---- visibility: report it so Python skips redraws nobody can see ------------------------------
-  let inView = true;
-  function report() {
-    const v = inView && document.visibilityState !== "hidden" && root.isConnected;
-    if (model.get("visible") !== v) { model.set("visible", v); model.save_changes(); }
-  }
-  let io = null;
-  if (typeof IntersectionObserver !== "undefined") {
-    // a hidden Lab tab (display: none) intersects nothing, so it reads as not visible as well
-    io = new IntersectionObserver((entries) => {
-      for (const e of entries) inView = e.isIntersecting;
-      report();
-    });
-    io.observe(root);
-  }
-  document.addEventListener("visibilitychange", report);
+  const stopWatching = watchVisibility(model, root, () => root.isConnected);
 
   // ---- wiring ------------------------------------------------------------------------------------
   const handlers = {
@@ -359,8 +312,7 @@ function render({ model, el }) {
   return () => {
     disposed = true;
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
-    document.removeEventListener("visibilitychange", report);
-    if (io) io.disconnect();
+    stopWatching();
     clearTimeout(typing);
     return disposed;
   };

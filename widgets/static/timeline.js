@@ -23,23 +23,7 @@ const COLS = ["start", "dur", "name", "dev", "shape", "node", "cell", "phase", "
 const NODE_COLS = ["node_op", "node_line"];
 const TYPED = { d: Float64Array, f: Float32Array, I: Uint32Array, i: Int32Array, H: Uint16Array, B: Uint8Array };
 
-// -- small helpers ------------------------------------------------------------------------------------------
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text != null) e.textContent = String(text);
-  return e;
-}
-/** A toolbar button: `text` is also its accessible name unless `label` is given; `hint` is a tooltip. */
-function button(text, label, onClick, hint) {
-  const b = h("button", "tl-btn", text);
-  b.type = "button";
-  if (label) b.setAttribute("aria-label", label);
-  b.title = hint || label || text;
-  b.addEventListener("click", onClick);
-  return b;
-}
-const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+// (h, button, clamp, watchVisibility: common.js, put in front of this module)
 
 /** A DataView from ipywidgets as a typed array of `code` (copied: the view's offset may be unaligned). */
 function typed(dv, code) {
@@ -695,18 +679,7 @@ function render({ model, el }) {
   }
 
   // ---- visibility: `visible` is false when scrolled away, collapsed, in a hidden tab or a hidden page -----
-  let inView = true;
-  function reportVisible() {
-    const v = inView && document.visibilityState !== "hidden";
-    root.dataset.visible = String(v);
-    if (model.get("visible") !== v) { model.set("visible", v); model.save_changes(); }
-  }
-  const io = new IntersectionObserver((entries) => {
-    for (const e of entries) inView = e.isIntersecting;
-    reportVisible();
-  });
-  io.observe(root);
-  document.addEventListener("visibilitychange", reportVisible);
+  const stopWatching = watchVisibility(model, root, null, (v) => { root.dataset.visible = String(v); });
 
   // the theme: JupyterLab marks <body> when it switches; read the colours again then
   const themeObs = new MutationObserver(() => { colours = null; if (L) labelW = measureLabels(); schedule(); });
@@ -782,11 +755,10 @@ function render({ model, el }) {
     disposed = true;
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
     if (rafId) cancelAnimationFrame(rafId);
-    io.disconnect();
+    stopWatching();
     ro.disconnect();
     themeObs.disconnect();
     if (dprQuery) dprQuery.removeEventListener("change", onDpr);
-    document.removeEventListener("visibilitychange", reportVisible);
     root.remove();
   };
 }
