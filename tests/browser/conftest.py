@@ -387,6 +387,23 @@ def close_page(page) -> None:
     _shutdown_kernels(page.server)
 
 
+def light_then_dark(page, wait):
+    """For ``with contextlib.closing(light_then_dark(page, wait)) as themes: for theme in themes: ...``: the page in
+    the light theme, then in the dark one (the views drawn again, ``wait(page)``, with no widget or cell error), and
+    the light theme back at the end, however the loop ends (Lab and Notebook 7 keep the theme in the server's
+    settings, which the next tests share; Voila's is in the page's URL)."""
+    try:
+        yield "light"
+        page.set_theme("dark")
+        wait(page)  # Voila reloaded (and ran the notebook again); Lab and Notebook 7 did not
+        page.assert_no_widget_errors()
+        assert page.cell_errors() == [], "cells failed:\n" + "\n".join(page.cell_errors())
+        yield "dark"
+    finally:
+        if page.frontend != "voila":
+            page.set_theme("light")
+
+
 def drawn_page(request, browser, name: str, wait):
     """For a module-scoped fixture parametrised over ``FRONTENDS`` (``yield from drawn_page(...)``): notebook ``name``
     open in the front-end of ``request.param``, every cell run, ``wait(page)`` returned (the views drawn); closed

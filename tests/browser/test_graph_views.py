@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import closing
 
 import pytest
 
-from .conftest import COLOUR_JS, FRONTENDS, drawn_page, kernel_repr
+from .conftest import COLOUR_JS, FRONTENDS, drawn_page, kernel_repr, light_then_dark
 
 NB = "graph_views.ipynb"
 GRAPH = ".tl-graph-view .tl-graph"          # GraphView's root
@@ -235,20 +236,13 @@ def test_no_widget_errors_and_screenshots_light_and_dark(gv):
     page.assert_no_widget_errors()
     assert page.cell_errors() == [], "cells failed:\n" + "\n".join(page.cell_errors())
     themes = {}
-    try:
-        for theme in ("light", "dark"):
-            if theme == "dark":
-                page.set_theme("dark")
-                _wait_drawn(page)  # Voila reloaded (and ran the notebook again); Lab and Notebook 7 did not
-                page.assert_no_widget_errors()
+    with closing(light_then_dark(page, _wait_drawn)) as each_theme:
+        for theme in each_theme:
             graph = page.locator(GRAPH)
             graph.scroll_into_view_if_needed()
             page.screenshot(path=str(_artifact(f"graph_{page.frontend}_{theme}.png")))  # the viewport
             page.shot(f"graph_{page.frontend}_{theme}_stepper.png", page.locator(STEPPER))
             themes[theme] = page.evaluate(CONTRAST_JS, GRAPH)
-    finally:
-        if page.frontend != "voila":  # the theme is saved in the session's server settings: put it back
-            page.set_theme("light")
     print(f"\n{page.frontend} colours:", json.dumps(themes, indent=1))
     # the dark theme reaches the widget: a dark background, and every label readable on its box (WCAG AA 4.5)
     assert themes["dark"]["background_luminance"] < 0.2 < themes["light"]["background_luminance"], themes

@@ -18,10 +18,11 @@ Screenshots (look at them): ``test-artifacts/browser/kernel_timeline_<frontend>_
 from __future__ import annotations
 
 import json
+from contextlib import closing
 
 import pytest
 
-from .conftest import ARTIFACTS, FRONTENDS, drawn_page, kernel_repr
+from .conftest import ARTIFACTS, FRONTENDS, drawn_page, kernel_repr, light_then_dark
 
 NB = "kernel_timeline.ipynb"
 SMALL = ".tl-kernel-timeline .tl-timeline >> nth=0"
@@ -127,21 +128,23 @@ def test_timeline_renders_a_painted_canvas(kt):
 
 
 # ---- hover: a tooltip naming the op (the browser alone) --------------------------------------------------------
-def _last_cross_entropy(page) -> int:
-    seqs = page.locator(SMALL).evaluate("r => r.tlLaunches('cross_entropy', 'forward')")
+def _last_cross_entropy(page) -> tuple:
+    """The small timeline scrolled into view and settled, the last forward cross_entropy launch's seq, and the point
+    (page px) where its bar is drawn."""
+    small = page.locator(SMALL)
+    small.scroll_into_view_if_needed()
+    _settled(page)
+    seqs = small.evaluate("r => r.tlLaunches('cross_entropy', 'forward')")
     assert len(seqs) == 4, seqs  # three steps and the last forward
-    return seqs[-1]
+    last = seqs[-1]
+    return small, last, small.evaluate("(r, s) => r.tlLaunchPoint(s)", last)
 
 
 def test_timeline_hover_shows_a_tooltip(kt):
     from playwright.sync_api import expect
 
     page = kt
-    small = page.locator(SMALL)
-    small.scroll_into_view_if_needed()
-    _settled(page)
-    last = _last_cross_entropy(page)
-    pt = small.evaluate("(r, s) => r.tlLaunchPoint(s)", last)
+    small, last, pt = _last_cross_entropy(page)
     assert pt, "the last cross_entropy launch is in view"
     page.mouse.move(pt[0], pt[1])
     tip = small.locator(".tl-tooltip")
@@ -162,11 +165,7 @@ def test_timeline_click_selects_the_node_in_the_graph(kt):
     from playwright.sync_api import expect
 
     page = kt
-    small = page.locator(SMALL)
-    small.scroll_into_view_if_needed()
-    _settled(page)
-    last = _last_cross_entropy(page)
-    pt = small.evaluate("(r, s) => r.tlLaunchPoint(s)", last)
+    small, last, pt = _last_cross_entropy(page)
     page.mouse.click(pt[0], pt[1])
     page.wait_for_function("s => document.querySelector('.tl-kernel-timeline .tl-timeline').dataset.selected"
                            " === String(s)", arg=last, timeout=ACTION_MS)
@@ -182,12 +181,8 @@ def test_timeline_click_selects_the_node_in_the_graph(kt):
 # ---- wheel zoom and Fit (the browser alone) -------------------------------------------------------------------
 def test_timeline_wheel_zooms_and_fit_resets(kt):
     page = kt
-    small = page.locator(SMALL)
-    small.scroll_into_view_if_needed()  # (the graph's screenshot scrolled the page)
-    _settled(page)
-    last = _last_cross_entropy(page)
+    small, last, pt = _last_cross_entropy(page)  # (scrolled back into view: the graph's screenshot scrolled the page)
     z0 = float(small.get_attribute("data-zoom"))
-    pt = small.evaluate("(r, s) => r.tlLaunchPoint(s)", last)
     page.mouse.move(pt[0], pt[1])
     page.mouse.wheel(0, -300)
     page.wait_for_function("z => +document.querySelector('.tl-kernel-timeline .tl-timeline').dataset.zoom > z",
@@ -272,13 +267,8 @@ def test_timeline_screenshots_light_and_dark(kt):
     page = kt
     small, big = page.locator(SMALL), page.locator(BIG)
     labels = {}
-    try:
-        for theme in ("light", "dark"):
-            if theme == "dark":
-                page.set_theme("dark")
-                _wait_drawn(page)  # Voila reloaded (and ran the notebook again); Lab and Notebook 7 did not
-                page.assert_no_widget_errors()
-                assert page.cell_errors() == [], "cells failed:\n" + "\n".join(page.cell_errors())
+    with closing(light_then_dark(page, _wait_drawn)) as themes:
+        for theme in themes:
             page.mouse.move(0, 0)
             small.scroll_into_view_if_needed()
             c = _canvas(page, 0)
@@ -287,9 +277,6 @@ def test_timeline_screenshots_light_and_dark(kt):
             _settled(page)
             page.shot(f"kernel_timeline_{page.frontend}_100k_{theme}.png", big)
             labels[theme] = c
-    finally:
-        if page.frontend != "voila":  # the theme is saved in the session's server settings: put it back
-            page.set_theme("light")
     print(f"\n{page.frontend} canvas by theme:", json.dumps({t: (c["label_luminance"], c["frac"])
                                                                for t, c in labels.items()}))
     # the canvas repainted in the theme's colours: dark labels on light, light labels on dark, bars in both

@@ -14,9 +14,11 @@ Screenshots (look at them): ``test-artifacts/browser/storage_view_<frontend>_{li
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import pytest
 
-from .conftest import COLOUR_JS, FRONTENDS, drawn_page
+from .conftest import COLOUR_JS, FRONTENDS, drawn_page, light_then_dark
 
 NB = "storage_view.ipynb"
 ROOT = ".tl-storage-view .tl-storage"
@@ -119,21 +121,13 @@ def test_storage_view_filters_by_name_and_device(sv):
 def test_storage_view_screenshots_light_and_dark(sv):
     page = sv
     colours = {}
-    try:
-        for theme in ("light", "dark"):
-            if theme == "dark":
-                page.set_theme("dark")
-                _wait_drawn(page)  # Voila reloaded (and ran the notebook again); Lab and Notebook 7 did not
-                page.assert_no_widget_errors()
-                assert page.cell_errors() == [], "cells failed:\n" + "\n".join(page.cell_errors())
+    with closing(light_then_dark(page, _wait_drawn)) as themes:
+        for theme in themes:
             root = page.locator(ROOT)
             page.evaluate("() => document.activeElement && document.activeElement.blur()")  # no focus ring
             page.mouse.move(0, 0)
             page.shot(f"storage_view_{page.frontend}_{theme}.png", root)
             colours[theme] = page.evaluate(LUMINANCE_JS, ROOT)
-    finally:
-        if page.frontend != "voila":  # the theme is saved in the session's server settings: put it back
-            page.set_theme("light")
     # the dark theme reaches the picture: a dark background and light names
     print(f"\n{page.frontend} storage colours: {colours}")
     assert colours["dark"]["bg"] < 0.2 < colours["light"]["bg"], colours
