@@ -1,4 +1,5 @@
-"""What every benchmark records beside its numbers: the machine, the library versions, the commit.
+"""What every benchmark records beside its numbers (the machine, the library versions, the commit), and how it
+hands them over (one JSON document on stdout, and in a file when asked).
 
 Imported by the scripts in this folder (``python benchmarks/NAME.py`` puts the folder on sys.path).
 """
@@ -6,6 +7,7 @@ Imported by the scripts in this folder (``python benchmarks/NAME.py`` puts the f
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import platform
 import subprocess
@@ -46,3 +48,11 @@ def git_state(*paths: str) -> dict:
     dirty = out("status", "--porcelain", "--", *paths)
     return {"commit": out("rev-parse", "--short", "HEAD"), "dirty": None if dirty is None else bool(dirty),
             "dirty_paths": list(paths)}
+
+
+def report(result: dict, out=None, indent: int = 2) -> None:
+    """Print ``result`` as one JSON document on stdout and, with ``out`` (a path), write the same text there."""
+    text = json.dumps(result, indent=indent)
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")

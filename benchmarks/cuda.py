@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from _env import git_state, machine_info  # noqa: E402
+from _env import git_state, machine_info, report  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 import tinygrad_like.nn.functional as F  # noqa: E402
@@ -159,10 +159,7 @@ def main() -> int:
     if "mlp_step" in only:
         res["mlp_step"] = bench_mlp(torch, measure, args.iters, args.repeats)
     res["memory_stats"] = tl.cuda.memory_stats()
-    text = json.dumps(res, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    report(res, args.out)
     return 0
 
 

@@ -49,7 +49,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 sys.path.insert(0, str(HERE))
 
-from _env import git_state, machine_info  # noqa: E402
+from _env import git_state, machine_info, report  # noqa: E402
 
 
 def _load_conftest():
@@ -382,10 +382,7 @@ def main(argv=None) -> int:
         print(f"graph_browser: cannot run: {e}", file=sys.stderr)
         return 2
     res["verdict"] = verdict(res)
-    text = json.dumps(res, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    report(res, args.out, indent=1)
     return 0 if all(v["ok"] for v in res["verdict"].values()) else 1
 
 

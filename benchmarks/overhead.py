@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
-import json
 import os
 import sys
 import time
@@ -29,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from _env import machine_info  # noqa: E402
+from _env import machine_info, report  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 
@@ -249,10 +248,7 @@ def main(argv=None) -> int:
         return 0
     result = run(args.repeat, args.budget)
     result["origins"] = args.origins
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    report(result, args.out)
     return 0
 
 

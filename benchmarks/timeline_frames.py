@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _env import git_state, machine_info  # noqa: E402
+from _env import git_state, machine_info, report  # noqa: E402
 
 BUDGET_MS = 33.0
 FRONTENDS = ("jupyterlab", "notebook7", "voila")
@@ -55,10 +55,7 @@ def main() -> int:
             "frames": s["frames"], "pass": s["p90"] <= BUDGET_MS and s["mean"] <= BUDGET_MS}
     res["pytest"] = run.stdout.strip().splitlines()[-1:] if run.stdout else [run.stderr[-500:]]
     res["all_pass"] = all(v.get("pass") for v in res["frontends"].values())
-    text = json.dumps(res, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    report(res, args.out)
     return 0 if run.returncode == 0 else 1
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
-import json
 import os
 import random
 import statistics
@@ -50,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from _env import git_state, machine_info  # noqa: E402
+from _env import git_state, machine_info, report  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 import tinygrad_like.optim  # noqa: E402, F401 - makes sure tl.optim is loaded
@@ -463,10 +462,7 @@ def main(argv=None) -> int:
         return 0
     kinds = [args.only] if args.only else list(MODELS)
     result = run(kinds, args.repeats, args.warmup, args.threads)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    report(result, args.out)
     return 0 if result["checks_ok"] else 1
 
 

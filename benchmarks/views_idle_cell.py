@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
-import json
 import statistics
 import sys
 import time
@@ -31,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _env import git_state, machine_info  # noqa: E402
+from _env import git_state, machine_info, report  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 from tinygrad_like import widgets  # noqa: E402
@@ -127,10 +126,7 @@ def main() -> int:
     }
     for v in views.values():
         v.close()
-    text = json.dumps(res, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    report(res, args.out)
     return 0
 
 

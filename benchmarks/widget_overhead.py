@@ -46,7 +46,6 @@ import ast
 import datetime
 import gc
 import importlib
-import json
 import os
 import random
 import shutil
@@ -61,7 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 import numpy as np  # noqa: E402
-from _env import git_state, machine_info  # noqa: E402
+from _env import git_state, machine_info, report  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 import tinygrad_like.optim  # noqa: E402, F401 - makes sure tl.optim is loaded
@@ -506,10 +505,7 @@ def main(argv=None) -> int:
         cprofile(args.cprofile, args.cprofile_steps)
         return 0
     result = run(args.repeats, args.block, args.warmup, args.threads, args.dashboard_warmup)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    report(result, args.out)
     return 0 if result["first_step_losses_identical"] else 1
 
 
