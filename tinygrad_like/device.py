@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import events
 from .backends.numpy_backend import NumpyBackend
 from .backends.protocol import PRIMITIVES, UNTIMED
@@ -23,17 +25,29 @@ class TimedBackend:
     def __getattr__(self, name):
         fn = getattr(self._inner, name)
         if name not in PRIMITIVES or name in UNTIMED or not callable(fn):  # (memory ops, attributes, helpers)
+            if callable(fn):
+                self.__dict__[name] = fn  # (a method is looked up once; a plain attribute every time, it may change)
             return fn
         inner_dev = self._device
+        now, record, ndarray = events.now, events.KernelTimed, np.ndarray
 
         def timed(*args, **kwargs):
-            t0 = events.now()
+            # (this runs for every primitive while a view listens, so it is written for speed: one pass over the
+            # arguments with the common case, a NumPy array, first)
+            t0 = now()
             out = fn(*args, **kwargs)
-            dt = events.now() - t0
-            shapes = tuple(getattr(a, "shape", ()) for a in args if hasattr(a, "shape"))
-            nbytes = getattr(out, "nbytes", 0) + sum(getattr(a, "nbytes", 0) for a in args)
+            dt = now() - t0
             if events.ACTIVE:
-                events.emit(events.KernelTimed(name, inner_dev, t0, dt, shapes, int(nbytes)))
+                shapes = []
+                nbytes = out.nbytes if type(out) is ndarray else getattr(out, "nbytes", 0)
+                for a in args:
+                    if type(a) is ndarray:
+                        shapes.append(a.shape)
+                        nbytes += a.nbytes
+                    elif hasattr(a, "shape"):
+                        shapes.append(a.shape)
+                        nbytes += getattr(a, "nbytes", 0)
+                events.emit(record(name, inner_dev, t0, dt, tuple(shapes), int(nbytes)))
             return out
 
         timed.__name__ = name

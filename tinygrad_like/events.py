@@ -18,8 +18,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 #: True while at least one subscriber listens. Emit sites test this before building a record.
 ACTIVE = False
@@ -108,13 +107,15 @@ def emit(event: Any) -> None:
                   file=sys.stderr)
 
 
-def now() -> float:
-    """The clock every event uses (seconds, monotonic, high resolution)."""
-    return time.perf_counter()
+#: The clock every event uses (seconds, monotonic, high resolution): ``time.perf_counter`` itself, not a wrapper.
+now: Callable[[], float] = time.perf_counter
 
 
-@dataclass(frozen=True, slots=True)
-class Site:
+# The records are named tuples: immutable like frozen dataclasses, and made about three times faster (0.24 against
+# 0.8 us), which counts while a view listens: a training step of a small MLP emits some seventy of them.
+
+
+class Site(NamedTuple):
     """Where something happened in user code: a file and line, or a notebook cell and line."""
 
     filename: str
@@ -126,8 +127,7 @@ class Site:
         return self.label
 
 
-@dataclass(frozen=True, slots=True)
-class OpRecorded:
+class OpRecorded(NamedTuple):
     """A differentiable op ran with grad recording on; ``node`` is the graph node (a Function)."""
 
     op: str
@@ -139,8 +139,7 @@ class OpRecorded:
     time: float
 
 
-@dataclass(frozen=True, slots=True)
-class BackwardStep:
+class BackwardStep(NamedTuple):
     """The backward engine ran one node."""
 
     index: int
@@ -150,8 +149,7 @@ class BackwardStep:
     time: float
 
 
-@dataclass(frozen=True, slots=True)
-class VersionBump:
+class VersionBump(NamedTuple):
     """An in-place write moved a storage's version counter."""
 
     storage_id: int
@@ -161,8 +159,7 @@ class VersionBump:
     time: float
 
 
-@dataclass(frozen=True, slots=True)
-class StorageStateChanged:
+class StorageStateChanged(NamedTuple):
     """A storage changed residency or dirty side; ``direction`` is "h2d", "d2h" or None."""
 
     storage_id: int
@@ -174,8 +171,7 @@ class StorageStateChanged:
     time: float
 
 
-@dataclass(frozen=True, slots=True)
-class StorageAllocated:
+class StorageAllocated(NamedTuple):
     storage_id: int
     device: str
     dtype: str
@@ -183,8 +179,7 @@ class StorageAllocated:
     time: float
 
 
-@dataclass(frozen=True, slots=True)
-class KernelTimed:
+class KernelTimed(NamedTuple):
     """One primitive (a NumPy call or a CUDA kernel) and how long it took.
 
     ``start`` is on the :func:`now` clock; ``seconds`` the duration. ``grid``/``block`` are set for CUDA.
@@ -200,8 +195,7 @@ class KernelTimed:
     block: tuple | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class KernelCompiled:
+class KernelCompiled(NamedTuple):
     """A CUDA source compiled (``cache`` "miss") or found in the memory or disk cache."""
 
     name: str
