@@ -279,3 +279,20 @@ def test_the_explicit_switch_outlives_listeners(no_origins):
         stop()
         assert sites.LINES, "record_origins(True) keeps lines on without listeners"
     assert not sites.LINES
+
+
+def test_sites_in_files_are_made_once_and_cells_are_labelled_with_their_newest_number(monkeypatch):
+    import sys
+    import types
+
+    first = sites.make_site("/work/train.py", 42, "step")
+    assert str(first) == "train.py:42 in step"
+    assert sites.make_site("/work/train.py", 42, "step") is first, "a file's line is labelled once"
+    cell = "/tmp/ipykernel_1/2718.py"
+    shell = types.SimpleNamespace(compile=types.SimpleNamespace(_filename_map={cell: 5}))
+    module = types.ModuleType("IPython.core.getipython")
+    module.get_ipython = lambda: shell
+    monkeypatch.setitem(sys.modules, "IPython.core.getipython", module)
+    assert str(sites.make_site(cell, 3, "<module>")) == "cell In[5], line 3"
+    shell.compile._filename_map[cell] = 9  # the same code run again as In[9]
+    assert str(sites.make_site(cell, 3, "<module>")) == "cell In[9], line 3"

@@ -47,7 +47,7 @@ context = _Context()
 
 def _cell_label(filename: str) -> str | None:
     """Map an IPython cell's temporary filename to "In[5]", without importing IPython."""
-    ipy = sys.modules.get("IPython")
+    ipy = sys.modules.get("IPython.core.getipython")  # (not ``IPython``: its module __getattr__ is slow)
     if ipy is None:
         return None
     try:
@@ -58,14 +58,26 @@ def _cell_label(filename: str) -> str | None:
     return None if n is None else f"In[{n}]"
 
 
+#: Sites in files (not notebook cells) by (filename, lineno, function): a training loop writes from the same few
+#: lines every step, and every in-place write names its line. Cells are not kept: a cell re-run with identical
+#: code shares its temporary file name, and is labelled with its newest ``In[n]``.
+_file_sites: dict[tuple, Site] = {}
+
+
 def make_site(filename: str, lineno: int, function: str) -> Site:
     """A :class:`Site` with its human label ("cell In[5], line 3" or "train.py:42 in step")."""
+    key = (filename, lineno, function)
+    site = _file_sites.get(key)
+    if site is not None:
+        return site
     cell = _cell_label(filename)
     if cell is not None:
-        label = f"cell {cell}, line {lineno}"
-    else:
-        label = f"{os.path.basename(filename)}:{lineno}" + (f" in {function}" if function != "<module>" else "")
-    return Site(filename, lineno, function, label)
+        return Site(filename, lineno, function, f"cell {cell}, line {lineno}")
+    label = f"{os.path.basename(filename)}:{lineno}" + (f" in {function}" if function != "<module>" else "")
+    site = Site(filename, lineno, function, label)
+    if len(_file_sites) < 10_000:  # (bounded: generated code could make endless distinct lines)
+        _file_sites[key] = site
+    return site
 
 
 def user_site(skip_internal: bool = True) -> Site | None:
