@@ -208,7 +208,7 @@ class LiveDashboard(Condition):
         self.max_refresh_hz = _base.MAX_REFRESH_HZ
         self.dashboard = Dashboard(runner.forward_loss(), model=runner.model)
         self.views = {t: v for t, v in self.dashboard.views.items() if v is not None}
-        self.listening = [v for v in self.views.values() if v._unsubscribe is not None]
+        self.listening = [v for v in self.views.values() if v._listening]
         self.refresh_s = dict.fromkeys(self.views, 0.0)
         self.redraws = dict.fromkeys(self.views, 0)
         for title, view in self.views.items():  # time each view's redraws (instance attributes wrap the methods):
@@ -228,16 +228,15 @@ class LiveDashboard(Condition):
         return timed
 
     def pause(self) -> None:
-        # View keeps its unsubscribe function in ``_unsubscribe`` (widgets/_base.py); a closed view sets it to None
+        # the views' own switch (widgets/_base.py): every subscription off, as if closed, but the view stays
         for v in self.listening:
-            if v._unsubscribe is not None:
-                v._unsubscribe()
-                v._unsubscribe = None
+            v._stop_listening()
 
     def resume(self) -> None:
+        # subscribed again exactly as the open view is: a handler for the shown tab, a marker (or nothing, once
+        # stale) for the hidden ones, and the timeline's inbox
         for v in self.listening:
-            if v._unsubscribe is None:
-                v._unsubscribe = tl.events.subscribe(v._on_event)
+            v._start_listening()
 
     def enter(self) -> None:
         self.resume()

@@ -78,14 +78,18 @@ class View:
     ``MAX_REFRESH_HZ`` times a second while a cell runs, within a budget all views share (at most
     ``LIVE_BUDGET`` of wall time), and once more after the cell.
 
-    A view does no drawing work while it is **paused** (``pause()``, or its Pause button) or **not visible**: a
-    root widget with a synced ``visible`` trait (the anywidget views: their browser code sets it from an
-    IntersectionObserver) reports when it is scrolled away, in a hidden tab or a collapsed output. Events then
-    only mark it stale, and it redraws once when it is shown or resumed again.
+    A view does no work while it is **paused** (``pause()``, or its Pause button) or **not visible**: a root
+    widget with a synced ``visible`` trait (the anywidget views: their browser code sets it from an
+    IntersectionObserver) reports when it is scrolled away, in a hidden tab or a collapsed output. Its handler is
+    then unsubscribed: the first event of ``listens_to`` only marks it stale (and unsubscribes that marker), so a
+    hidden view costs a training step nothing, and it redraws once when it is shown or resumed again. Events of
+    ``records_hidden`` are history the view cannot rebuild from the core (transfers, kernel launches): those
+    reach ``_on_event`` whether the view is seen or not.
     """
 
     css_class = "tl-view"
     listens_to: tuple = ()
+    records_hidden: tuple = ()  # event classes (a subset of listens_to) delivered even while hidden or paused
 
     def __init__(self, *, live: bool = True) -> None:
         self.widget = self._make_widget()
@@ -93,17 +97,65 @@ class View:
         self.widget.add_class(self.css_class)
         self._stale = False
         self._last_draw = 0.0
-        self._unsubscribe = None
+        self._unsubscribe = None  # the subscription of listens_to minus records_hidden (handler or marker)
+        self._unsubscribe_records = None  # the subscription of records_hidden
+        self._handler_on = False  # whether _unsubscribe delivers to _on_event (else to the stale marker)
+        self._listening = False  # subscribed (live views, until closed)
         self._paused = False
         self._shown = True  # False while a container (the Dashboard's tabs) hides this view
         self._is_live = True  # not paused and visible: kept up to date by the changes, read by every event
         self.redraws = 0
-        if live and self.listens_to:
-            self._unsubscribe = _subscribe_weakly(self, kinds=self.listens_to)
+        if live:
+            self._start_listening()
         if self.widget.has_trait("visible") or self.widget.has_trait("paused"):
             names = [n for n in ("visible", "paused") if self.widget.has_trait(n)]
             self.widget.observe(weak_callback(self, "_on_shown"), names=names)
         _OPEN.add(self)
+
+    # ---- subscriptions ----------------------------------------------------------------------------
+    def _subscribe_records(self):
+        """Subscribe what must arrive while hidden too (views with their own fast path override this)."""
+        return _subscribe_weakly(self, kinds=self.records_hidden)
+
+    def _resubscribe(self) -> None:
+        """While live, the events of ``listens_to`` reach ``_on_event``; while paused or out of sight, only the
+        first one arrives, at a marker that marks the view stale and unsubscribes itself (none once it is stale)."""
+        kinds = tuple(k for k in self.listens_to if k not in self.records_hidden)
+        if not self._listening or not kinds:
+            return
+        live = self._is_live
+        if self._unsubscribe is not None:
+            if self._handler_on == live:
+                return
+            self._unsubscribe()
+            self._unsubscribe = None
+        if live or not self._stale:
+            self._handler_on = live
+            self._unsubscribe = _subscribe_weakly(self, "_on_event" if live else "_mark_stale", kinds=kinds)
+
+    def _mark_stale(self, event) -> None:
+        """The one event a hidden view receives: something it shows may have changed; stop listening until shown."""
+        self._stale = True
+        if self._unsubscribe is not None and not self._handler_on:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _start_listening(self) -> None:
+        """Subscribe as a view made with ``live=True`` does (after :meth:`_stop_listening`; benchmarks use the pair)."""
+        if self._listening or not self.listens_to:
+            return
+        self._listening = True
+        if self.records_hidden:
+            self._unsubscribe_records = self._subscribe_records()
+        self._resubscribe()
+
+    def _stop_listening(self) -> None:
+        self._listening = False
+        for name in ("_unsubscribe", "_unsubscribe_records"):
+            unsubscribe = getattr(self, name)
+            if unsubscribe is not None:
+                unsubscribe()
+                setattr(self, name, None)
 
     # ---- pause and visibility ---------------------------------------------------------------------
     @property
@@ -152,6 +204,7 @@ class View:
 
     def _update_live(self) -> None:
         self._is_live = not self.paused and self.visible
+        self._resubscribe()
 
     def _controls(self) -> W.HBox:
         """Pause/Resume and Close buttons (class ``tl-controls``) for a view whose root is a plain ipywidgets box; the
@@ -196,6 +249,8 @@ class View:
         self.redraws += 1
         self._render()
         self._last_draw = time.perf_counter()  # measured from the end: a slow redraw waits its full period
+        if self._unsubscribe is None:  # drawn while hidden (on request): watch for the next change again
+            self._resubscribe()
 
     def _live_update(self) -> None:
         """What a redraw during a running cell does; views with slow figures override it with a cheaper
@@ -209,8 +264,11 @@ class View:
         if not isinstance(event, self.listens_to):
             return
         self._stale = True
-        if not self._live():  # paused or out of sight: remember, draw when shown
-            return
+        if self._is_live:  # (else paused or out of sight: remember, draw when shown)
+            self._maybe_redraw()
+
+    def _maybe_redraw(self) -> None:
+        """Redraw now if this view's rate limit and the budget all views share allow it."""
         t0 = time.perf_counter()
         if t0 - self._last_draw >= 1.0 / MAX_REFRESH_HZ and t0 >= _BUDGET.next_allowed:
             self._live_update()
@@ -226,9 +284,7 @@ class View:
     def close(self) -> None:
         """Stop listening and close the widget with every widget under it (ipywidgets keeps each one, and
         the callbacks it holds, in a global registry until it is closed)."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        self._stop_listening()
         _OPEN.discard(self)
         close_tree(self.widget)
 
@@ -272,17 +328,20 @@ def _subscribe_weakly(view: View, method: str = "_on_event", kinds: tuple | None
     once the view is garbage, the subscription removes itself (and with the last one, events.ACTIVE goes back to
     False)."""
     ref = weakref.ref(view)
-    handle: list = []
 
     def forward(event) -> None:
         v = ref()
-        if v is None:
-            handle[0]()
-            return
-        getattr(v, method)(event)
+        if v is not None:  # (else the finalizer is about to unsubscribe)
+            getattr(v, method)(event)
 
-    handle.append(events.subscribe(forward, kinds))
-    return handle[0]
+    unsubscribe = events.subscribe(forward, kinds)
+    collected = weakref.finalize(view, unsubscribe)  # the view was dropped without close(): stop listening
+
+    def stop() -> None:
+        collected.detach()
+        unsubscribe()
+
+    return stop
 
 
 def weak_callback(view: View, method: str):

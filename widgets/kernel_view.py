@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import html
 import json
+import time
 import weakref
 from array import array
 from collections import deque
@@ -38,7 +39,7 @@ from tinygrad_like.autograd import grad_mode as _grad_mode
 from tinygrad_like.profiler import format_time
 
 from . import selection
-from ._base import View, html_table
+from ._base import MAX_REFRESH_HZ, View, html_table
 from .kernel_widget import TimelineWidget
 
 __all__ = ["KernelTimeline", "Launch", "Compile", "LaunchStore", "kernel_stats", "stats_rows", "cell_summary",
@@ -52,6 +53,9 @@ PHASE_RGB = ((76, 120, 168), (245, 133, 24), (84, 162, 75), (178, 121, 162))
 #: after a cell, the whole history is sent again as the widget's state (what a saved notebook keeps) while it
 #: holds at most this many launches; above, only the new launches are sent
 SNAPSHOT_ROWS = 20_000
+#: the inbox of events is filed into the store when it holds this many, or this long after the last filing
+DRAIN_EVENTS = 4096
+DRAIN_SECONDS = 1.0 / MAX_REFRESH_HZ
 NO_LINE = 0xFFFFFFFF  # node_line entry not looked up yet
 
 
@@ -149,7 +153,13 @@ _EC_AHEAD = _ec_ahead()
 CELLS = _Cells()
 
 
+#: open timelines: their inboxes are filed before a new cell starts (the cell they ran in is read when filing)
+_TIMELINES: weakref.WeakSet = weakref.WeakSet()
+
+
 def _pre_run_cell(info=None) -> None:
+    for view in list(_TIMELINES):
+        view._drain()
     CELLS.pre(info)
 
 
@@ -570,14 +580,16 @@ class KernelTimeline(View):
     css_class = "tl-kernel-timeline"
     listens_to = (events.KernelTimed, events.KernelCompiled, events.OpRecorded, events.BackwardStep,
                   events.StorageStateChanged)
+    records_hidden = listens_to  # a history: launches missed while hidden could never be drawn
 
     def __init__(self, *, live: bool = True, max_launches: int = 100_000, max_rows: int = 24,
                  height: int = 0) -> None:
-        self.store = LaunchStore(max_launches)
-        self.compiles: deque = deque(maxlen=500)
+        self._store = LaunchStore(max_launches)
+        self._inbox: list = []  # (event, optimizer running, grad recording on) not yet filed into the store
+        self._compiles: deque = deque(maxlen=500)
         self.max_launches = max_launches
         self.max_rows = max_rows  # rows drawn without scrolling (the canvas scrolls to the others)
-        self.seen = 0  # launches since open / clear (the store keeps the newest ``max_launches``)
+        self._seen = 0  # launches since open / clear (the store keeps the newest ``max_launches``)
         self._groups: dict[tuple[str, str], list] = {}  # (name, device) -> [calls, total_s], since open / clear
         self._cells: dict[int, list] = {}  # cell number -> [launches, kernel_s, first start, last end]
         self._counter = 1  # cells outside IPython
@@ -588,6 +600,7 @@ class KernelTimeline(View):
         self._height = height or (40 + 18 * max_rows)
         self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line (tooltips)
         super().__init__(live=live)
+        _TIMELINES.add(self)
         self.header, self.table = _Html(self, "header"), _Html(self, "stats")
         self.cells_html, self.compile_html = _Html(self, "cells"), _Html(self, "compiles")
         self.refresh()
@@ -616,44 +629,94 @@ class KernelTimeline(View):
     def cell_name(self, key: int) -> str:
         return CELLS.label.get(key, f"cell {key}") if key > 0 else f"cell {-key}"
 
-    def _on_event(self, event) -> None:
-        cls = type(event)
-        st = self.store
-        if cls is events.KernelTimed:
-            key = self._cell_key()
-            ci = st.cell_index(key)
-            if sites.context.optimizer is not None:
-                st.add(event.name, event.device, event.start, event.seconds, event.shapes, event.nbytes, ci, OPT,
-                       False)
-            else:
-                st.add(event.name, event.device, event.start, event.seconds, event.shapes, event.nbytes, ci, FWD,
-                       True, _grad_mode.state.enabled)
-            self._count(event.name, event.device, event.start, event.seconds, key)
-        elif cls is events.OpRecorded:
-            st.attribute(event.node, event.op, FWD)
-            return  # marks nothing stale by itself: its launches are drawn with the next update
-        elif cls is events.BackwardStep:
-            st.attribute(event.node, event.op, BWD)
-            return
-        elif cls is events.StorageStateChanged:
-            if not event.direction:
-                return
-            key = self._cell_key()
-            start = event.time - event.seconds
-            st.add(event.direction, "memcpy", start, event.seconds, (), event.nbytes, st.cell_index(key), XFER,
-                   False)
-            self._count(event.direction, "memcpy", start, event.seconds, key)
-        elif cls is events.KernelCompiled:
-            self.compiles.append(Compile(event.name, event.source, event.seconds, event.cache_hit, event.time,
-                                         self._cell_key()))
-        else:
-            return
-        super()._on_event(event)
+    # Events are not handled one by one: each lands in an inbox as one tuple (with the two facts that must be read
+    # when it happens: which optimizer runs, whether grad recording is on), and the inbox is filed into the store
+    # in one pass before anything reads it, after each cell, and every 0.1 s during a cell (with the live redraw).
+    # A training step sends dozens of events; a handler per event was most of what an open timeline cost.
+    def _subscribe_records(self):
+        inbox, ref = self._inbox, weakref.ref(self)
+        put, clock, ctx, grad = inbox.append, time.perf_counter, sites.context, _grad_mode.state
+        due = [clock() + DRAIN_SECONDS]
 
-    def _count(self, name: str, device: str, start: float, seconds: float, key: int) -> None:
-        self.seen += 1
-        _add_launch(self._groups, name, device, seconds)
-        _add_to_cell(self._cells, key, start, seconds)
+        def receive(event) -> None:
+            put((event, ctx.optimizer, grad.enabled))
+            if len(inbox) >= DRAIN_EVENTS or clock() >= due[0]:
+                view = ref()
+                if view is None:  # (the finalizer below unsubscribes; this is in case a delivery races it)
+                    inbox.clear()
+                    return
+                due[0] = clock() + DRAIN_SECONDS
+                view._drain()
+                if view._stale and view._live():
+                    view._maybe_redraw()
+
+        unsubscribe = events.subscribe(receive, self.records_hidden)
+        weakref.finalize(self, unsubscribe)  # a view dropped without close() stops listening when collected
+        return unsubscribe
+
+    def _drain(self) -> None:
+        """File the inbox into the store, the tables and the compile list (in the order the events came)."""
+        inbox = self._inbox
+        if not inbox:
+            return
+        items = inbox[:]
+        inbox.clear()
+        st, groups, cells = self._store, self._groups, self._cells
+        key = self._cell_key()  # (the inbox is emptied after every cell, so its events all ran in this one)
+        ci = st.cell_index(key)
+        add = st.add
+        kernel, op, step, state = events.KernelTimed, events.OpRecorded, events.BackwardStep, events.StorageStateChanged
+        launches = 0
+        changed = False
+        for event, optimizer, grad_on in items:
+            cls = type(event)
+            if cls is kernel:
+                name, device, start, seconds = event.name, event.device, event.start, event.seconds
+                if optimizer is not None:
+                    add(name, device, start, seconds, event.shapes, event.nbytes, ci, OPT, False)
+                else:
+                    add(name, device, start, seconds, event.shapes, event.nbytes, ci, FWD, True, grad_on)
+            elif cls is op:
+                st.attribute(event.node, event.op, FWD)  # (marks nothing stale: its launches came before it)
+                continue
+            elif cls is step:
+                st.attribute(event.node, event.op, BWD)
+                continue
+            elif cls is state:
+                if not event.direction:
+                    continue
+                name, device, seconds = event.direction, "memcpy", event.seconds
+                start = event.time - seconds
+                add(name, device, start, seconds, (), event.nbytes, ci, XFER, False)
+            else:  # KernelCompiled
+                self._compiles.append(Compile(event.name, event.source, event.seconds, event.cache_hit, event.time,
+                                              key))
+                changed = True
+                continue
+            launches += 1
+            _add_launch(groups, name, device, seconds)
+            _add_to_cell(cells, key, start, seconds)
+        self._seen += launches
+        if launches or changed:
+            self._stale = True
+
+    @property
+    def store(self) -> LaunchStore:
+        """The kept launches as columns (filed from the inbox first)."""
+        self._drain()
+        return self._store
+
+    @property
+    def seen(self) -> int:
+        """Launches since the view opened or ``clear()`` (the store keeps the newest ``max_launches``)."""
+        self._drain()
+        return self._seen
+
+    @property
+    def compiles(self) -> deque:
+        """The compile events (the newest 500), as :class:`Compile` records."""
+        self._drain()
+        return self._compiles
 
     def after_cell(self) -> None:
         """The cell ended: launches still waiting for a node stay forward; draw what is new (not while paused
@@ -668,11 +731,12 @@ class KernelTimeline(View):
 
     def clear(self) -> None:
         """Forget every recorded launch and compile."""
-        self.store.clear()
-        self.compiles.clear()
+        self._inbox.clear()
+        self._store.clear()
+        self._compiles.clear()
         self._groups.clear()
         self._cells.clear()
-        self.seen = 0
+        self._seen = 0
         self._snapshot()
         self.refresh()
 
@@ -695,13 +759,16 @@ class KernelTimeline(View):
 
     def stats(self) -> list[dict]:
         """Every launch since open / clear, grouped by (name, device), as :func:`kernel_stats` gives it."""
+        self._drain()
         return stats_rows(self._groups)
 
     def cells(self) -> list[dict]:
         """Every launch since open / clear, per cell, as :func:`cell_summary` gives it."""
+        self._drain()
         return cell_rows({self.cell_number(k): v for k, v in self._cells.items()})
 
     def _cell_table(self) -> list[list]:
+        self._drain()
         keys = sorted(self._cells, key=self.cell_number)[-10:]
         return [[self.cell_name(k), v[0], format_time(v[1]), format_time(v[3] - v[2])]
                 for k, v in ((k, self._cells[k]) for k in keys)]

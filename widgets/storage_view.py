@@ -696,6 +696,7 @@ class StorageView(View):
 
     css_class = "tl-storage-view"
     listens_to = (events.StorageAllocated, events.StorageStateChanged, events.VersionBump)
+    records_hidden = (events.StorageStateChanged,)  # the transfer log: kept whether the view is seen or not
     #: the newest transfers kept in the log
     max_log = 1000
 
