@@ -433,3 +433,27 @@ def test_memory_stats_before_first_use_creates_no_context(monkeypatch):
     stats = tl.cuda.memory_stats()
     assert stats["driver_allocs"] == 0 and stats["reserved_bytes"] == 0
     assert runtime.runtime_if_started() is None
+
+
+def test_a_launch_keeps_the_node_and_phase_it_was_launched_for_until_it_is_collected(recorded):
+    """A CUDA kernel's time is known only at a synchronisation, long after its op: the node and phase are read at
+    launch, so a timeline places it under the op that launched it, not under whatever runs at the sync."""
+    from tinygrad_like import sites
+
+    timer = LaunchTimer(FakeEvent, "cuda:0")
+    class Node:
+        pass
+
+    forward_node, backward_node = Node(), Node()
+    sites.context.node = forward_node
+    try:
+        timer.end(timer.begin(), "gemm_f32", (1,), (1,), (), 0)
+        sites.context.node, sites.context.backward = backward_node, True
+        timer.end(timer.begin(), "relu_backward_f32", (1,), (1,), (), 0)
+    finally:
+        sites.context.node, sites.context.backward = None, False
+    timer.end(timer.begin(), "axpy_f32", (1,), (1,), (), 0)
+    timer.collect(wait=True)  # (outside any op now)
+    got = [(e.name, e.node, e.phase) for e in recorded if isinstance(e, events.KernelTimed)]
+    assert got == [("gemm_f32", forward_node, "forward"), ("relu_backward_f32", backward_node, "backward"),
+                   ("axpy_f32", None, "forward")]

@@ -162,7 +162,6 @@ def test_100k_launches_payload_is_compact(timeline):
     _emit_synthetic(100_000)
     record_s = time.perf_counter() - t0
     st = timeline.store
-    st.flush()
     t0 = time.perf_counter()
     meta, bufs = st.chunk(st.first, st.resolved, 0, st.node_first)
     build_s = time.perf_counter() - t0
@@ -211,8 +210,8 @@ def test_the_store_trims_and_the_nodes_follow():
 
     nodes = [Node() for _ in range(40)]
     for i, n in enumerate(nodes):
-        st.add("k", "cpu", float(i), 1e-3, (), 0, 0, kv.FWD, True)
-        st.attribute(n, "Op", kv.FWD)
+        n.seq, n.name = i, "Op"  # (recorded graph nodes have a seq)
+        st.add("k", "cpu", float(i), 1e-3, (), 0, 0, kv.FWD, n)
     assert len(st) <= 13 and st.end == 40
     st.trim()
     assert len(st) == 10 and st.first == 30 and st.node_first == 30 and st.node(35) is nodes[35]
@@ -338,3 +337,58 @@ def test_close_frees_the_view_its_widget_and_subscriptions():
     assert len(widget_module._instances) == widgets_before
     assert len(events._subscribers) == subs_before and not events.ACTIVE and sites._listeners == 0
     assert ref not in set(_base._OPEN)
+
+
+def test_launches_of_ops_that_record_no_node_are_not_given_the_next_ops_node(timeline):
+    """Before, a launch waited for the next recorded op and took its node: a division of the input data (no grad)
+    showed as part of the first layer's matmul. Each launch now says which node launched it."""
+    w = tl.randn(4, 4, requires_grad=True)
+    x = tl.randn(3, 4)
+    timeline.after_cell()
+    first = timeline.store.end
+    scaled = x / 255.0  # no input needs grad: no node
+    mask = scaled > 0  # a comparison: no node
+    with tl.no_grad():
+        _ = w * 2  # grad recording off: no node
+    y = (scaled @ w) * mask
+    y.sum().backward()
+    timeline.after_cell()
+    got = [(r.name, r.phase, r.op) for r in timeline.launch_records()[first:]]
+    assert got[:4] == [("div", "forward", ""), ("gt", "forward", ""), ("mul", "forward", ""),
+                       ("matmul", "forward", "Matmul")], got
+    assert ("mul", "forward", "Mul") in got[4:]
+    assert all(op for name, phase, op in got if phase == "backward" and name != "full"), got
+
+
+def test_an_op_inside_another_ops_forward_is_the_outer_ops_launch(timeline):
+    from tinygrad_like.autograd.function import Function
+
+    class ExpTwice(Function):
+        """A user's op whose forward runs Tensor ops: its kernels belong to it."""
+
+        def forward(self, x):
+            with tl.no_grad():
+                return (x.exp().exp()).detach()
+
+        def backward(self, g):
+            raise NotImplementedError
+
+    x = tl.randn(3, requires_grad=True)
+    timeline.after_cell()
+    first = timeline.store.end
+    ExpTwice.apply(x)
+    timeline.after_cell()
+    got = [(r.name, r.op) for r in timeline.launch_records()[first:]]
+    assert got == [("exp", "ExpTwice"), ("exp", "ExpTwice")], got
+
+
+def test_launches_of_a_graph_dropped_before_the_view_files_them_keep_their_op(timeline):
+    w = tl.randn(4, requires_grad=True)
+    timeline.after_cell()
+    first = timeline.store.end
+    for _ in range(3):
+        (w * 2).sum().backward()  # each graph is garbage at the end of its line
+    gc.collect()
+    timeline.after_cell()
+    got = [(r.name, r.phase, r.op) for r in timeline.launch_records()[first:] if r.name == "mul"]
+    assert got == [("mul", "forward", "Mul"), ("mul", "backward", "Mul")] * 3, got

@@ -12,6 +12,7 @@ import numpy as np
 from . import events
 from .backends.numpy_backend import NumpyBackend
 from .backends.protocol import PRIMITIVES, UNTIMED
+from .sites import launch_context
 
 
 class TimedBackend:
@@ -47,7 +48,7 @@ class TimedBackend:
                     elif hasattr(a, "shape"):
                         shapes.append(a.shape)
                         nbytes += getattr(a, "nbytes", 0)
-                events.emit(record(name, inner_dev, t0, dt, tuple(shapes), int(nbytes)))
+                events.emit(record(name, inner_dev, t0, dt, tuple(shapes), int(nbytes), None, None, *launch_context()))
             return out
 
         timed.__name__ = name

@@ -182,7 +182,10 @@ class StorageAllocated(NamedTuple):
 class KernelTimed(NamedTuple):
     """One primitive (a NumPy call or a CUDA kernel) and how long it took.
 
-    ``start`` is on the :func:`now` clock; ``seconds`` the duration. ``grid``/``block`` are set for CUDA.
+    ``start`` is on the :func:`now` clock; ``seconds`` the duration. ``grid``/``block`` are set for CUDA. ``node_ref``
+    is a weak reference to the graph node whose forward or backward launched it (None outside an op), so that a
+    profile keeping its events keeps no graph alive; ``node`` reads it. ``phase`` is "forward", "backward" or
+    "optimizer" (see :func:`~tinygrad_like.sites.launch_context`; None from a producer that does not say).
     """
 
     name: str
@@ -193,6 +196,15 @@ class KernelTimed(NamedTuple):
     nbytes: int
     grid: tuple | None = None
     block: tuple | None = None
+    node_ref: Any = None
+    phase: str | None = None
+
+    @property
+    def node(self):
+        """The graph node that launched it: None outside an op, or once the node is garbage. A node of an op that
+        ran without recording (no input needed grad) has no ``seq``."""
+        ref = self.node_ref
+        return None if ref is None else ref()
 
 
 class KernelCompiled(NamedTuple):

@@ -25,7 +25,7 @@ The same object also works without ``with``: ``prof = tl.profile(); prof.start()
 
 Events hold references to graph nodes (``OpRecorded.node``, ``BackwardStep.node``), so a profile kept
 around keeps those graphs alive. When profiling a long loop, keep only the kinds you need, e.g.
-``tl.profile(kinds=(tl.events.KernelTimed,))``.
+``tl.profile(kinds=(tl.events.KernelTimed,))`` (a ``KernelTimed`` names its node only weakly).
 """
 
 from __future__ import annotations

@@ -39,10 +39,38 @@ class _Context(threading.local):
 
     scope: tuple = ()  # the modules whose forward runs, outermost first (pushed only while recording)
     optimizer: str | None = None  # class name of the optimizer whose step() runs, else None
+    node = None  # the graph node whose forward or backward runs (set only while someone listens to events)
+    backward: bool = False  # True while the backward engine runs a node (set only while someone listens)
 
 
-#: This thread's context: read by graph recording (scope) and by Storage.bump (optimizer).
+#: This thread's context: read by graph recording (scope), by Storage.bump (optimizer), and by the backends when
+#: they report a kernel (node, backward, optimizer).
 context = _Context()
+
+
+def as_backward(fn: Callable, *args):
+    """``fn(*args)`` with its kernels reported as backward (a root gradient made before the engine starts)."""
+    ctx = context
+    outer, ctx.backward = ctx.backward, True
+    try:
+        return fn(*args)
+    finally:
+        ctx.backward = outer
+
+
+def launch_context() -> tuple:
+    """``(node_ref, phase)`` of a kernel launched now: a weak reference to the graph node whose forward or backward
+    launched it (None outside an op), and ``"optimizer"``, ``"backward"`` or ``"forward"`` (everything else). What a
+    timeline needs to place a launch exactly, read when it is launched (a CUDA kernel's time is known only later)."""
+    ctx = context
+    node = ctx.node
+    ref = None if node is None else _weak(node)  # (CPython hands back the same reference for the same node)
+    if ctx.optimizer is not None:
+        return ref, "optimizer"
+    return ref, "backward" if ctx.backward else "forward"
+
+
+_weak = weakref.ref
 
 
 def _cell_label(filename: str) -> str | None:

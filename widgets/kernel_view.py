@@ -6,13 +6,12 @@ While anyone listens to :mod:`tinygrad_like.events`, every backend primitive is 
 kernel launches on CUDA) and arrives as a ``KernelTimed`` event, so the view is useful without a GPU. Layers:
 
 - the *model*: :class:`LaunchStore`, the launches as typed columns (``array.array``) plus tables of strings,
-  graph nodes (weakly) and cells. It attributes each launch to a phase and a graph node: the core emits
-  ``OpRecorded`` after an op's forward kernels and ``BackwardStep`` after a backward node's kernels, so the
-  launches waiting since the last such event belong to the node it names; a launch inside an optimizer's
-  ``step()`` (``tl.sites.context.optimizer``) is "optimizer"; a ``StorageStateChanged`` with a direction
-  (h2d / d2h) is a "transfer". :meth:`LaunchStore.chunk` packs rows as little binary buffers (one per column)
-  plus the new entries of the tables: the payload the browser appends. :func:`kernel_stats` and
-  :func:`cell_summary` are the pure aggregates (the view keeps them incrementally);
+  graph nodes (weakly) and cells. Each ``KernelTimed`` names the graph node whose forward or backward launched
+  it and its phase (forward, backward, optimizer), as the core knew them at launch (``sites.launch_context``;
+  a CUDA kernel's time arrives later, at a synchronisation, with the node it was launched for); a
+  ``StorageStateChanged`` with a direction (h2d / d2h) is a "transfer". :meth:`LaunchStore.chunk` packs rows as
+  little binary buffers (one per column) plus the new entries of the tables: the payload the browser appends.
+  :func:`kernel_stats` and :func:`cell_summary` are the pure aggregates (the view keeps them incrementally);
 - the *front-end*: ``static/timeline.js`` through :class:`kernel_widget.TimelineWidget` draws on a canvas, with
   zoom, pan, hover tooltip, click to select (linked to open graph views through :mod:`.selection`);
 - the *static fallback*: a one-line ``text/plain`` and a small PNG (NumPy + zlib, no matplotlib).
@@ -35,7 +34,6 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from tinygrad_like import events, sites
-from tinygrad_like.autograd import grad_mode as _grad_mode
 from tinygrad_like.profiler import format_time
 
 from . import selection
@@ -47,6 +45,8 @@ __all__ = ["KernelTimeline", "Launch", "Compile", "LaunchStore", "kernel_stats",
 
 #: phase codes of the ``phase`` column, in legend order
 PHASES = ("forward", "backward", "optimizer", "transfer")
+#: ``KernelTimed.phase`` -> the phase column's code (a launch from a producer that does not say is forward)
+PHASE_CODES = {name: code for code, name in enumerate(PHASES)}
 FWD, BWD, OPT, XFER = range(4)
 #: PNG colours of the phases (the canvas takes its own from the theme)
 PHASE_RGB = ((76, 120, 168), (245, 133, 24), (84, 162, 75), (178, 121, 162))
@@ -259,6 +259,11 @@ NODE_COLUMNS = (("node_op", "I"), ("node_line", "I"))
 STORE_TYPES = {"dur": "d"}
 
 
+def _dead() -> None:
+    """A weak reference's stand-in that never matches a node."""
+    return None
+
+
 class LaunchStore:
     """Launches as columns (``array.array``: a few bytes each, no object per launch) with sequence numbers:
     row ``i`` of the arrays is launch number ``first + i``; at most ``max_rows`` are kept (the oldest go).
@@ -280,9 +285,8 @@ class LaunchStore:
         self._node_site: list = []  # (code, lineno) per node until its line is looked up, else None
         self.cells: list[int] = []  # cell keys; the cell column indexes this list
         self._cell_key = None
-        self.pending: list[int] = []  # sequence numbers of launches waiting for their OpRecorded / BackwardStep
-        self._pending_grad: list[bool] = []  # was grad recording on when each pending one ran
-        self.resolved = 0  # every launch before this sequence number has its phase and node
+        self._last_node = _dead  # the node of the last launch (weakly) and its number (a node's launches come together)
+        self._last_nid = -1
         self.intern("")  # index 0 is the empty string
 
     # ---- tables ------------------------------------------------------------------------------------------
@@ -304,13 +308,18 @@ class LaunchStore:
         """Sequence number of the next launch."""
         return self.first + len(self.cols["start"])
 
+    @property
+    def resolved(self) -> int:
+        """Every launch before this sequence number is complete (all are: each comes with its node and phase)."""
+        return self.end
+
     def __len__(self) -> int:
         return len(self.cols["start"])
 
     # ---- recording -----------------------------------------------------------------------------------------
     def add(self, name: str, device: str, start: float, seconds: float, shapes, nbytes: int, cell: int,
-            phase: int, wait: bool, grad_on: bool = True) -> int:
-        """Append a launch; ``wait``: its phase and node come with the next OpRecorded / BackwardStep."""
+            phase: int, node=None) -> int:
+        """Append a launch; ``node`` is the graph node that launched it (kept only if it was recorded)."""
         c = self.cols
         seq = self.end
         idx = self._str_idx
@@ -325,43 +334,20 @@ class LaunchStore:
             c["shape"].append(i if i is not None else self.intern(shapes, _fmt_shapes(shapes)))
         else:
             c["shape"].append(0)
-        c["node"].append(-1)
+        if node is None:
+            c["node"].append(-1)
+        elif self._last_node() is node:
+            c["node"].append(self._last_nid)
+        else:
+            nid = -1 if getattr(node, "seq", None) is None else self._add_node(node, node.name)  # (not recorded)
+            self._last_node, self._last_nid = weakref.ref(node), nid
+            c["node"].append(nid)
         c["cell"].append(cell)
         c["phase"].append(phase)
         c["nbytes"].append(nbytes)
-        if wait:
-            if not self.pending:
-                self.resolved = seq
-            self.pending.append(seq)
-            self._pending_grad.append(grad_on)
-        elif not self.pending:
-            self.resolved = seq + 1
         if len(c["start"]) > self.max_rows + max(self.max_rows // 4, 1):
             self.trim()
         return seq
-
-    def attribute(self, node, op: str, phase: int) -> None:
-        """The waiting launches ran for ``node`` (forward: those with grad recording on; backward: all)."""
-        if not self.pending:
-            return
-        nid = self._add_node(node, op)
-        col_node, col_phase, first = self.cols["node"], self.cols["phase"], self.first
-        for seq, grad_on in zip(self.pending, self._pending_grad):
-            i = seq - first
-            if i < 0:
-                continue
-            col_phase[i] = phase
-            if phase == BWD or grad_on:
-                col_node[i] = nid
-        self.pending.clear()
-        self._pending_grad.clear()
-        self.resolved = self.end
-
-    def flush(self) -> None:
-        """The cell ended: launches still waiting stay forward, with no node."""
-        self.pending.clear()
-        self._pending_grad.clear()
-        self.resolved = self.end
 
     def _add_node(self, node, op: str) -> int:
         try:
@@ -401,6 +387,7 @@ class LaunchStore:
         for col in self.cols.values():
             del col[:drop]
         self.first += drop
+        self._last_node, self._last_nid = _dead, -1
         nodes = self.cols["node"]
         keep_from = next((n for n in nodes if n >= 0), self.node_first + len(self.nodes))
         ndrop = keep_from - self.node_first
@@ -578,14 +565,13 @@ class KernelTimeline(View):
     """
 
     css_class = "tl-kernel-timeline"
-    listens_to = (events.KernelTimed, events.KernelCompiled, events.OpRecorded, events.BackwardStep,
-                  events.StorageStateChanged)
+    listens_to = (events.KernelTimed, events.KernelCompiled, events.StorageStateChanged)
     records_hidden = listens_to  # a history: launches missed while hidden could never be drawn
 
     def __init__(self, *, live: bool = True, max_launches: int = 100_000, max_rows: int = 24,
                  height: int = 0) -> None:
         self._store = LaunchStore(max_launches)
-        self._inbox: list = []  # (event, optimizer running, grad recording on) not yet filed into the store
+        self._inbox: list = []  # (event, the node that launched it) not yet filed into the store
         self._compiles: deque = deque(maxlen=500)
         self.max_launches = max_launches
         self.max_rows = max_rows  # rows drawn without scrolling (the canvas scrolls to the others)
@@ -629,17 +615,20 @@ class KernelTimeline(View):
     def cell_name(self, key: int) -> str:
         return CELLS.label.get(key, f"cell {key}") if key > 0 else f"cell {-key}"
 
-    # Events are not handled one by one: each lands in an inbox as one tuple (with the two facts that must be read
-    # when it happens: which optimizer runs, whether grad recording is on), and the inbox is filed into the store
-    # in one pass before anything reads it, after each cell, and every 0.1 s during a cell (with the live redraw).
-    # A training step sends dozens of events; a handler per event was most of what an open timeline cost.
+    # Events are not handled one by one: each lands in an inbox, filed into the store in one pass before anything
+    # reads it, before each cell, and every 0.1 s during a cell (with the live redraw). A training step sends dozens
+    # of launches; a handler per event was most of what an open timeline cost. Each launch comes with its node and
+    # phase (``KernelTimed.node``/``phase``, read by the core when it was launched), so nothing waits for the op.
     def _subscribe_records(self):
-        inbox, ref = self._inbox, weakref.ref(self)
-        put, clock, ctx, grad = inbox.append, time.perf_counter, sites.context, _grad_mode.state
+        inbox, ref, clock = self._inbox, weakref.ref(self), time.perf_counter
+        put, kernel = inbox.append, events.KernelTimed
         due = [clock() + DRAIN_SECONDS]
 
         def receive(event) -> None:
-            put((event, ctx.optimizer, grad.enabled))
+            # (a launch's node is held from here until filed, at most 0.1 s: a training loop drops each step's graph,
+            # and the launch must still name the op and the line that made it)
+            node = event.node_ref if type(event) is kernel else None
+            put((event, None if node is None else node()))
             if len(inbox) >= DRAIN_EVENTS or clock() >= due[0]:
                 view = ref()
                 if view is None:  # (the finalizer below unsubscribes; this is in case a delivery races it)
@@ -662,42 +651,32 @@ class KernelTimeline(View):
         items = inbox[:]
         inbox.clear()
         st, groups, cells = self._store, self._groups, self._cells
-        key = self._cell_key()  # (the inbox is emptied after every cell, so its events all ran in this one)
+        key = self._cell_key()  # (the inbox is emptied before each cell, so its events all ran in this one)
         ci = st.cell_index(key)
-        add = st.add
-        kernel, op, step, state = events.KernelTimed, events.OpRecorded, events.BackwardStep, events.StorageStateChanged
+        add, phases = st.add, PHASE_CODES
+        kernel, state = events.KernelTimed, events.StorageStateChanged
         launches = 0
-        changed = False
-        for event, optimizer, grad_on in items:
+        for event, node in items:
             cls = type(event)
             if cls is kernel:
                 name, device, start, seconds = event.name, event.device, event.start, event.seconds
-                if optimizer is not None:
-                    add(name, device, start, seconds, event.shapes, event.nbytes, ci, OPT, False)
-                else:
-                    add(name, device, start, seconds, event.shapes, event.nbytes, ci, FWD, True, grad_on)
-            elif cls is op:
-                st.attribute(event.node, event.op, FWD)  # (marks nothing stale: its launches came before it)
-                continue
-            elif cls is step:
-                st.attribute(event.node, event.op, BWD)
-                continue
+                add(name, device, start, seconds, event.shapes, event.nbytes, ci, phases.get(event.phase, FWD), node)
             elif cls is state:
                 if not event.direction:
                     continue
                 name, device, seconds = event.direction, "memcpy", event.seconds
                 start = event.time - seconds
-                add(name, device, start, seconds, (), event.nbytes, ci, XFER, False)
+                add(name, device, start, seconds, (), event.nbytes, ci, XFER)
             else:  # KernelCompiled
                 self._compiles.append(Compile(event.name, event.source, event.seconds, event.cache_hit, event.time,
                                               key))
-                changed = True
+                self._stale = True
                 continue
             launches += 1
             _add_launch(groups, name, device, seconds)
             _add_to_cell(cells, key, start, seconds)
-        self._seen += launches
-        if launches or changed:
+        if launches:
+            self._seen += launches
             self._stale = True
 
     @property
@@ -719,9 +698,9 @@ class KernelTimeline(View):
         return self._compiles
 
     def after_cell(self) -> None:
-        """The cell ended: launches still waiting for a node stay forward; draw what is new (not while paused
-        or scrolled away: the base class redraws once the view is shown or resumed)."""
-        self.store.flush()
+        """The cell ended: draw what is new (not while paused or scrolled away: the base class redraws once the view
+        is shown or resumed)."""
+        self._drain()
         if not self._ipy:
             self._counter += 1
         if self._sent[0] != self.store.end:

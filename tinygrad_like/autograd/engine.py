@@ -13,6 +13,7 @@ import time
 
 from .. import events
 from ..ops._util import sum_to
+from ..sites import context as _context
 from . import grad_mode
 from .function import Function
 
@@ -252,20 +253,30 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
     state = _Pass(roots, grads, retain_graph, create_graph, capture)
     prev = _grad.enabled
     _grad.enabled = create_graph
+    ctx = _context
+    outer = ctx.backward
+    ctx.backward = True  # (the roots' gradients, e.g. the ones of loss.backward(), are the pass's first kernels)
     try:
         state.deliver_roots()
     finally:
         _grad.enabled = prev
+        ctx.backward = outer
     for index, node in enumerate(state.nodes):
-        timed = steps or events.ACTIVE
+        watched = events.ACTIVE
+        timed = steps or watched
         t0 = _perf() if timed else 0.0
         filled = [] if steps else None
         prev = _grad.enabled
         _grad.enabled = create_graph
+        if watched:  # the kernels it launches are reported with this node, as backward
+            outer = ctx.node, ctx.backward
+            ctx.node, ctx.backward = node, True
         try:
             g, grads_out = state.run(node, filled)
         finally:
             _grad.enabled = prev
+            if watched:
+                ctx.node, ctx.backward = outer
         seconds = _perf() - t0 if timed else 0.0
         if events.ACTIVE:
             events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))
@@ -281,11 +292,15 @@ def run_backward(roots, grads, retain_graph: bool = False, create_graph: bool = 
     state = _Pass(roots, grads, retain_graph, create_graph, capture)
     prev = _grad.enabled
     _grad.enabled = create_graph
+    ctx = _context
+    outer = ctx.node, ctx.backward
+    ctx.backward = True  # (the roots' gradients, e.g. the ones of loss.backward(), are the pass's first kernels)
     try:
         state.deliver_roots()
         run = state.run
         for index, node in enumerate(state.nodes):
-            if events.ACTIVE:
+            if events.ACTIVE:  # the kernels each node launches are reported with it
+                ctx.node = node
                 t0 = _perf()
                 run(node, None)
                 seconds = _perf() - t0
@@ -294,3 +309,4 @@ def run_backward(roots, grads, retain_graph: bool = False, create_graph: bool = 
                 run(node, None)
     finally:
         _grad.enabled = prev
+        ctx.node, ctx.backward = outer

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 
 from .. import events
+from ..sites import context as _context
 from ..sites import origin
 from ..storage import summarize_writes
 from ..tensor_base import TensorBase
@@ -101,7 +102,10 @@ class Function:
         closure, and no work for observers that are not listening."""
         node = _new(cls)
         node.saved = None
-        r = node.forward(x, *args)  # (pending host writes upload when forward looks up dev.backend)
+        if events.ACTIVE:  # the kernels it launches are reported with this node (the outermost op's, when nested)
+            r = _forward_watched(node, x, args)
+        else:
+            r = node.forward(x, *args)  # (pending host writes upload when forward looks up dev.backend)
         if isinstance(r, TensorBase):  # a view, a copy on another device, or a tensor a user's forward made
             out = r if cls.returns_fresh else _own(r)
         else:
@@ -308,6 +312,18 @@ def _attach(node: Function, edges: tuple, out, x, args) -> None:
     out.grad_fn = node
     if events.WATCH_NODES:
         _watched(node, out, x, args)
+
+
+def _forward_watched(node: Function, x, args):
+    """``node.forward`` with ``node`` as the running op of this thread's context, for the kernels it launches."""
+    ctx = _context
+    if ctx.node is not None:  # (an op inside another's forward or backward: the outer one launched it)
+        return node.forward(x, *args)
+    ctx.node = node
+    try:
+        return node.forward(x, *args)
+    finally:
+        ctx.node = None
 
 
 def _watched(node: Function, out, x, args) -> None:

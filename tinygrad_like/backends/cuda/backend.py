@@ -21,6 +21,7 @@ import numpy as np
 from ... import events
 from ...dtypes import from_numpy as from_numpy_dtype
 from ...layout import broadcast_shapes, contiguous_strides
+from ...sites import launch_context
 from ..numpy_backend import NumpyBackend
 from ..protocol import IN_PLACE, PRIMITIVES
 from .array import CudaArray, DeviceBuffer
@@ -1068,7 +1069,7 @@ class CudaBackend:
         if events.ACTIVE:
             nbytes = sum(h.nbytes for _, h in seen)
             events.emit(events.KernelTimed(f"host:{name}", self._device_name, t0, events.now() - t0,
-                                           tuple(d.shape for d, _ in seen), nbytes))
+                                           tuple(d.shape for d, _ in seen), nbytes, None, None, *launch_context()))
         return out
 
     def __getattr__(self, name: str):

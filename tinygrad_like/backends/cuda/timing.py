@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from ... import events
+from ...sites import launch_context
 
 
 @dataclass(slots=True)
@@ -26,6 +27,8 @@ class LaunchRecord:
     host_start: float
     start: object
     end: object
+    node_ref: object = None  # (weakly) the graph node that launched it, and the phase: read at launch
+    phase: str | None = None  # (see sites.launch_context)
 
 
 class LaunchTimer:
@@ -51,7 +54,8 @@ class LaunchTimer:
         if len(self._pending) >= self._max_pending:  # nobody collects: keep memory bounded, count the loss
             self._pending.popleft()
             self.dropped += 1
-        self._pending.append(LaunchRecord(name, grid, block, shapes, nbytes, events.now(), start, ev))
+        self._pending.append(LaunchRecord(name, grid, block, shapes, nbytes, events.now(), start, ev,
+                                          *launch_context()))
 
     @property
     def pending(self) -> int:
@@ -71,6 +75,6 @@ class LaunchTimer:
             seconds = rec.end.time_since(rec.start) / 1000.0  # CUDA events measure milliseconds
             if events.ACTIVE:
                 events.emit(events.KernelTimed(rec.name, self._device, rec.host_start, seconds, rec.shapes,
-                                               rec.nbytes, rec.grid, rec.block))
+                                               rec.nbytes, rec.grid, rec.block, rec.node_ref, rec.phase))
             n += 1
         return n
