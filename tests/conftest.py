@@ -124,8 +124,8 @@ def backward_mode(request, monkeypatch):
 
 @pytest.fixture
 def dev():
-    """The ``testdev`` device: a second memory space whose "device" copy is a separate NumPy array
-    (``dev.raw_backend`` counts the copies); unregistered afterwards."""
+    """The ``testdev`` device: the simulated device's memory space under its own name, with fresh counters
+    (``dev.raw_backend`` counts the copies and allocations); unregistered afterwards."""
     from devbackend import DevBackend
 
     from tinygrad_like.device import register_device, unregister_device

@@ -1,10 +1,8 @@
-"""A second memory space for tests: a "device" whose buffers are separate NumPy arrays.
+"""A second memory space for tests: the simulated device (``backends/sim.py``) under its own name, ``testdev``.
 
-``DevBackend`` computes with NumPy (it inherits every primitive from ``NumpyBackend``) but is not
-the host: a tensor on it owns a device buffer (a flat NumPy array that only this backend touches),
-and the host sees its values only through explicit ``download``/``upload`` calls, which are counted.
-That is enough to drive the ``Storage`` residency state machine (cpu / gpu / both, dirty side)
-without a GPU.
+Tests of the ``Storage`` residency state machine (cpu / gpu / both, dirty side) register it next to ``sim`` so they
+start from fresh counters and an empty pool, whatever other tests did on ``sim``. It adds an allocation count and a
+way to reset the transfer counts.
 
 >>> import tinygrad_like as tl
 >>> from tinygrad_like.device import register_device, unregister_device
@@ -16,61 +14,21 @@ without a GPU.
 
 from __future__ import annotations
 
-import numpy as np
-
-from tinygrad_like.backends.numpy_backend import NumpyBackend
+from tinygrad_like.backends.sim import SimBackend
 
 
-class DevBackend(NumpyBackend):
-    """NumPy compute, but with device-side buffers and counted host <-> device copies."""
+class DevBackend(SimBackend):
+    """The simulated device, with ``allocs`` counted and ``reset_counts()``."""
 
     name = "testdev"
-    is_host = False
 
-    def __init__(self):
-        self.uploads = 0  # host -> device copies (upload, upload_into, from_numpy)
-        self.downloads = 0  # device -> host copies (download, download_into)
+    def __init__(self) -> None:
+        super().__init__()
         self.allocs = 0
 
     def reset_counts(self) -> None:
         self.uploads = self.downloads = self.allocs = 0
 
-    # ---- memory: a device buffer is a flat NumPy array the host never aliases ------------
     def alloc(self, numel: int, dtype):
         self.allocs += 1
-        return np.zeros(numel, dtype.np)
-
-    def upload(self, host):
-        """A new device buffer holding a copy of the flat host array ``host``."""
-        self.uploads += 1
-        return np.array(host, copy=True).reshape(-1)
-
-    def from_numpy(self, arr):
-        """A native device array holding a copy of ``arr`` (any shape, 0-d stays 0-d)."""
-        self.uploads += 1
-        return np.array(arr, copy=True, order="C")
-
-    def upload_into(self, host, buf) -> None:
-        self.uploads += 1
-        np.copyto(buf, np.asarray(host).reshape(buf.shape))
-
-    def download(self, buf, numel: int, dtype):
-        """A new flat host array with the device buffer's first ``numel`` elements."""
-        self.downloads += 1
-        out = np.array(buf[:numel], dtype=dtype.np, copy=True)
-        return out.reshape(-1)
-
-    def download_into(self, buf, host) -> None:
-        self.downloads += 1
-        np.copyto(host, np.asarray(buf).reshape(host.shape))
-
-    @staticmethod
-    def adopt(r):
-        """A primitive's result -> (flat device buffer, C-contiguous native array viewing it)."""
-        if type(r) is not np.ndarray:
-            r = np.asarray(r)
-        elif not r.flags.c_contiguous:
-            r = np.ascontiguousarray(r)
-        return r.reshape(-1), r
-
-    # ``view(buf, layout, dtype)`` is NumpyBackend's: a strided NumPy view of the device buffer.
+        return super().alloc(numel, dtype)

@@ -1,7 +1,7 @@
 """``Storage``: residency state machine, version counters, devices and the weak registry.
 
-A second memory space (``tests/devbackend.py``: NumPy compute, separate "device" arrays, counted
-copies) stands in for a GPU, so every residency transition is tested on any machine:
+A second memory space (``tests/devbackend.py``: the simulated device under its own name, with fresh counted
+copies and pool) stands in for a GPU, so every residency transition is tested on any machine:
 
     gpu --host read--> both (d2h)    both --device write--> dirty "gpu"    both --host write--> dirty "cpu"
     dirty "cpu" --next device use--> uploaded (h2d)    both --drop_host()--> gpu

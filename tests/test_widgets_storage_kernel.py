@@ -166,10 +166,19 @@ def test_transfer_log_residency_and_dirty_side(dev, views):
     assert view.transfer_totals()["d2h"]["count"] == 0 and not view.transfers and not view.transfers_of(t.storage.id)
 
 
-def test_pool_without_device_with_poolless_device_and_with_a_pool(dev):
+def test_pool_without_device_with_poolless_device_and_with_a_pool():
+    from tinygrad_like.backends.numpy_backend import NumpyBackend
+
     assert sv.pool_text(sv.pool_model([tl.device("cpu")])) == sv.NO_POOL_TEXT
-    poolless = sv.pool_model([dev])
-    assert poolless == [{"device": "testdev:0", "available": False, "in_use_bytes": None, "cached_bytes": None,
+
+    class PoollessBackend(NumpyBackend):  # a device whose backend reports no pool (no memory_stats)
+        is_host = False
+
+    try:
+        poolless = sv.pool_model([register_device("poolless", PoollessBackend())])
+    finally:
+        unregister_device("poolless")
+    assert poolless == [{"device": "poolless:0", "available": False, "in_use_bytes": None, "cached_bytes": None,
                          "hits": None, "misses": None, "hit_rate": None}]
     assert "backend reports no pool" in sv.pool_text(poolless)
 
