@@ -20,6 +20,10 @@ from .device import Device, get_device as device
 from .dtypes import (DType, bool_ as bool, float16, float32, float64, get_default_dtype, int32, int64,
                      set_default_dtype)
 from .functions import *  # noqa: F403 - the functional spelling of every op
+from .functions_linalg import *  # noqa: F403
+from .functions_math import *  # noqa: F403
+from .functions_shaping import *  # noqa: F403
+from .functions_sorting import *  # noqa: F403
 from .functions import (broadcast_tensors, cat, concat, concatenate, log_softmax, matmul, maximum, minimum,
                         nonzero, one_hot, pad, softmax, stack, where)
 from .layout import Layout, broadcast_shapes

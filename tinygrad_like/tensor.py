@@ -24,8 +24,12 @@ from .mixin import (
     ElementwiseMixin,
     IndexingMixin,
     InplaceMixin,
+    LinalgMixin,
+    MathMixin,
     MovementMixin,
     ReduceMixin,
+    ShapingMixin,
+    SortingMixin,
 )
 from .mixin.reduce import ReturnTypes
 from .storage import Storage
@@ -69,7 +73,7 @@ def wrap_native(r, dev: Device) -> Tensor:
 
 
 class Tensor(AutogradMixin, ConversionMixin, ElementwiseMixin, IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin,
-             TensorBase):
+             MathMixin, SortingMixin, LinalgMixin, ShapingMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in

@@ -14,7 +14,11 @@ import math
 import numpy as np
 
 from ._malloc import tune_glibc_malloc
+from .numpy_linalg import NumpyLinalgPrimitives
+from .numpy_math import NumpyMathPrimitives
 from .numpy_nn import NumpyNNPrimitives, masked, relu
+from .numpy_shaping import NumpyShapingPrimitives
+from .numpy_sorting import NumpySortingPrimitives
 
 tune_glibc_malloc()
 
@@ -101,7 +105,8 @@ def _cumsum(x, axis):
     return np.cumsum(x, axis=axis, dtype=x.dtype)
 
 
-class NumpyBackend(NumpyNNPrimitives):
+class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitives, NumpyLinalgPrimitives,
+                   NumpyShapingPrimitives):
     """Host memory and NumPy primitives. Subclassed by tests for a second memory space."""
 
     name = "numpy"
