@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..creation import zeros_like
-from .optimizer import Optimizer, ParamsT, check_number
+from .optimizer import Optimizer, ParamsT, check_betas, check_impl_flags, check_number
 
 __all__ = ["Adam", "AdamW"]
 
@@ -25,7 +25,9 @@ class Adam(Optimizer):
     ``weight_decay`` is L2 (added to the gradient) unless ``decoupled_weight_decay=True``, which
     shrinks the weights directly (that is :class:`AdamW`). ``amsgrad`` uses the running maximum of
     ``v``; ``maximize`` ascends. State per parameter: ``step`` (an int), ``exp_avg``, ``exp_avg_sq``
-    and, with amsgrad, ``max_exp_avg_sq``.
+    and, with amsgrad, ``max_exp_avg_sq``. ``foreach=``, ``fused=`` and ``capturable=`` are accepted
+    and kept in the groups as torch does, but change nothing here (every step is already one fused
+    primitive per parameter); ``differentiable=True`` is refused.
 
     >>> import tinygrad_like as tl
     >>> w = tl.tensor([1.0, -1.0], requires_grad=True)
@@ -39,28 +41,26 @@ class Adam(Optimizer):
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
-                 decoupled_weight_decay: bool = False) -> None:
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
-                    "maximize": maximize, "decoupled_weight_decay": decoupled_weight_decay}
+                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable, "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any], where: str) -> None:
         lr = check_number("lr", group["lr"], where)
         eps = check_number("eps", group["eps"], where)
         weight_decay = check_number("weight_decay", group["weight_decay"], where)
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise TypeError(f"betas must be a pair (beta1, beta2), got {betas!r}{where}")
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}{where}")
         if eps < 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}{where}")
-        for i, beta in enumerate(betas):
-            if not 0.0 <= check_number(f"betas[{i}]", beta, where) < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}{where}")
+        check_betas(group["betas"], where)
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}{where}")
+        check_impl_flags(group, where)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One fused update of every parameter that has a ``.grad`` (others are skipped)."""
@@ -107,6 +107,8 @@ class AdamW(Adam):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)

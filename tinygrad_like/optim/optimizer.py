@@ -23,7 +23,7 @@ from .. import sites
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
-__all__ = ["Optimizer", "ParamsT"]
+__all__ = ["Optimizer", "ParamsT", "check_number", "check_betas", "check_impl_flags"]
 
 #: What an optimizer accepts as ``params``: tensors, ``(name, tensor)`` pairs, or param-group dicts.
 ParamsT = Iterable[Tensor] | Iterable[tuple[str, Tensor]] | Iterable[dict[str, Any]]
@@ -68,6 +68,43 @@ def check_number(name: str, value: Any, where: str = "") -> float:
                         + (" (tensor hyperparameters are not supported; pass a float)" if isinstance(value, Tensor)
                            else ""))
     return value
+
+
+def check_betas(betas: Any, where: str = "") -> tuple[float, float]:
+    """``(beta1, beta2)`` checked as torch does: a pair of numbers, each in ``[0, 1)``."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"betas must be a pair (beta1, beta2), got {betas!r}{where}")
+    for i, beta in enumerate(betas):
+        if not 0.0 <= check_number(f"betas[{i}]", beta, where) < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}{where}")
+    return betas[0], betas[1]
+
+
+def check_impl_flags(group: dict[str, Any], where: str = "") -> None:
+    """torch's implementation switches (``foreach``, ``fused``, ``capturable``, ``differentiable``).
+
+    ``foreach``, ``fused`` and ``capturable`` choose how torch runs the same arithmetic (one kernel per
+    tensor, per list, or per optimizer; CUDA-graph safe): here they are accepted and change nothing, after
+    torch's own consistency checks. ``differentiable=True`` (a step recorded in the graph, for meta-learning)
+    is refused: every step here runs under ``no_grad``.
+    """
+    fused, foreach = group.get("fused"), group.get("foreach")
+    differentiable = group.get("differentiable", False)
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if differentiable:
+        raise NotImplementedError(f"differentiable=True is not supported: optimizer steps run under no_grad and are "
+                                  f"not recorded in the graph{where}")
+
+
+def lerp_(t: Tensor, end: Tensor, weight: float) -> Tensor:
+    """``t.lerp_(end, weight)`` in place with torch's rounding: ``t + w (end - t)`` for ``|w| < 0.5``, else
+    ``end - (end - t)(1 - w)`` (exact at both ends)."""
+    if abs(weight) < 0.5:
+        return t.add_(end - t, alpha=weight)
+    return t.copy_(end - (end - t) * (1 - weight))
 
 
 class Optimizer:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .optimizer import Optimizer, ParamsT, check_number
+from .optimizer import Optimizer, ParamsT, check_impl_flags, check_number
 
 __all__ = ["SGD"]
 
@@ -21,6 +21,8 @@ class SGD(Optimizer):
     With momentum ``mu`` the buffer starts as a copy of the first gradient, then
     ``buf = mu * buf + (1 - dampening) * g``; Nesterov uses ``g + mu * buf`` as the update.
     ``weight_decay`` adds ``weight_decay * p`` to the gradient (L2), ``maximize`` ascends.
+    ``foreach=`` and ``fused=`` are accepted (and kept in the groups, as torch does) but change nothing:
+    they pick how torch batches the same arithmetic. ``differentiable=True`` is refused.
 
     >>> import tinygrad_like as tl
     >>> w = tl.tensor([1.0, 2.0], requires_grad=True)
@@ -36,9 +38,11 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
-                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False) -> None:
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
-                    "nesterov": nesterov, "maximize": maximize}
+                    "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
+                    "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any], where: str) -> None:
@@ -55,6 +59,7 @@ class SGD(Optimizer):
         if group["nesterov"] and (momentum <= 0 or dampening != 0):
             raise ValueError(f"Nesterov momentum requires a momentum and zero dampening (got momentum={momentum}, "
                              f"dampening={dampening}){where}")
+        check_impl_flags(group, where)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a ``.grad`` (others are skipped)."""
