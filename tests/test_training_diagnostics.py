@@ -164,8 +164,35 @@ def test_monitor_with_a_model_draws_the_diagnostics_and_close_removes_the_hooks(
         opt.step()
         monitor.log(loss.item())
     assert monitor.diagnostics.steps == [1, 5, 10, 15, 20]
-    assert monitor.diagnostics_figure.outputs and "image/png" in monitor.diagnostics_figure.outputs[0]["data"]
+    shown = monitor.diagnostics_figure.figure
+    assert shown["svg"].startswith("<?xml") and "tl-training-diagnostics" in monitor.diagnostics_figure._dom_classes
+    assert shown["svg"] != monitor.figure.figure["svg"]
     monitor.close()
+
+
+def test_the_diagnostics_figure_follows_the_theme():
+    """In the dark theme its text is light and its lines take the dark palette's colour cycle."""
+    from tinygrad_like.widgets.figure_widget import PALETTES
+
+    model = _mlp()
+    monitor = TrainingMonitor(5, model=model, diagnostics_every=1, every=0.0)
+    opt = tl.optim.SGD(model.parameters(), lr=0.1)
+    x, y = tl.randn(16, 8), tl.randint(0, 3, (16,))
+    for _ in range(5):
+        loss = tl.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        monitor.log(loss.item())
+    figure = monitor.diagnostics_figure
+    light = figure.figure["svg"]
+    figure.theme = "dark"
+    dark = figure.figure["svg"]
+    monitor.close()
+    for key in ("fg", "muted"):
+        assert PALETTES["dark"][key] in dark and PALETTES["dark"][key] not in light, key
+    assert PALETTES["dark"]["cycle"][0] in dark and PALETTES["light"]["cycle"][0] in light
+    assert PALETTES["light"]["fg"] not in dark
     assert all(not m._forward_hooks for m in model.modules())
 
 

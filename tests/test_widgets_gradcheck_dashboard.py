@@ -8,6 +8,7 @@ what is checked), and with the real views.
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 
@@ -20,10 +21,14 @@ pytest.importorskip("matplotlib")
 import tinygrad_like as tl  # noqa: E402
 from tinygrad_like.widgets import _base  # noqa: E402
 from tinygrad_like.widgets.dashboard import TITLES, Dashboard  # noqa: E402
+from tinygrad_like.widgets.figure_widget import PALETTES, render  # noqa: E402
 from tinygrad_like.widgets.gradcheck_view import (  # noqa: E402
+    HINT,
     PANELS,
     GradcheckView,
+    _clickable_panels,
     draw_gradcheck,
+    entry_detail,
     gradcheck_model,
     marked_elements,
     panel_axes,
@@ -172,9 +177,12 @@ def test_view_shows_failure_verdict_and_figure() -> None:
         assert "FAIL" in view.verdict.value and "row 1" in view.verdict.value
         assert view.passed is False
         assert view._unsubscribe is None  # not live
-        outs = view.figure_out.outputs
-        assert len(outs) == 1 and "image/png" in outs[0]["data"]
+        shown = view.figure.figure  # the picture the browser gets: SVG, light until the page reports its theme
+        assert shown["svg"].startswith("<?xml") and shown["theme"] == "light" and len(shown["regions"]) == 6
+        assert "tl-gradcheck-figure" in view.figure._dom_classes
         assert view.summary().startswith("<GradcheckView: FAIL")
+        bundle = view._repr_mimebundle_()  # the saved notebook's static fallback: a PNG and one stable line
+        assert bundle["image/png"] and bundle["text/plain"] == view.summary()
     finally:
         view.close()
 
@@ -198,7 +206,8 @@ def test_view_shows_errors_instead_of_raising(fn, inputs, message) -> None:
     try:
         assert view.model is None and view.error is not None
         assert "ERROR" in view.verdict.value and message in view.verdict.value
-        assert view.figure_out.outputs == ()
+        assert view.figure.figure == {} and view.figure.regions == [] and view.selected is None
+        assert "image/png" not in view._repr_mimebundle_()
     finally:
         view.close()
 
@@ -371,7 +380,7 @@ class MatVecWrong(tl.autograd.Function):
 def _text_boxes(fig):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    canvas = FigureCanvasAgg(fig)  # (the figure is drawn as figure_output draws it: constrained layout applied)
+    canvas = FigureCanvasAgg(fig)  # (the figure is drawn as the view draws it: constrained layout applied)
     canvas.draw()
     renderer = canvas.get_renderer()
     out = []
@@ -428,7 +437,182 @@ def test_failing_entries_are_listed_worst_first_and_explained_with_the_backward_
     view.close()
 
 
-def test_a_passing_check_lists_nothing() -> None:
+def test_a_passing_check_lists_nothing_and_invites_a_click() -> None:
     view = GradcheckView(Square.apply, (tl.tensor([0.5, 2.0], dtype=tl.float64, requires_grad=True),))
-    assert view.failures.options == () and view.failures.layout.display == "none" and view.detail.value == ""
+    assert view.failures.options == () and view.failures.layout.display == "none"
+    assert view.detail.value == HINT and view.selected is None and view.figure.marks == []
+    view.select_entry(0, 1, 1)  # a passing entry is explained all the same
+    assert "PASS: within the tolerance" in view.detail.value and view.failures.index is None
     view.close()
+
+
+# ---- GradcheckView: clicking a cell of the picture explains it ---------------------------------------------------
+SCALE = [1.0, 3.0]  # the two outputs scaled differently, so no two rows of a Jacobian look alike
+
+
+def _click_view() -> GradcheckView:
+    """y = (W @ v) * s with W (2, 3): Jacobians 2x6 (w.r.t. W, right) and 2x3 (w.r.t. v, 3 entries wrong)."""
+    w = tl.tensor([[0.5, 3.0, -0.25], [-2.0, 0.75, 1.5]], dtype=tl.float64, requires_grad=True)
+    v = tl.tensor([1.0, -1.0, 2.0], dtype=tl.float64, requires_grad=True)
+    s = tl.tensor(SCALE, dtype=tl.float64)
+    return GradcheckView(lambda a, b: MatVecWrong.apply(a, b) * s, (w, v))
+
+
+def svg_images(svg: str) -> list[tuple[float, float, float, float]]:
+    """The box of every <image> a matplotlib SVG draws (imshow with interpolation "none": one pixel per cell,
+    scaled by its transform), as (left, top, right, bottom) fractions of the picture."""
+    w_pt, h_pt = (float(v) for v in re.search(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
+    boxes = []
+    for tag in re.findall(r"<image [^>]*>", svg):
+        matrix = re.search(r'transform="matrix\(([^)]*)\)"', tag)
+        if matrix is None:  # (an image matplotlib resampled itself, such as a colorbar's)
+            continue
+        w, h = (float(re.search(f' {k}="([\\d.]+)"', tag).group(1)) for k in ("width", "height"))
+        a, _b, _c, d, e, f = (float(v) for v in matrix.group(1).split())
+        boxes.append((e / w_pt, f / h_pt, (e + a * w) / w_pt, (f + d * h) / h_pt))
+    return boxes
+
+
+def _image_extents(view: GradcheckView, theme: str) -> dict:
+    """Per panel, where its heatmap really is in the picture: the same drawing saved as a PNG with the same crop,
+    and the box of the pixels painted in one of the panel's cell colours ([left, top, right, bottom], fractions)."""
+    from functools import partial
+    from io import BytesIO
+
+    import matplotlib.image as mpimg
+
+    from tinygrad_like.widgets.figure_widget import themed
+
+    out = render(partial(draw_gradcheck, view.model), theme, _clickable_panels, fmt="png", facecolor="#808080")
+    img = mpimg.imread(BytesIO(out.data))[..., :3]
+    height, width = img.shape[:2]
+    assert (width, height) == pytest.approx((out.width, out.height), abs=1.5)
+    # the picture shown is the SVG: the same crop as this PNG, and its panels' boxes are where it draws the heatmaps
+    svg = view.figure.figure["svg"]
+    w_pt, h_pt = (float(v) for v in re.search(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
+    assert (w_pt / 72 * 80, h_pt / 72 * 80) == pytest.approx((out.width, out.height), abs=1.0)
+    drawn = svg_images(svg)
+    for shown, saved in zip(view.figure.regions, out.regions):
+        assert shown.key == saved.key and shown.box == pytest.approx(saved.box, abs=5e-3)  # (text metrics differ a bit)
+        assert any(shown.box == pytest.approx(box, abs=1e-4) for box in drawn), shown
+    with themed(theme):
+        fig = draw_gradcheck(view.model)
+    found = {}
+    for (key, ax), region in zip(_clickable_panels(fig), out.regions):
+        im = ax.images[0]
+        colours = np.asarray(im.cmap(im.norm(np.asarray(im.get_array(), dtype=float))))[..., :3].reshape(-1, 3)
+        left, top, right, bottom = region.box
+        x0, x1 = int(left * width) - 3, int(right * width) + 4  # a little around the axes (no colorbar this close)
+        y0, y1 = int(top * height) - 3, int(bottom * height) + 4
+        window = img[y0:y1, x0:x1]
+        near = np.abs(window[:, :, None, :] - colours[None, None]).max(-1) <= 2.5 / 255
+        ys, xs = np.nonzero(near.any(-1))
+        found[key] = [(x0 + xs.min()) / width, (y0 + ys.min()) / height,
+                      (x0 + xs.max() + 1) / width, (y0 + ys.max() + 1) / height]
+    return found
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_click_at_the_centre_of_any_cell_of_any_panel_explains_that_cell(theme) -> None:
+    view = _click_view()
+    try:
+        view.figure.theme = theme  # (drawn again, in the theme's colours: the layout stays)
+        assert view.figure.figure["theme"] == theme
+        extents = _image_extents(view, theme)
+        assert sorted(extents) == [(i, name) for i in (0, 1) for name in sorted(PANELS)]
+        for (pair, name), (left, top, right, bottom) in extents.items():
+            rows, cols = view.model.pairs[pair].diff.shape
+            assert (rows, cols) == ((2, 6) if pair == 0 else (2, 3))
+            for r in range(rows):
+                for c in range(cols):  # the centre of the cell, measured on the drawn picture
+                    fx = left + (c + 0.5) * (right - left) / cols
+                    fy = top + (r + 0.5) * (bottom - top) / rows
+                    hit = view.figure.click(fx, fy)
+                    assert hit is not None and hit.key == (pair, name), (pair, name, r, c)
+                    assert view.selected == (pair, r, c), (name, (r, c), view.selected)
+        # the cell clicked last is outlined on its pair's three panels, where the picture has it
+        pair, r, c = view.selected
+        assert view.figure.marks == [view.cell_box(pair, r, c, name) for name in PANELS]
+        left, top, right, bottom = extents[(pair, "numeric")]
+        box = view.cell_box(pair, r, c, "numeric")
+        expected = [left + c * (right - left) / 3, top + r * (bottom - top) / 2,
+                    left + (c + 1) * (right - left) / 3, top + (r + 1) * (bottom - top) / 2]
+        assert box == pytest.approx(expected, abs=3e-3)
+    finally:
+        view.close()
+
+
+def test_a_click_outside_every_panel_does_nothing() -> None:
+    view = _click_view()
+    try:
+        before, detail = view.selected, view.detail.value
+        regions = view.figure.regions
+        right_of_panel = regions[0].box[2] + 0.004  # the gap towards its colorbar
+        colorbar = regions[0].box[2] + 0.06  # the colorbar itself: not a panel
+        for fx, fy in [(0.002, 0.002), (0.5, 0.01), (right_of_panel, 0.3), (colorbar, 0.3), (0.99, 0.99)]:
+            assert view.figure.click(fx, fy) is None, (fx, fy)
+            assert view.figure.locate(fx, fy) is None
+        assert view.selected == before and view.detail.value == detail
+    finally:
+        view.close()
+
+
+def test_the_details_name_the_elements_the_values_and_the_node_under_test() -> None:
+    view = _click_view()
+    try:
+        m = view.model
+        assert [(p.output, p.input, p.path, p.node) for p in m.pairs] == [
+            (0, 0, ("Mul", "MatVecWrong"), "MatVecWrong"), (0, 1, ("Mul", "MatVecWrong"), "MatVecWrong")]
+        # a passing entry of the 2x6 Jacobian: row 1 = out0[1], column 4 = in0[1, 1] (w[1, 1]): d out/d w = s1 * v1
+        rows = dict(entry_detail(m, 0, 1, 4))
+        assert rows["pair"] == "output 0 w.r.t. input 0 (Jacobian 2x6)"
+        assert rows["output element"] == "out0[1] (row 1)" and rows["input element"] == "in0[1, 1] (column 4)"
+        assert float(rows["analytic (backward)"]) == pytest.approx(SCALE[1] * -1.0)
+        assert float(rows["numeric"]) == pytest.approx(SCALE[1] * -1.0, abs=1e-6)
+        assert rows["verdict"] == "PASS: within the tolerance"
+        assert rows["tolerance"].endswith("= 1e-05 + 0.001 × |numeric|")
+        assert rows["node under test"] == "MatVecWrong"
+        assert rows["backward nodes"] == "out0 ← Mul ← MatVecWrong ← in0"
+        # a failing one of the 2x3 Jacobian: out0[1] w.r.t. in1[0]: analytic 0 (W[1, 0] = -2 forgotten), numeric -6
+        rows = dict(entry_detail(m, 1, 1, 0))
+        assert rows["input element"] == "in1[0] (column 0)" and float(rows["analytic (backward)"]) == 0
+        assert float(rows["numeric"]) == pytest.approx(-6.0, abs=1e-6) and rows["|difference|"] == "6"
+        assert rows["verdict"].startswith("FAIL: ") and rows["verdict"].endswith("× the tolerance")
+        # in the view: clicking picks the entry in the list when it is a failing one, and clears the list otherwise
+        view.select_entry(1, 1, 0)
+        assert view.failures.value == (1, 1, 0) and "in1[0] (column 0)" in view.detail.value
+        assert "tl-gc-fail" in view.detail.value and "MatVecWrong" in view.detail.value
+        view.on_figure_click(view.figure, view.figure.locate(*_centre(view.cell_box(0, 1, 4, "difference"))))
+        assert view.selected == (0, 1, 4) and view.failures.index is None
+        assert "in0[1, 1] (column 4)" in view.detail.value and "tl-gc-pass" in view.detail.value
+        view.failures.value = view.failures.options[-1][1]  # the keyboard's way: the list
+        assert view.selected == view.failures.options[-1][1]
+        with pytest.raises(IndexError, match="outside the 2x3 Jacobian"):
+            view.select_entry(1, 2, 0)
+    finally:
+        view.close()
+
+
+def _centre(box):
+    left, top, right, bottom = box
+    return (left + right) / 2, (top + bottom) / 2
+
+
+def test_the_picture_follows_the_theme_and_keeps_the_selection() -> None:
+    view = _click_view()
+    try:
+        light = view.figure.figure["svg"]
+        draws = view.figure.draws
+        marks = view.figure.marks
+        assert PALETTES["light"]["fg"] in light and PALETTES["dark"]["fg"] not in light
+        view.figure.theme = "dark"
+        dark = view.figure.figure["svg"]
+        assert view.figure.draws == draws + 1 and view.figure.figure["theme"] == "dark"
+        assert PALETTES["dark"]["fg"] in dark and PALETTES["light"]["fg"] not in dark
+        assert view.figure.figure["ink"] == PALETTES["dark"]["fg"]
+        assert len(marks) == 3  # the outlined cell stays outlined, on the three panels
+        np.testing.assert_allclose(view.figure.marks, marks, atol=2e-3)
+        view.figure.theme = "light"
+        assert view.figure.figure["svg"] == light  # the same drawing, byte for byte
+    finally:
+        view.close()

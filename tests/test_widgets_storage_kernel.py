@@ -71,7 +71,7 @@ def row_of(rows, t):
 def save_png(fig, name):
     os.makedirs(PNG_DIR, exist_ok=True)
     with open(os.path.join(PNG_DIR, name), "wb") as f:
-        f.write(_base._png_bytes(fig))  # the PNG figure_output() puts into the view
+        fig.savefig(f, format="png", dpi=fig.dpi, bbox_inches="tight")
 
 
 # ---- storage model ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ pytest.importorskip("ipywidgets")
 import numpy as np  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
-from tinygrad_like.widgets import TrainingMonitor, _base, draw_filters  # noqa: E402
+from tinygrad_like.widgets import TrainingMonitor, draw_filters  # noqa: E402
 from tinygrad_like.widgets import training_view as tv  # noqa: E402
 
 PNG_DIR = os.environ.get("TL_WIDGET_PNG_DIR", "/tmp/widget_pngs")
@@ -56,7 +56,7 @@ def monitors():
 def save_png(fig, name):
     os.makedirs(PNG_DIR, exist_ok=True)
     with open(os.path.join(PNG_DIR, name), "wb") as f:
-        f.write(_base._png_bytes(fig))
+        fig.savefig(f, format="png", dpi=fig.dpi, bbox_inches="tight")
 
 
 def image_axes(fig):
@@ -237,9 +237,44 @@ def test_training_figure_has_loss_smoothed_and_epoch_markers(clock, monitors):
     assert ax2.get_ylim() == pytest.approx((0.475, 1.025))
     assert all(not line.get_clip_on() for line in ax2.get_lines())
     assert ax2.get_ylabel() == "test_acc (per epoch)"
-    # the widget put the same drawing into its Output, as a PNG
-    (rec,) = m.figure.outputs
-    assert rec["data"]["image/png"] and rec["data"]["text/plain"] == "<Figure Figure>"
+    # the widget shows the same drawing as SVG (light until the page says otherwise), and a PNG for saved notebooks
+    shown = m.figure.figure
+    assert shown["svg"].startswith("<?xml") and shown["theme"] == "light" and shown["regions"] == []
+    assert "tl-training-figure" in m.figure._dom_classes
+    bundle = m._repr_mimebundle_()
+    assert bundle["image/png"] and bundle["text/plain"] == m.summary()
+
+
+def test_training_figure_follows_the_theme(clock, monitors):
+    """Dark theme: light text and the dark palette's loss and metric colours, on a transparent background; drawing
+    it again costs no training step (it is not one of the throttled figure draws)."""
+    from matplotlib.colors import to_hex
+
+    from tinygrad_like.widgets.figure_widget import PALETTES, themed
+
+    m = monitors(6, every=3600)
+    for i, loss in enumerate([2.0, 1.0, 0.5, 0.4, 0.3, 0.2]):
+        m.log(loss)
+        if i in (2, 5):
+            m.epoch_end(test_acc=0.5 if i == 2 else 0.75)
+    draws, light = m.figure_draws, m.figure.figure["svg"]
+    m.figure.theme = "dark"
+    dark = m.figure.figure["svg"]
+    assert m.figure_draws == draws and m.figure.figure["theme"] == "dark"
+    for key in ("fg", "loss", "muted"):
+        assert PALETTES["dark"][key] in dark and PALETTES["dark"][key] not in light, key
+        assert PALETTES["light"][key] in light and PALETTES["light"][key] not in dark, key
+    with themed("dark") as p:
+        fig = tv.draw_training(m.history, m.epochs, m.total_steps)
+    ax, ax2 = fig.axes
+    assert [to_hex(line.get_color()) for line in ax.lines] == [p["loss"]] * 2 + [p["grid"]] * 2  # 2 epoch ends
+    assert to_hex(ax2.lines[0].get_color()) == p["metrics"][0]
+    assert to_hex(ax.yaxis.label.get_color()) == p["loss"] and to_hex(ax2.yaxis.label.get_color()) == p["fg"]
+    assert ax2.texts[0].get_bbox_patch().get_facecolor()[:3] == pytest.approx(matplotlib.colors.to_rgb(p["bg"]))
+    # outside themed(): the light colours, as before
+    fig = tv.draw_training(m.history, m.epochs, m.total_steps)
+    assert to_hex(fig.axes[0].lines[0].get_color()) == tv.LOSS_COLOR == PALETTES["light"]["loss"]
+    assert tuple(PALETTES["light"]["metrics"]) == tv.METRIC_COLORS
 
 
 def test_training_figure_without_epochs_or_steps():

@@ -2,9 +2,10 @@
 
 ``GraphView`` (the autograd graph), ``BackwardStepper`` (one backward node at a time),
 ``StorageView`` (residency, dirty side, version, bytes, fence, pool), ``KernelTimeline`` (kernel
-launches and their timings), ``GradcheckView`` (analytic vs finite-difference Jacobians) and
-``Dashboard`` (the views in tabs). ``%load_ext tinygrad_like.widgets`` refreshes open views after
-every cell.
+launches and their timings), ``GradcheckView`` (analytic vs finite-difference Jacobians), ``TrainingMonitor``
+(loss and diagnostics while training), ``FigureWidget`` (a matplotlib figure as SVG in the page's light or dark
+theme, with clickable axes) and ``Dashboard`` (the views in tabs). ``%load_ext tinygrad_like.widgets``
+refreshes open views after every cell.
 
 Widgets observe the core only through :mod:`tinygrad_like.events` (``subscribe(fn) -> unsubscribe``)
 and the core's public objects; the core never imports anything from here, nor ipywidgets, matplotlib
@@ -39,7 +40,8 @@ try:
     from .dashboard import Dashboard  # noqa: F401
     from .training_view import TrainingMonitor, draw_filters  # noqa: F401
     from .diagnostics import LayerDiagnostics, draw_confusion, draw_diagnostics  # noqa: F401
+    from .figure_widget import FigureWidget  # noqa: F401
     __all__ += ["GradcheckView", "Dashboard", "TrainingMonitor", "draw_filters", "LayerDiagnostics", "draw_confusion",
-                "draw_diagnostics"]
+                "draw_diagnostics", "FigureWidget"]
 except ImportError:  # pragma: no cover
     pass

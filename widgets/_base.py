@@ -35,31 +35,6 @@ class _SharedBudget:
 _BUDGET = _SharedBudget()
 
 
-def figure_output(fig, out: W.Output) -> None:
-    """Put a matplotlib figure into ``out`` as a PNG output record (not ``with out:``, which nbval
-    cannot replay), then close the figure so pyplot keeps no reference to it."""
-    import base64
-
-    import matplotlib.pyplot as plt
-
-    png = base64.b64encode(_png_bytes(fig)).decode("ascii")
-    # the output record itself: append_display_data would also work but creates an IPython shell
-    # when none runs (plain Python, tests), which then opens a history database
-    out.outputs = ({"output_type": "display_data", "metadata": {},
-                    "data": {"image/png": png, "text/plain": f"<Figure {type(fig).__name__}>"}},)
-    plt.close(fig)
-
-
-def _png_bytes(fig) -> bytes:
-    import io
-
-    b = io.BytesIO()
-    # "tight" draws the figure twice, but without it axis labels are cut off; figures are only drawn
-    # outside the live path (after a cell, or on request), so the cost does not land on training steps
-    fig.savefig(b, format="png", dpi=fig.dpi, bbox_inches="tight")
-    return b.getvalue()
-
-
 def html_table(header: list[str], rows: list[list[Any]], css: str = "tl-table") -> str:
     """A small HTML table (values escaped) for HTML widgets."""
     import html

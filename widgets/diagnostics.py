@@ -179,8 +179,13 @@ def _pick(names: list[str]) -> list[str]:
 
 def draw_diagnostics(diag: LayerDiagnostics, *, width: float = 10.0, dpi: int = 80):
     """Four panels: saturation per layer over steps, the latest activation and gradient histograms per layer, and
-    log10 of the update-to-data ratio per weight over steps with a line at ``UPDATE_RATIO_REF``."""
+    log10 of the update-to-data ratio per weight over steps with a line at ``UPDATE_RATIO_REF``. Colours follow the
+    theme being drawn (``figure_widget.themed``: the line colours are the theme's colour cycle)."""
     from matplotlib.figure import Figure
+
+    from .figure_widget import palette
+
+    muted = palette()["muted"]
 
     fig = Figure(figsize=(width, 5.2), dpi=dpi, layout="constrained")
     (ax_sat, ax_act), (ax_grad, ax_ud) = fig.subplots(2, 2)
@@ -228,9 +233,9 @@ def draw_diagnostics(diag: LayerDiagnostics, *, width: float = 10.0, dpi: int = 
         ys = [math.log10(v) if v > 0 else math.nan for v in diag.update_ratio[name]]
         ax_ud.plot(diag.steps, ys, color=c, linewidth=1.2, label=name)
     ref = math.log10(UPDATE_RATIO_REF)
-    ax_ud.axhline(ref, color="0.35", linestyle="--", linewidth=1)
+    ax_ud.axhline(ref, color=muted, linestyle="--", linewidth=1)
     ax_ud.annotate("1e-3", (0, ref), xycoords=("axes fraction", "data"), xytext=(2, 2), textcoords="offset points",
-                   fontsize=7, color="0.35")
+                   fontsize=7, color=muted)
     logs = [v for name in weights for v in _finite_log(diag.update_ratio[name])]
     ax_ud.set_ylim(min([ref - 1.5, *logs]) - 0.2, max([ref + 1.5, *logs]) + 0.2)
     if weights:

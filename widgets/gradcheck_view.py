@@ -7,6 +7,11 @@ Elements outside ``atol + rtol * |numeric|`` (the rule of :func:`tinygrad_like.a
 in red on all three panels. A verdict line above says pass or fail, and names the worst element by its row
 (output element) and column (input element).
 
+The picture is a :class:`~.figure_widget.FigureWidget` (SVG, in the page's light or dark theme): clicking any cell
+of any panel explains that entry below it (:func:`entry_detail`: the output and input elements it relates, both
+values, the tolerance, pass or fail, and the backward node under test) and outlines it on the pair's three panels.
+The failing entries are also listed, worst first, for the keyboard.
+
 Three layers, each testable on its own: :func:`gradcheck_model` (plain NumPy data),
 :func:`draw_gradcheck` (model -> matplotlib Figure, no widgets) and :class:`GradcheckView` (the wiring).
 
@@ -20,13 +25,16 @@ Three layers, each testable on its own: :func:`gradcheck_model` (plain NumPy dat
 
 from __future__ import annotations
 
+import base64
 import html
 from dataclasses import dataclass, field
+from functools import partial
 
 import ipywidgets as W
 import numpy as np
 
-from ._base import View, figure_output, weak_callback
+from ._base import View, weak_callback
+from .figure_widget import FigureWidget, palette
 
 #: panels drawn per (output, input) pair, left to right; each panel's Axes carries its name as its label
 PANELS = ("analytic", "numeric", "difference")
@@ -37,6 +45,9 @@ MISMATCH_GID = "tl-gradcheck-mismatch"
 ANNOTATE_MIN_CELL = (26.0, 13.0)
 #: the failing entries listed for inspection (the worst first)
 LIST_MAX = 200
+#: the details panel before anything is chosen
+HINT = ("<div class='tl-gc-hint' style='font-size:12px;color:var(--jp-ui-font-color2,#616161)'>Click a cell of the "
+        "pictures for the output and input elements it relates and the backward node under test.</div>")
 #: the verdict's and the detail panel's colours, readable in JupyterLab's light and dark themes (4.5:1 at least)
 STYLE = ("<style>.tl-gc-pass{color:#2e7d32}.tl-gc-fail{color:#c62828}.tl-gc-empty{color:#8d6e00}"
          ".tl-gc-key{color:var(--jp-ui-font-color2,#616161);white-space:nowrap;padding:1px 10px 1px 0;"
@@ -63,6 +74,11 @@ class PairCheck:
     diff: np.ndarray  # |analytic - numeric|
     tol: np.ndarray  # atol + rtol * |numeric|
     bad: np.ndarray  # bool: outside the tolerance (np.isclose's rule, NaN counts as bad)
+    #: the graph nodes a gradient passes through from the output back to the input, the output's grad_fn first
+    path: tuple[str, ...] = ()
+    #: the backward node under test: the first node on ``path`` that the learner wrote (a Function defined outside
+    #: tinygrad_like), else the output's grad_fn; "" when the output has no grad_fn
+    node: str = ""
 
     @property
     def n_bad(self) -> int:
@@ -147,8 +163,7 @@ def gradcheck_model(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: flo
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, tl.Tensor) and t.requires_grad]
     skipped = [i for i in range(len(inputs)) if i not in diff_idx]
     analytic, numeric = jacobians(fn, inputs, eps)
-    with tl.no_grad():
-        outs = fn(*inputs)
+    outs = fn(*inputs)  # once more, recording: its graph names the backward nodes each pair goes through
     outs = (outs,) if isinstance(outs, tl.Tensor) else tuple(outs)
     pairs = []
     for oi, o in enumerate(outs):
@@ -158,8 +173,20 @@ def gradcheck_model(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: flo
             d = np.abs(a - n)
             tol = atol + rtol * np.abs(n)
             bad = ~np.isclose(a, n, atol=atol, rtol=rtol)
-            pairs.append(PairCheck(oi, i, tuple(o.shape), tuple(inputs[i].shape), a, n, d, tol, bad))
+            nodes = _backward_nodes(o, inputs[i])
+            pairs.append(PairCheck(oi, i, tuple(o.shape), tuple(inputs[i].shape), a, n, d, tol, bad,
+                                   tuple(node.name for node in nodes), _node_under_test(o, nodes)))
     return GradcheckModel(pairs, eps, atol, rtol, skipped)
+
+
+def _node_under_test(out, nodes: list) -> str:
+    """The learner's own Function on the path (its class is defined outside tinygrad_like), else the output's
+    grad_fn: the backward that this pair checks."""
+    own = [n for n in nodes if type(n).__module__.partition(".")[0] != "tinygrad_like"]
+    if own:
+        return own[0].name
+    grad_fn = getattr(out, "grad_fn", None)
+    return "" if grad_fn is None else grad_fn.name
 
 
 def verdict_text(model: GradcheckModel) -> str:
@@ -199,11 +226,14 @@ def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
     Analytic and numeric share one diverging colour scale (so equal values look equal); the difference panel
     has its own. Each panel has a colorbar. Elements outside the tolerance get a red box on all three panels
     (a PatchCollection with gid :data:`MISMATCH_GID`). Uses ``matplotlib.figure.Figure`` directly: no pyplot
-    state, no backend needed.
+    state, no backend needed. Colours follow the theme being drawn (:func:`.figure_widget.themed`): the colormaps
+    put 0 on the page's own shade (white in the light theme, near black in the dark one).
     """
     from matplotlib.collections import PatchCollection
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
+
+    pal = palette()
 
     n = max(1, len(model.pairs))
     height = 0.6 + 3.2 * n
@@ -217,7 +247,7 @@ def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
     axes = fig.subplots(n, 3, squeeze=False)
     state = "PASS" if model.passed else f"FAIL ({model.n_bad} of {model.n_total} entries differ)"
     fig.suptitle(f"gradcheck {state}   eps={model.eps:g}  atol={model.atol:g}  rtol={model.rtol:g}", fontsize=10,
-                 color="#2e7d32" if model.passed else "#c62828")
+                 color=pal["ok"] if model.passed else pal["bad"])
     for row, p in zip(axes, model.pairs):
         rows, cols = p.diff.shape
         aspect = "equal" if rows and cols and max(rows / cols, cols / rows) <= 4 else "auto"
@@ -228,10 +258,11 @@ def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
         dmax = max(float(finite.max()) if finite.size else 0.0, float(np.max(p.tol)) if p.tol.size else 0.0)
         dmax = dmax if dmax > 0 else 1.0
         panels = (
-            ("analytic", p.analytic, dict(cmap="RdBu_r", vmin=-lim, vmax=lim), f"analytic (backward)\n{p.title()}"),
-            ("numeric", p.numeric, dict(cmap="RdBu_r", vmin=-lim, vmax=lim),
+            ("analytic", p.analytic, dict(cmap=pal["diverging"], vmin=-lim, vmax=lim),
+             f"analytic (backward)\n{p.title()}"),
+            ("numeric", p.numeric, dict(cmap=pal["diverging"], vmin=-lim, vmax=lim),
              f"numeric (central differences)\n{p.title()}"),
-            ("difference", p.diff, dict(cmap="magma_r", vmin=0.0, vmax=dmax),
+            ("difference", p.diff, dict(cmap=pal["sequential"], vmin=0.0, vmax=dmax),
              f"|analytic - numeric|\n{p.n_bad} of {p.diff.size} outside tolerance"),
         )
         # the size of one cell on screen: the panel is about a third of the width, less its colorbar
@@ -241,9 +272,10 @@ def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
         bad = p.bad_elements()
         for ax, (name, data, style, title) in zip(row, panels):
             ax.set_label(name)
-            im = ax.imshow(data, interpolation="nearest", aspect=aspect, **style)
+            # "none": one image pixel per element, drawn with sharp edges at any zoom (SVG)
+            im = ax.imshow(data, interpolation="none", aspect=aspect, **style)
             fig.colorbar(im, ax=ax, shrink=0.85)
-            ax.set_title(title, fontsize=8, color="#c62828" if name == "difference" and p.n_bad else "black")
+            ax.set_title(title, fontsize=8, color=pal["bad"] if name == "difference" and p.n_bad else pal["fg"])
             ax.set_xlabel(f"column: input {p.input} element", fontsize=7)
             ax.set_ylabel(f"row: output {p.output} element", fontsize=7)
             ax.tick_params(labelsize=6)
@@ -252,19 +284,25 @@ def draw_gradcheck(model: GradcheckModel, panel_in: float = 3.4):
             if rows <= 16:
                 ax.set_yticks(range(rows))
             if annotate:
-                scale = dmax if name == "difference" else lim
                 for (r, c), v in np.ndenumerate(data + 0.0):  # + 0.0: no "-0" labels
                     if name == "difference" and not p.bad[r, c]:
-                        continue  # differences inside the tolerance are rounding noise: leave them pale
-                    light = np.isfinite(v) and abs(v) > 0.6 * scale
-                    ax.text(c, r, f"{v:.2g}", ha="center", va="center", fontsize=6,
-                            color="white" if light else "black")
+                        continue  # differences inside the tolerance are rounding noise: leave them blank
+                    ax.text(c, r, f"{v:.2g}", ha="center", va="center", fontsize=6, color=_ink_on(im, v))
             if bad:
                 boxes = PatchCollection([Rectangle((c - 0.5, r - 0.5), 1.0, 1.0) for r, c in bad],
-                                        facecolor="none", edgecolor="#00c853" if name == "difference" else "#d50000",
+                                        facecolor="none", edgecolor="#00c853" if name == "difference" else pal["mark"],
                                         linewidth=1.6, gid=MISMATCH_GID, label="mismatch")
                 ax.add_collection(boxes)
     return fig
+
+
+def _ink_on(im, v: float) -> str:
+    """Black or white, whichever reads on the colour ``im`` paints ``v`` with (its relative luminance)."""
+    if not np.isfinite(v):
+        return palette()["fg"]
+    r, g, b, _ = im.cmap(im.norm(v))
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return "black" if 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.18 else "white"
 
 
 def marked_elements(ax) -> list[tuple[int, int]]:
@@ -302,10 +340,59 @@ def entry_text(model: GradcheckModel, i: int, r: int, c: int) -> str:
             f"analytic {p.analytic[r, c]:.4g} vs numeric {p.numeric[r, c]:.4g}")
 
 
+def entry_detail(model: GradcheckModel, i: int, r: int, c: int) -> list[tuple[str, str]]:
+    """The details of one Jacobian entry, as (name, value) rows: which output and input elements it relates (row ->
+    output element, column -> input element, unravelled to their shapes), both values, the difference against the
+    tolerance, pass or fail, and the backward node under test with the path the gradient takes."""
+    p = model.pairs[i]
+    a, n, d, tol = p.analytic[r, c], p.numeric[r, c], p.diff[r, c], p.tol[r, c]
+    if not p.bad[r, c]:
+        verdict = "PASS: within the tolerance"
+    elif np.isnan(d):
+        verdict = "FAIL: not a number"
+    else:
+        verdict = f"FAIL: {d / tol:.3g}× the tolerance"
+    path = " ← ".join([f"out{p.output}", *p.path, f"in{p.input}"]) if p.path else "(no recorded path)"
+    return [("pair", f"output {p.output} w.r.t. input {p.input} (Jacobian {p.diff.shape[0]}x{p.diff.shape[1]})"),
+            ("output element", f"out{p.output}{list(_unravel(r, p.output_shape))} (row {r})"),
+            ("input element", f"in{p.input}{list(_unravel(c, p.input_shape))} (column {c})"),
+            ("analytic (backward)", f"{a:.6g}"), ("numeric", f"{n:.6g}"),
+            ("|difference|", f"{d:.3g}"),
+            ("tolerance", f"{tol:.3g} = {model.atol:g} + {model.rtol:g} × |numeric|"),
+            ("verdict", verdict),
+            ("node under test", p.node or "(none: the output has no grad_fn)"),
+            ("backward nodes", path)]
+
+
+def detail_html(model: GradcheckModel, i: int, r: int, c: int) -> str:
+    """:func:`entry_detail` as the details panel's table (the verdict row in the pass or fail colour)."""
+    cells = []
+    for k, v in entry_detail(model, i, r, c):
+        cls = f" class='tl-gc-{'pass' if v.startswith('PASS') else 'fail'}'" if k == "verdict" else ""
+        cells.append(f"<tr><td class='tl-gc-key'>{html.escape(k)}</td>"
+                     f"<td style='font-family:monospace'{cls}>{html.escape(v)}</td></tr>")
+    return f"{STYLE}<table class='tl-gc-entry' style='font-size:12px'>{''.join(cells)}</table>"
+
+
+def _cell_rect(row: int, column: int) -> tuple[float, float, float, float]:
+    """The data rectangle of one heatmap cell (imshow puts cell centres on whole numbers)."""
+    return column - 0.5, row - 0.5, column + 0.5, row + 0.5
+
+
+def _clickable_panels(fig) -> list:
+    """The panels a click may land in, keyed (pair index, panel name)."""
+    return [((k // len(PANELS), ax.get_label()), ax) for k, ax in enumerate(panel_axes(fig))]
+
+
 def backward_path(out, leaf) -> list[str]:
     """The graph nodes a gradient passes through from ``out`` back to the tensor ``leaf``: the node of the op that made
     ``out`` first (the one under test when ``fn`` is one op), the node that received ``leaf`` last. Empty when
     ``out`` does not depend on ``leaf``."""
+    return [n.name for n in _backward_nodes(out, leaf)]
+
+
+def _backward_nodes(out, leaf) -> list:
+    """:func:`backward_path`'s nodes themselves (breadth first: a shortest path)."""
     from tinygrad_like.autograd.function import Function
 
     start = getattr(out, "grad_fn", None)
@@ -320,7 +407,7 @@ def backward_path(out, leaf) -> list[str]:
                 path = [node]
                 while came_from[path[-1]] is not None:
                     path.append(came_from[path[-1]])
-                return [n.name for n in reversed(path)]
+                return path[::-1]
             if isinstance(p, Function) and p not in came_from:
                 came_from[p] = node
                 queue.append(p)
@@ -349,16 +436,20 @@ class GradcheckView(View):
         self.error: BaseException | None = None
         self.verdict = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0"))  # (its buttons keep their width)
         self.verdict.add_class("tl-gradcheck-verdict")
-        self.figure_out = W.Output()
-        self.figure_out.add_class("tl-gradcheck-figure")
-        # the failing entries, worst first: choosing one shows its elements and the backward nodes under test
+        # the three panels per pair, as SVG in the page's theme; a click on any cell explains that cell
+        self.figure = FigureWidget(owner=self, alt="gradcheck: the analytic and the numeric Jacobian and their "
+                                                   "difference")
+        self.figure.add_class("tl-gradcheck-figure")
+        # the failing entries, worst first (the keyboard's way to the same details): choosing one explains it
         self.failures = W.Select(options=[], rows=6, layout=W.Layout(width="45%", flex="0 0 auto"))
         self.failures.add_class("tl-gradcheck-failures")
         self.failures.observe(weak_callback(self, "_on_entry"), names="value")
         self.detail = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0", margin="0 0 0 12px"))
         self.detail.add_class("tl-gradcheck-detail")
-        self._paths: dict[int, list[str]] = {}
-        self.widget.children = (W.HBox([self.verdict, self._controls()]), self.figure_out,
+        #: (pair index, row, column) of the entry explained in the details, or None
+        self.selected: tuple[int, int, int] | None = None
+        self._entries: list[tuple[int, int, int]] = []
+        self.widget.children = (W.HBox([self.verdict, self._controls()]), self.figure,
                                 W.HBox([self.failures, self.detail]))
         self.refresh()
 
@@ -373,6 +464,7 @@ class GradcheckView(View):
         return None if self.model is None else self.model.passed
 
     def _render(self) -> None:
+        self.selected, self._entries = None, []
         try:
             self.model, self.error = gradcheck_model(self.fn, self.inputs, self.eps, self.atol, self.rtol), None
         except Exception as exc:  # noqa: BLE001 - a learner's broken Function is shown, not raised
@@ -380,50 +472,68 @@ class GradcheckView(View):
             self.verdict.value = (f"<div class='tl-gradcheck-error' style='font-size:13px'>"
                                   f"{STYLE}<b class='tl-gc-fail'>ERROR</b>: gradcheck could not run: "
                                   f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</div>")
-            self.figure_out.outputs = ()
+            self.figure.clear()
+            self.failures.options = []
+            self.failures.layout.display = "none"
+            self.detail.value = ""
             return
         self.verdict.value = verdict_html(self.model)
-        figure_output(draw_gradcheck(self.model), self.figure_out)
-        self._paths = self._backward_paths()
-        entries = failing_entries(self.model)
-        self.failures.options = [(entry_text(self.model, *e), e) for e in entries]
-        self.failures.layout.display = None if entries else "none"
-        self.detail.value = ""
-        if entries:
-            self.failures.value = entries[0]  # the worst, explained at once
-
-    def _backward_paths(self) -> dict[int, list[str]]:
-        """Per pair, the nodes its gradient passes through (``fn`` run once more, recording)."""
-        import tinygrad_like as tl
-
-        try:
-            outs = self.fn(*self.inputs)
-        except Exception:  # noqa: BLE001 - the verdict already ran fn; no path is shown if it fails now
-            return {}
-        outs = (outs,) if isinstance(outs, tl.Tensor) else tuple(outs)
-        return {k: backward_path(outs[p.output], self.inputs[p.input]) for k, p in enumerate(self.model.pairs)}
+        self.figure.show(partial(draw_gradcheck, self.model), clickable=_clickable_panels)
+        self.figure.set_marks([])
+        self._entries = failing_entries(self.model)
+        self.failures.options = [(entry_text(self.model, *e), e) for e in self._entries]
+        self.failures.layout.display = None if self._entries else "none"
+        self.detail.value = HINT if self.model.pairs else ""
+        if self._entries:
+            self.select_entry(*self._entries[0])  # the worst, explained at once
 
     def select_entry(self, pair: int, row: int, column: int) -> None:
-        """Show one Jacobian entry (as choosing it in the list does)."""
-        self.failures.value = (pair, row, column)
+        """Explain one Jacobian entry, failing or not (as clicking its cell, or choosing it in the list, does) and
+        outline its cell on the pair's three panels."""
+        if self.model is None:
+            raise RuntimeError("GradcheckView.select_entry: the gradcheck did not run (see view.error)")
+        rows, cols = self.model.pairs[pair].diff.shape
+        if not (0 <= row < rows and 0 <= column < cols):
+            raise IndexError(f"GradcheckView.select_entry: ({row}, {column}) is outside the {rows}x{cols} Jacobian "
+                             f"of pair {pair}")
+        entry = (int(pair), int(row), int(column))
+        self.selected = entry
+        if entry in self._entries:
+            self.failures.value = entry  # (its observer finds the entry already explained)
+        else:
+            self.failures.index = None  # a passing entry is not in the list
+        self.detail.value = detail_html(self.model, *entry)
+        self.figure.set_marks([((pair, name), _cell_rect(row, column)) for name in PANELS])
+
+    def cell_box(self, pair: int, row: int, column: int, panel: str = "analytic") -> list[float] | None:
+        """Where the cell (row, column) of a pair's ``panel`` is in the picture: [left, top, right, bottom] in
+        fractions of it, from its top-left corner (for tests that click it)."""
+        return self.figure.picture_box((pair, panel), *_cell_rect(row, column))
+
+    def on_figure_click(self, figure: FigureWidget, hit) -> None:
+        """A click inside a panel (the picture's browser code reports it; FigureWidget found the panel): explain the
+        cell under it."""
+        if self.model is None:
+            return
+        pair, _panel = hit.key
+        rows, cols = self.model.pairs[pair].diff.shape
+        # pixel centres are at whole numbers; clamp the outer half-pixel edges
+        row = min(max(int(np.floor(hit.y + 0.5)), 0), rows - 1)
+        column = min(max(int(np.floor(hit.x + 0.5)), 0), cols - 1)
+        self.select_entry(pair, row, column)
 
     def _on_entry(self) -> None:
         entry = self.failures.value
-        if entry is None or self.model is None:
-            self.detail.value = ""
+        if entry is None or self.model is None or entry == self.selected:
             return
-        i, r, c = entry
-        p = self.model.pairs[i]
-        path = self._paths.get(i) or []
-        nodes = " ← ".join([f"out{p.output}", *path, f"in{p.input}"]) if path else "(no recorded path)"
-        rows = [("output element", f"out{p.output}{list(_unravel(r, p.output_shape))} (row {r})"),
-                ("input element", f"in{p.input}{list(_unravel(c, p.input_shape))} (column {c})"),
-                ("analytic (backward)", f"{p.analytic[r, c]:.6g}"), ("numeric", f"{p.numeric[r, c]:.6g}"),
-                ("|difference|", f"{p.diff[r, c]:.3g} > tolerance {p.tol[r, c]:.3g}"),
-                ("backward nodes", nodes)]
-        body = "".join(f"<tr><td class='tl-gc-key'>{html.escape(k)}</td>"
-                       f"<td style='font-family:monospace'>{html.escape(v)}</td></tr>" for k, v in rows)
-        self.detail.value = f"{STYLE}<table style='font-size:12px'>{body}</table>"
+        self.select_entry(*entry)
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs)
+        png = self.figure.png()  # the static picture (light, on white) for saved notebooks and nbconvert
+        if png is not None:
+            data["image/png"] = base64.b64encode(png).decode("ascii")
+        return data
 
     def after_cell(self) -> None:
         """Nothing: recomputing Jacobians after every cell would be slow; call :meth:`refresh`."""

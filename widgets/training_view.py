@@ -19,23 +19,26 @@ As everywhere in the widgets, three layers:
 - the *model*: :class:`TrainingMonitor`'s ``history`` (one entry per step) and ``epochs`` (one per
   epoch), plain dicts of lists, and pure helpers :func:`smooth` and :func:`status_text`;
 - the *drawing*: :func:`draw_training` (history in, matplotlib ``Figure`` out) and :func:`draw_filters`;
-- the *widget*: :class:`TrainingMonitor`, an ``IntProgress``, an ``HTML`` status line and an ``Output``
-  holding the plot as a PNG (:func:`~._base.figure_output`), so it renders (and nbval replays it)
-  without a custom front-end or a live kernel.
+- the *widget*: :class:`TrainingMonitor`, an ``IntProgress``, an ``HTML`` status line and the plot in a
+  :class:`~.figure_widget.FigureWidget` (SVG, sharp at any zoom, drawn again in the page's light or dark theme;
+  its display also carries a static light PNG, for nbconvert and viewers without widgets).
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 import numbers
 import time
+from functools import partial
 
 import ipywidgets as W
 import numpy as np
 
-from ._base import View, figure_output
+from ._base import View
 from .diagnostics import LayerDiagnostics, draw_diagnostics
+from .figure_widget import FigureWidget, palette
 
 __all__ = ["TrainingMonitor", "draw_training", "draw_filters", "smooth", "status_text", "REDRAW_BUDGET"]
 
@@ -44,6 +47,7 @@ REDRAW_BUDGET = 0.15
 #: the bar and the status line (cheap) update at most this often (seconds) between plot redraws
 STATUS_EVERY = 0.1
 
+#: the light theme's colours (the dark theme's are in figure_widget.PALETTES)
 LOSS_COLOR = "#4c78a8"
 METRIC_COLORS = ("#e45756", "#54a24b", "#f58518", "#b279a2", "#72b7b2", "#9d755d")
 
@@ -120,9 +124,12 @@ def draw_training(history: dict, epochs: dict | None = None, total_steps: int | 
     ``history`` holds ``step`` and ``loss`` lists (as :attr:`TrainingMonitor.history`); ``epochs`` holds
     ``step`` and one list per metric (as :attr:`TrainingMonitor.epochs`; its ``epoch`` and ``loss`` entries
     are not drawn as metrics: the train loss is already the left axis). The loss axis is logarithmic
-    when ``logy`` and every loss is positive.
+    when ``logy`` and every loss is positive. Colours follow the theme being drawn (:func:`.figure_widget.themed`).
     """
     from matplotlib.figure import Figure
+
+    pal = palette()
+    loss_color, metric_colors = pal["loss"], pal["metrics"]
 
     steps = list(history.get("step", []))
     loss = [float(v) for v in history.get("loss", [])]
@@ -153,14 +160,14 @@ def draw_training(history: dict, epochs: dict | None = None, total_steps: int | 
             ax.yaxis.set_minor_formatter(plain)
         else:
             ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _pos: ""))
-    ax.plot(steps, loss, color=LOSS_COLOR, alpha=0.3, linewidth=0.8, label="loss per step")
-    ax.plot(steps, smooth(loss, smoothing), color=LOSS_COLOR, linewidth=1.8, label=f"smoothed ({smoothing:g})")
-    ax.set_ylabel("train loss" + (" (log scale)" if use_log else ""), fontsize=8, color=LOSS_COLOR)
+    ax.plot(steps, loss, color=loss_color, alpha=0.35, linewidth=0.8, label="loss per step")
+    ax.plot(steps, smooth(loss, smoothing), color=loss_color, linewidth=1.8, label=f"smoothed ({smoothing:g})")
+    ax.set_ylabel("train loss" + (" (log scale)" if use_log else ""), fontsize=8, color=loss_color)
     ep = epochs or {}
     ends = list(ep.get("step", []))
     if 0 < len(ends) <= 40:
         for s in ends:
-            ax.axvline(s, color="#bbbbbb", linewidth=0.5, linestyle=":", zorder=0)
+            ax.axvline(s, color=pal["grid"], linewidth=0.6, linestyle=":", zorder=0)
     handles, labels = ax.get_legend_handles_labels()
     names = [k for k in ep if k not in ("epoch", "step", "loss")]
     if names and ends:
@@ -171,10 +178,10 @@ def draw_training(history: dict, epochs: dict | None = None, total_steps: int | 
             ys = [float(v) for v in ep[name]]
             values += [v for v in ys if math.isfinite(v)]
             ax2.plot(ends, ys, marker="o", markersize=4, linewidth=1.0, linestyle="--", clip_on=False,
-                     color=METRIC_COLORS[i % len(METRIC_COLORS)], label=name)
+                     color=metric_colors[i % len(metric_colors)], label=name)
             ax2.annotate(_fmt(ys[-1]), (ends[-1], ys[-1]), textcoords="offset points", xytext=(-4, 6), ha="right",
-                         fontsize=7, color=METRIC_COLORS[i % len(METRIC_COLORS)], zorder=5,
-                         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+                         fontsize=7, color=metric_colors[i % len(metric_colors)], zorder=5,
+                         bbox={"boxstyle": "round,pad=0.15", "fc": pal["bg"], "ec": "none", "alpha": 0.85})
         if values and 0 <= min(values) and max(values) <= 1:  # accuracies and the like: up to 1, from a round tenth
             low = math.floor(min(values) * 10) / 10
             pad = 0.05 * (1 - low)  # (a first accuracy on the round tenth itself is drawn whole, not cut in half)
@@ -351,12 +358,13 @@ class TrainingMonitor(View):
         self.bar.add_class("tl-training-bar")
         self.label = W.HTML()
         self.label.add_class("tl-training-status")
-        self.figure = W.Output()
+        self.figure = FigureWidget(alt="training loss per step" + (f" ({self.title})" if self.title else ""))
         self.figure.add_class("tl-training-figure")
         self.diagnostics_figure = None
         figures = (self.figure,)
         if self.diagnostics is not None:
-            self.diagnostics_figure = W.Output()
+            self.diagnostics_figure = FigureWidget(alt="training diagnostics: saturation, activations, gradients "
+                                                       "and update ratios per layer")
             self.diagnostics_figure.add_class("tl-training-diagnostics")
             figures = (self.figure, self.diagnostics_figure)
         head = [W.HTML(f"<b>{html.escape(self.title)}</b>")] if self.title else []
@@ -465,10 +473,12 @@ class TrainingMonitor(View):
     def _render(self) -> None:
         t0 = _now()
         self._render_status()
-        figure_output(draw_training(self.history, self.epochs, self.total_steps, title="", smoothing=self.smoothing,
-                                    logy=self.logy), self.figure)
+        # the figures keep these drawing functions (over the monitor's lists, not the monitor: a dropped monitor is
+        # freed) and call them again when the page's theme changes
+        self.figure.show(partial(draw_training, self.history, self.epochs, self.total_steps, title="",
+                                 smoothing=self.smoothing, logy=self.logy))
         if self.diagnostics is not None and self.diagnostics.steps:
-            figure_output(draw_diagnostics(self.diagnostics), self.diagnostics_figure)
+            self.diagnostics_figure.show(partial(draw_diagnostics, self.diagnostics))
         self.figure_draws += 1
         t1 = _now()
         # a slow redraw waits longer: at most REDRAW_BUDGET of the wall time goes to drawing
@@ -488,3 +498,10 @@ class TrainingMonitor(View):
 
     def summary(self) -> str:
         return f"<TrainingMonitor: {self.status()}>"
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs)
+        png = self.figure.png()  # the static picture (light, on white) for saved notebooks and nbconvert
+        if png is not None:
+            data["image/png"] = base64.b64encode(png).decode("ascii")
+        return data
