@@ -126,9 +126,9 @@ def test_matches_torch(case):
         np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_sign_of_a_bool_tensor_is_refused_clearly():
-    with pytest.raises(RuntimeError, match="sign: boolean tensors are not supported"):
-        tl.tensor([True, False]).sign()
+def test_sign_of_a_bool_tensor_is_the_bool_itself_as_in_torch():
+    got, want = tl.tensor([True, False]).sign(), torch.tensor([True, False]).sign()
+    assert got.dtype is tl.bool and got.tolist() == want.tolist() == [True, False]
     assert tl.tensor([-2, 0, 5]).sign().tolist() == [-1, 0, 1]
 
 

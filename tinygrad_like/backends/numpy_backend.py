@@ -42,6 +42,14 @@ def _erf_typed(x):
     return np.asarray(_erf(x), dtype=x.dtype)
 
 
+def _sign(x):
+    """-1, 0 or 1; 0 for NaN, as torch's (NumPy's sign of NaN is NaN)."""
+    r = _fresh(np.sign(x))
+    if r.dtype.kind == "f":
+        np.copyto(r, 0, where=np.isnan(r))
+    return r
+
+
 def _sigmoid(x):
     # exp of -|x| never overflows
     e = np.exp(-np.abs(x))
@@ -173,7 +181,7 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
     bitwise_xor = staticmethod(np.bitwise_xor)
     neg = staticmethod(np.negative)
     abs = staticmethod(np.abs)
-    sign = staticmethod(np.sign)
+    sign = staticmethod(_sign)
     exp = staticmethod(np.exp)
     log = staticmethod(np.log)
     sqrt = staticmethod(np.sqrt)

@@ -82,6 +82,11 @@ _TABLE: list[Primitive] = [
     Primitive("layer_norm", "fused", "(xhat, mean, rstd)"),
     Primitive("cross_entropy", "fused", "(loss, logp, coef, coef_sum)"),
     Primitive("cross_entropy_coefs", "fused", "(coef, coef_sum)"),
+    # math family (issue 17): rounding, inverse trig and hyperbolic, logs/exps, remainders, bits, finiteness
+    *_rows("elementwise", "floor ceil trunc round acos asin atan tan sinh cosh asinh acosh atanh log2 log10 log1p "
+                          "expm1 exp2 isinf isfinite nan_to_num bitwise_not"),
+    *_rows("elementwise", "atan2 hypot copysign logaddexp logaddexp2 fmod remainder floor_divide trunc_divide xlogy "
+                          "bitwise_left_shift bitwise_right_shift"),
     # optimizer updates, in place
     Primitive("adam_step", "optimizer", "none", (0, 2, 3, 11)),
 ]

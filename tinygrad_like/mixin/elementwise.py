@@ -10,6 +10,7 @@ from .. import dtypes
 from ..dtypes import result_type
 from ..ops import _util
 from ..ops import elementwise as E
+from ..ops import math as M
 from ..ops import reduce as R
 from ..tensor_base import TensorBase
 
@@ -97,8 +98,7 @@ class ElementwiseMixin:
     add = __add__
     sub = __sub__
     mul = __mul__
-    div = __truediv__
-    pow = __pow__
+    pow = __pow__  # (div, with its rounding_mode, and the bitwise operators live in mixin/math.py)
     matmul = __matmul__
     neg = __neg__
     abs = __abs__
@@ -146,31 +146,6 @@ class ElementwiseMixin:
         return self._cmp(other, "ge")
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
-
-    def _logical(self, other, prim: str) -> Tensor:
-        if self.dtype is dtypes.bool_ and (not isinstance(other, TensorBase) or other.dtype is dtypes.bool_):
-            return self._cmp(other, "logical_" + prim)
-        if self.dtype.is_floating_point or (isinstance(other, TensorBase) and other.dtype.is_floating_point):
-            raise TypeError(f"bitwise {prim} is only supported for integer and bool tensors, got {self.dtype.name}")
-        xa, xb, _ = _util.operands(self, other, prim)
-        # through the backend protocol like every primitive (timed, and a host fallback on CUDA)
-        return self._wrap(getattr(self._dev.backend, "bitwise_" + prim)(xa, xb), self._dev)
-
-    def __and__(self, other):
-        return self._logical(other, "and")
-
-    def __or__(self, other):
-        return self._logical(other, "or")
-
-    def __xor__(self, other):
-        return self._logical(other, "xor")
-
-    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
-
-    def __invert__(self) -> Tensor:
-        if self.dtype is not dtypes.bool_:
-            raise TypeError(f"~ (logical not) is only supported on bool tensors here, got {self.dtype.name}")
-        return self._wrap(self._dev.backend.logical_not(self._x), self._dev)
 
     def logical_not(self) -> Tensor:
         return self._wrap(self._dev.backend.logical_not(self._x), self._dev)
@@ -237,13 +212,14 @@ class ElementwiseMixin:
         return E.Elu.apply(self, alpha)
 
     def clamp(self, min=None, max=None):
-        if isinstance(min, TensorBase) or isinstance(max, TensorBase):
-            out = self
-            if min is not None:
-                out = out.maximum(min if isinstance(min, TensorBase) else self._from_value(min))
-            if max is not None:
-                out = out.minimum(max if isinstance(max, TensorBase) else self._from_value(max))
-            return out
+        if isinstance(min, TensorBase) or isinstance(max, TensorBase):  # (torch's gradients: ops/math.py)
+            if max is None:
+                return M.ClampMin.apply(self, min)
+            if min is None:
+                return M.ClampMax.apply(self, max)
+            lo = min if isinstance(min, TensorBase) else self._left_number(min)
+            hi = max if isinstance(max, TensorBase) else self._left_number(max)
+            return M.ClampTensors.apply(self, lo, hi)
         return E.Clamp.apply(self, min, max)
 
     clip = clamp

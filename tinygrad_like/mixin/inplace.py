@@ -137,7 +137,9 @@ class InplaceMixin:
             return self
         return self._inplace("mul_", E.Mul.apply, other)
 
-    def div_(self, other):
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is not None:  # (trunc or floor: see MathMixin.div)
+            return self._inplace("div_", lambda x, o: x.div(o, rounding_mode=rounding_mode), other)
         return self._inplace("div_", E.Div.apply, other)
 
     def clamp_(self, min=None, max=None):

@@ -508,14 +508,14 @@ class ReluBackward(Function):
 
 
 class Sign(Function):
-    """``sign(x)``: differentiable with a zero gradient everywhere (as in PyTorch)."""
+    """``sign(x)``: differentiable with a zero gradient everywhere (as in PyTorch); the sign of a bool is the bool
+    itself (a copy, as torch's)."""
 
     __slots__ = ()
 
     def forward(self, x):
         if x.dtype.name == "bool":
-            raise RuntimeError("sign: boolean tensors are not supported (sign of a bool is the bool itself); "
-                               "convert with .to(tl.float32) or .int() first")
+            return x._dev.backend.copy(x._x)
         return x._dev.backend.sign(x._x)
 
     def backward(self, g):
