@@ -1109,7 +1109,7 @@ def _install_elementwise() -> None:
         setattr(CudaBackend, op, lambda self, x, y, _op=op: self._binary(_op, x, y))
     for op in COMPARE:
         setattr(CudaBackend, op, lambda self, x, y, _op=op: self._compare(_op, x, y))
-    for op in ("isnan", "logical_not"):
+    for op in ("isnan", "isinf", "isfinite", "logical_not"):
         setattr(CudaBackend, op, lambda self, x, _op=op: self._predicate(_op, x))
     for op in ("neg", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf"):
         def unary(self, x, _op=op):
