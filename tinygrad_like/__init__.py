@@ -34,6 +34,11 @@ from .tensor import Tensor
 
 from . import cuda, datasets, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
+from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
+from .accelerator import get_default_device, set_default_device  # noqa: E402
+from .amp import autocast  # noqa: E402
+from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
+from .dropin import install_as_torch, uninstall_torch_alias  # noqa: E402
 
 # NumPy's floating-point RuntimeWarnings (divide by zero, invalid value, overflow) raised inside our own code
 # are not the user's business: the result is IEEE's (inf, nan), as in PyTorch, which prints nothing. The filter
@@ -45,6 +50,8 @@ half, float, double, long, int = float16, float32, float64, int64, int32  # noqa
 
 __all__ = [
     "nn", "optim", "utils", "datasets", "cuda", "save", "load",
+    "accelerator", "amp", "backends", "autocast", "get_default_device", "set_default_device", "inference_mode",
+    "is_inference_mode_enabled", "install_as_torch", "uninstall_torch_alias",
     "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "sites", "profile",
     "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand", "randn",
     "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",

@@ -23,7 +23,9 @@ def _runtime(start: bool):
     return runtime.get_runtime() if start else runtime.runtime_if_started()
 
 __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_name", "get_device_capability",
-           "synchronize", "memory_stats", "empty_cache", "Kernel"]  # noqa: F822 - Kernel comes from __getattr__
+           "synchronize", "memory_stats", "empty_cache", "Kernel", "amp", "manual_seed",  # noqa: F822
+           "manual_seed_all", "seed", "seed_all", "initial_seed", "current_device", "set_device", "is_initialized",
+           "is_bf16_supported"]  # (Kernel and amp come from __getattr__)
 
 
 def __getattr__(name: str):
@@ -31,6 +33,10 @@ def __getattr__(name: str):
         from .backends.cuda.user_kernel import Kernel
 
         return Kernel
+    if name == "amp":  # torch.cuda.amp: autocast and GradScaler for "cuda" (see tinygrad_like.amp)
+        from . import _cuda_amp
+
+        return _cuda_amp
     raise AttributeError(f"module 'tinygrad_like.cuda' has no attribute {name!r}")
 
 
@@ -93,3 +99,64 @@ def empty_cache() -> None:
     rt = _runtime(start=False)
     if rt is not None:
         rt.pool.empty_cache()
+
+
+# ---- PyTorch's seeding and device calls ------------------------------------------------------------------
+# One generator (tl.manual_seed's) serves every device here, so seeding "CUDA" seeds it where CUDA is in use,
+# and is a no-op without CUDA (as PyTorch's, which seeds a CUDA generator that nothing then reads).
+def manual_seed(seed: int) -> None:
+    """Seed the generator CUDA ops draw from (the default one); a no-op without CUDA."""
+    if is_available():
+        from .random import manual_seed as _seed
+
+        _seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    manual_seed(seed)
+
+
+def seed() -> None:
+    """Seed with a random number (a no-op without CUDA)."""
+    if is_available():
+        import random as _pyrandom
+
+        manual_seed(_pyrandom.getrandbits(63))
+
+
+def seed_all() -> None:
+    seed()
+
+
+def initial_seed() -> int:
+    from .random import default_generator
+
+    return default_generator.initial_seed()
+
+
+def _need_cuda(what: str) -> None:
+    if not is_available():
+        raise RuntimeError(f"tl.cuda.{what}: CUDA is not available: {unavailable_reason()}")
+
+
+def current_device() -> int:
+    _need_cuda("current_device()")
+    return 0
+
+
+def set_device(device) -> None:
+    """Accept device 0 (tinygrad_like uses one GPU); a no-op when CUDA is not available, as ``-1`` would be."""
+    idx = getattr(device, "index", device)
+    if isinstance(device, str):
+        idx = int(device.split(":")[1]) if ":" in device else 0
+    if idx is None or (isinstance(idx, int) and idx < 0):
+        return
+    _device(idx)
+
+
+def is_initialized() -> bool:
+    return _runtime(start=False) is not None
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return False

@@ -46,6 +46,7 @@ import uuid
 import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from io import BytesIO as _BytesIO
 from typing import IO, Any, NamedTuple
 
 import numpy as np
@@ -161,12 +162,29 @@ def check_state_dict(expected: Mapping[str, Any], loaded: Mapping[str, Any], *, 
 
 # ---- formats ------------------------------------------------------------------------------------
 def _format_of(path: PathLike) -> str:
+    """``.npz`` -> npz; any other name (``.safetensors``, and PyTorch's habits ``.pt``, ``.pth``, ``.ckpt``, none)
+    -> safetensors. The suffix never means pickle here."""
     suffix = os.path.splitext(os.fspath(path))[1].lower()
-    fmt = _FORMATS.get(suffix)
-    if fmt is None:
-        raise ValueError(f"unsupported checkpoint file type {suffix or '(no suffix)'!r} for {os.fspath(path)!r}; "
-                         f"use a path ending in '.safetensors' or '.npz' (pickle-based formats are not supported)")
-    return fmt
+    return _FORMATS.get(suffix, "safetensors")
+
+
+def _is_file_object(f: Any) -> bool:
+    return not isinstance(f, (str, bytes, os.PathLike)) and (hasattr(f, "write") or hasattr(f, "read"))
+
+
+def _refuse_objects(obj: Any) -> None:
+    """A whole module or optimizer is saved by PyTorch as a pickle (code and all): say what to save instead."""
+    from .nn.module import Module
+    from .optim.optimizer import Optimizer
+
+    if isinstance(obj, Module):
+        raise TypeError(f"save: cannot save a whole module ({type(obj).__name__}): PyTorch pickles it, and "
+                        f"tinygrad_like never pickles (loading a pickle can run code). Save its weights instead: "
+                        f"tl.save(model.state_dict(), path), and load them with "
+                        f"model.load_state_dict(tl.load(path)).")
+    if isinstance(obj, Optimizer):
+        raise TypeError(f"save: cannot save a whole optimizer ({type(obj).__name__}); save "
+                        f"optimizer.state_dict() instead and restore it with optimizer.load_state_dict(tl.load(path))")
 
 
 def _host_copy(t: Tensor) -> np.ndarray:
@@ -234,6 +252,10 @@ def _unsupported_hint(obj: Any) -> str:
                 "float() or str())")
     if isinstance(obj, Mapping):
         return " (only dict and OrderedDict load back as themselves; convert with dict())"
+    if hasattr(obj, "state_dict") and hasattr(obj, "parameters"):
+        return " (a whole module is pickled by PyTorch; save module.state_dict() instead)"
+    if hasattr(obj, "state_dict") and hasattr(obj, "param_groups"):
+        return " (save optimizer.state_dict() instead)"
     if isinstance(obj, (list, tuple)):
         return " (convert with list() or tuple())"
     return ""
@@ -342,7 +364,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _rebuild(path: str, structure: str, tensors: dict[str, Tensor]) -> dict[Any, Any]:
+def _rebuild(path: str, structure: str, tensors: dict[str, Tensor]) -> Any:
     rebuilder = _Rebuilder(path, tensors)
     try:
         doc = json.loads(structure, parse_constant=_reject_constant)
@@ -354,8 +376,6 @@ def _rebuild(path: str, structure: str, tensors: dict[str, Tensor]) -> dict[Any,
         raise rebuilder.fail(f"has version {doc['version']!r}; this tinygrad_like reads version "
                              f"{_STRUCTURE_VERSION} (written by a newer version?)")
     root = doc["root"]
-    if not (isinstance(root, dict) and len(root) == 1 and next(iter(root)) in ("dict", "odict")):
-        raise rebuilder.fail("does not describe a dict at its root")
     try:
         out = rebuilder.node(root)
     except RecursionError as e:
@@ -477,11 +497,17 @@ def _atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     _fsync_dir(directory)
 
 
-def save(state_dict: Mapping[Any, Any], path: PathLike, *, metadata: Mapping[str, str] | None = None) -> None:
-    """Write ``state_dict`` to ``path`` atomically; the suffix picks the format.
+def save(state_dict: Any, path: PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: Any = None,
+         _use_new_zipfile_serialization: bool = True, *, metadata: Mapping[str, str] | None = None) -> None:
+    """Write ``state_dict`` to ``path`` atomically (``tl.save(obj, f)``, as ``torch.save``; never a pickle).
 
-    ``.safetensors`` or ``.npz``; anything else is a ValueError (there is no pickle fallback, so a
-    checkpoint can never run code when loaded). Values are copied as their logical (contiguous) contents,
+    ``path`` is a file name or a binary file object (``io.BytesIO``, an open file). A name ending in ``.npz``
+    is written as ``.npz``; any other (``.safetensors``, ``.pt``, ``.pth``, no suffix) and a file object as
+    safetensors. ``pickle_module``/``pickle_protocol`` are accepted and unused. ``obj`` is a dict (a state dict,
+    a training checkpoint), or a Tensor, list or tuple; a whole ``nn.Module`` or optimizer is a TypeError
+    saying to save its ``state_dict()`` instead (PyTorch pickles those, so loading could run code).
+
+    Values are copied as their logical (contiguous) contents,
     so views and transposes are saved as they read. ``metadata`` is a small dict of str -> str stored
     beside the tensors (read it back with :func:`load_metadata`). Entries that share storage (tied
     weights) are each written in full; the tie itself is not recorded.
@@ -503,16 +529,24 @@ def save(state_dict: Mapping[Any, Any], path: PathLike, *, metadata: Mapping[str
     ...     load(p)["w"].tolist(), load_metadata(p)
     ([[0, 3], [1, 4], [2, 5]], {'epoch': '3'})
     """
-    fmt = _format_of(path)
+    _refuse_objects(state_dict)
+    to_file = _is_file_object(path)
+    if to_file and not hasattr(path, "write"):
+        raise TypeError(f"save: the file object {type(path).__name__} has no write(); open it in binary write mode")
+    fmt = "safetensors" if to_file else _format_of(path)
     meta = _check_metadata(metadata)
-    if not isinstance(state_dict, Mapping):
+    if not isinstance(state_dict, (Mapping, Tensor, list, tuple)):
         raise TypeError(f"save expects a dict of name -> Tensor, or a nested dict such as optimizer.state_dict() "
-                        f"or {{'model': ..., 'optimizer': ..., 'epoch': 3}}; got {_typename(state_dict)}")
+                        f"or {{'model': ..., 'optimizer': ..., 'epoch': 3}}, or a Tensor, list or tuple; got "
+                        f"{_typename(state_dict)}{_unsupported_hint(state_dict)}")
     if _is_flat(state_dict):
         arrays = _to_arrays(state_dict)
     else:
         arrays, meta[_STRUCTURE_KEY] = _flatten(state_dict)
     writer = _write_safetensors if fmt == "safetensors" else _write_npz  # looked up per call (tests patch)
+    if to_file:
+        writer(path, arrays, meta)
+        return
     _atomic_write(path, lambda f: writer(f, arrays, meta))
 
 
@@ -572,10 +606,10 @@ def _read_with_bfloat16(path: str, body: bytes, entries: dict) -> dict[str, np.n
     return out
 
 
-def _read_safetensors(path: str, metadata_only: bool) -> tuple[dict[str, np.ndarray], Any]:
+def _read_safetensors(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple[dict[str, np.ndarray], Any]:
     from safetensors.numpy import load as st_load
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
+    with (open(path, "rb") if raw is None else _BytesIO(raw)) as f:
+        size = os.fstat(f.fileno()).st_size if raw is None else len(raw)
         head = f.read(8)
         n = _header_length(path, head, size)
         # metadata alone needs only the header: 8 bytes of length, then that much JSON
@@ -600,11 +634,11 @@ def _read_safetensors(path: str, metadata_only: bool) -> tuple[dict[str, np.ndar
     return {k: arrays[k] for k in sorted(arrays, key=lambda k: (offset.get(k, 0), k))}, meta
 
 
-def _read_npz(path: str, metadata_only: bool) -> tuple[dict[str, np.ndarray], Any]:
+def _read_npz(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple[dict[str, np.ndarray], Any]:
     arrays: dict[str, np.ndarray] = {}
     meta: Any = {}
     try:
-        npz = np.load(path, allow_pickle=False)
+        npz = np.load(path if raw is None else _BytesIO(raw), allow_pickle=False)
         if not isinstance(npz, np.lib.npyio.NpzFile):
             raise CheckpointError(f"cannot read checkpoint {path!r}: it holds a single .npy array, not an .npz "
                                   f"archive of named arrays")
@@ -639,20 +673,61 @@ def _read_npz(path: str, metadata_only: bool) -> tuple[dict[str, np.ndarray], An
     return arrays, meta
 
 
-def _read(path: PathLike, metadata_only: bool = False) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    fmt = _format_of(path)
-    p = os.fspath(path)
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"no checkpoint at {p!r}")
-    reader = _read_safetensors if fmt == "safetensors" else _read_npz
-    arrays, meta = reader(p, metadata_only)
+def _sniff(p: str, head: bytes, fmt: str, names: Callable[[], list[str]]) -> str:
+    """The format from the bytes where the name does not say: a zip is an .npz archive, unless it is PyTorch's
+    pickle checkpoint (refused: loading a pickle can run code); anything else is read as safetensors."""
+    if head[:2] != b"PK":
+        return fmt
+    try:
+        members = names()
+    except (zipfile.BadZipFile, OSError):
+        return fmt
+    if any(m.endswith("data.pkl") or m.endswith(".pkl") for m in members):
+        raise CheckpointError(f"refusing to load checkpoint {p!r}: it is a PyTorch pickle checkpoint (written by "
+                              f"torch.save), and loading a pickle can run arbitrary code; tinygrad_like never "
+                              f"unpickles. Convert it once where you trust it, e.g. with safetensors' "
+                              f"save_file(torch.load(path), 'model.safetensors'), then tl.load that file")
+    return "npz"
+
+
+def _read(path: PathLike | IO[bytes], metadata_only: bool = False) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    if _is_file_object(path):
+        if not hasattr(path, "read"):
+            raise TypeError(f"load: the file object {type(path).__name__} has no read(); open it in binary mode")
+        raw = path.read()
+        if isinstance(raw, str):
+            raise TypeError("load: the file object returned text; open it in binary mode ('rb')")
+        p = getattr(path, "name", None) or f"<{type(path).__name__}>"
+        p = p if isinstance(p, str) else repr(p)
+        fmt = _sniff(p, raw[:4], "safetensors", lambda: zipfile.ZipFile(_BytesIO(raw)).namelist())
+        reader = _read_safetensors if fmt == "safetensors" else _read_npz
+        arrays, meta = reader(p, metadata_only, raw)
+    else:
+        fmt = _format_of(path)
+        p = os.fspath(path)
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"no checkpoint at {p!r}")
+        if os.path.splitext(p)[1].lower() not in _FORMATS:
+            with open(p, "rb") as f:
+                head = f.read(4)
+            fmt = _sniff(p, head, fmt, lambda: zipfile.ZipFile(p).namelist())
+        reader = _read_safetensors if fmt == "safetensors" else _read_npz
+        arrays, meta = reader(p, metadata_only)
     if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
         raise CheckpointError(f"cannot read checkpoint {p!r}: its metadata is not a dict of str -> str")
     return arrays, meta
 
 
-def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> dict[Any, Any]:
+def load(path: PathLike | IO[bytes], map_location: Any = None, pickle_module: Any = None, *,
+         weights_only: bool | None = None, mmap: bool | None = None, expected: Mapping[str, Any] | Any | None = None,
+         **pickle_load_args: Any) -> Any:
     """Read a checkpoint written by :func:`save`: a dict of name -> fresh CPU Tensor, or the nested object.
+
+    ``tl.load(f, map_location=None, *, weights_only=None)`` as ``torch.load``: ``path`` is a file name or a
+    binary file object. ``map_location`` puts the tensors on a device (``"cpu"``, ``"cuda"``, a Device, or a
+    dict whose ``"cpu"`` entry names one); a callable is accepted and leaves them on the CPU. ``weights_only``,
+    ``mmap`` and ``pickle_module`` are accepted: nothing is ever unpickled, so loading is always weights-only.
+    A PyTorch pickle checkpoint (``torch.save`` output) is refused with a CheckpointError saying so.
 
     The tensors own their memory (nothing aliases the file or another tensor). A nested object comes
     back as it was saved, with fresh tensors in place: int keys stay ints, tuples stay tuples, an
@@ -677,6 +752,10 @@ def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> 
     (2, 2)
     """
     arrays, meta = _read(path)
+    if _is_file_object(path):
+        name = getattr(path, "name", None)
+        path = name if isinstance(name, str) else f"<{type(path).__name__}>"
+    device = _map_location(map_location)
     out: dict[str, Tensor] = {}
     for k, a in arrays.items():
         try:
@@ -685,10 +764,13 @@ def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> 
             raise CheckpointError(f"cannot read checkpoint {os.fspath(path)!r}: entry {k!r} has dtype {a.dtype}, "
                                   f"which tinygrad_like does not support ({e})") from e
         out[k] = from_numpy(np.array(a, copy=True, order="C"))
+        if device is not None:
+            out[k] = out[k].to(device)
     if _STRUCTURE_KEY in meta:
         nested = _rebuild(os.fspath(path), meta[_STRUCTURE_KEY], out)
         if expected is not None:
-            top = ", ".join(repr(k) for k in list(nested)[:6]) + (", ..." if len(nested) > 6 else "")
+            keys = list(nested) if isinstance(nested, Mapping) else []
+            top = ", ".join(repr(k) for k in keys[:6]) + (", ..." if len(keys) > 6 else "")
             raise ValueError(f"load(expected=...) checks a flat name -> Tensor checkpoint, but "
                              f"{os.fspath(path)!r} holds a nested object (keys {top}); load it without expected "
                              f"and check the part you need, e.g. check_state_dict(model.state_dict(), "
@@ -699,6 +781,19 @@ def load(path: PathLike, *, expected: Mapping[str, Any] | Any | None = None) -> 
             expected = expected.state_dict()
         check_state_dict(expected, out, what=f"checkpoint {os.fspath(path)!r}")
     return out
+
+
+def _map_location(map_location: Any) -> Any:
+    """The device ``map_location`` names, or None for the CPU (where tensors load)."""
+    if map_location is None or callable(map_location) and not isinstance(map_location, (str, Mapping)):
+        return None
+    if isinstance(map_location, Mapping):
+        map_location = map_location.get("cpu", "cpu")
+    from .device import get_device
+
+    dev = get_device(map_location if isinstance(map_location, str) or hasattr(map_location, "backend")
+                     else str(map_location))
+    return None if dev.type == "cpu" else dev
 
 
 def load_metadata(path: PathLike) -> dict[str, str]:

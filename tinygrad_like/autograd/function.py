@@ -85,6 +85,17 @@ class Function:
     save_output = False  # class flag: append the output tensor to saved_tensors after forward
     returns_fresh = False  # class flag: forward returns a Tensor it just made (a view...): it becomes the output
 
+    def __init_subclass__(cls, **kwargs):
+        """A subclass whose ``forward`` is a ``@staticmethod`` (or that defines ``setup_context``) is PyTorch's
+        context style: its ``apply`` becomes ``ctx_function.ctx_apply`` (class creation only: ``Function.apply``,
+        the ops' hot path, is untouched)."""
+        super().__init_subclass__(**kwargs)
+        if isinstance(cls.__dict__.get("forward"), staticmethod) or "setup_context" in cls.__dict__:
+            from .ctx_function import ctx_apply
+
+            if "apply" not in cls.__dict__:
+                cls.apply = classmethod(ctx_apply)
+
     # ---- the op ------------------------------------------------------------------------
     def forward(self, *args):
         raise NotImplementedError(f"{type(self).__name__}.forward")
@@ -352,3 +363,12 @@ def record(node: Function, inputs: tuple, out) -> Function:
     present = tuple(t for t in inputs if t is not None)
     _attach(node, tuple(_edge(t) for t in inputs), out, present[0], present[1:])
     return node
+
+
+def __getattr__(name: str):
+    """``torch.autograd.function``'s other names (``once_differentiable``, ``FunctionCtx``), from the ctx style."""
+    if name in ("once_differentiable", "FunctionCtx"):
+        from . import ctx_function
+
+        return getattr(ctx_function, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,1 +1,5 @@
-"""Backends: one module per device kind behind one small protocol, written down in ``protocol.py``."""
+"""Backends: one module per device kind behind one small protocol, written down in ``protocol.py``.
+
+``cudnn`` and ``mps`` (and ``cuda.matmul``) are PyTorch's ``torch.backends`` switches, accepted and recorded only."""
+
+from . import cudnn, mps  # noqa: F401 - torch.backends.cudnn / .mps flags (no imports of their own)

@@ -1,0 +1,155 @@
+"""Devices and precision on a CPU machine: PyTorch's calls are accepted, as no-ops or pass-throughs."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tinygrad_like as tl
+
+torch = pytest.importorskip("torch")
+
+no_cuda = pytest.mark.skipif(tl.cuda.is_available(), reason="checks the behaviour without CUDA")
+
+
+def test_flags_are_settable_and_readable():
+    for lib in (tl, torch):
+        b = lib.backends
+        old = (b.cuda.matmul.allow_tf32, b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.allow_tf32,
+               b.cudnn.enabled)
+        assert old == (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark,
+                       torch.backends.cudnn.deterministic, torch.backends.cudnn.allow_tf32,
+                       torch.backends.cudnn.enabled) or lib is torch
+        b.cuda.matmul.allow_tf32 = True
+        b.cudnn.benchmark = True
+        b.cudnn.deterministic = True
+        assert b.cuda.matmul.allow_tf32 and b.cudnn.benchmark and b.cudnn.deterministic
+        (b.cuda.matmul.allow_tf32, b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.allow_tf32,
+         b.cudnn.enabled) = old
+    assert tl.backends.mps.is_available() is False and tl.backends.cudnn.is_available() is False
+    with tl.backends.cudnn.flags(enabled=False, deterministic=True):
+        assert tl.backends.cudnn.deterministic and not tl.backends.cudnn.enabled
+    assert tl.backends.cudnn.enabled and not tl.backends.cudnn.deterministic
+    assert tl.backends.numpy_backend is not None  # (the backend package is still the backend package)
+
+
+@no_cuda
+def test_cuda_calls_without_cuda():
+    before = tl.rand(3).tolist()
+    tl.manual_seed(0)
+    a = tl.rand(3).tolist()
+    tl.manual_seed(0)
+    tl.cuda.manual_seed(123)
+    tl.cuda.manual_seed_all(123)
+    assert tl.rand(3).tolist() == a  # no-ops: the CPU stream is untouched (as in torch)
+    assert before is not None
+    assert tl.cuda.is_available() is False and tl.cuda.device_count() == 0
+    assert tl.cuda.is_initialized() is False
+    with pytest.raises(RuntimeError, match="CUDA is not available"):
+        tl.cuda.current_device()
+
+
+@no_cuda
+def test_default_device_and_accelerator():
+    assert str(tl.get_default_device()) == "cpu" == str(torch.get_default_device())
+    tl.set_default_device("cpu")
+    tl.set_default_device(None)
+    tl.set_default_device(tl.device("cpu"))
+    assert tl.zeros(1).device == tl.device("cpu")
+    with pytest.raises(RuntimeError, match="CUDA is not available"):
+        tl.set_default_device("cuda")
+    assert tl.accelerator.is_available() is torch.accelerator.is_available() is False
+    assert tl.accelerator.current_accelerator() is None is torch.accelerator.current_accelerator()
+    assert tl.accelerator.device_count() == 0
+
+
+def test_autocast_runs_in_full_precision():
+    m = tl.nn.Linear(3, 2)
+    x = tl.randn(4, 3)
+    with tl.autocast("cpu"):
+        assert tl.amp.is_autocast_enabled("cpu")
+        y = m(x)
+    assert not tl.amp.is_autocast_enabled("cpu")
+    assert y.dtype is tl.float32
+    np.testing.assert_array_equal(y.detach().numpy(), m(x).detach().numpy())
+    with tl.amp.autocast(device_type="cpu", dtype=tl.float16, enabled=False):
+        assert not tl.amp.is_autocast_enabled("cpu")
+
+    @tl.autocast("cpu")
+    def f(t):
+        return tl.amp.is_autocast_enabled("cpu"), t * 2
+
+    assert f(x)[0] is True
+    with pytest.raises(RuntimeError, match="unsupported autocast device_type 'gpu'"):
+        tl.autocast("gpu")
+
+
+@no_cuda
+def test_cuda_autocast_and_scaler_disable_with_a_warning_like_torch():
+    for lib in (tl, torch):
+        with pytest.warns(UserWarning, match="CUDA is not available.*Disabling"):
+            ctx = lib.autocast("cuda")
+        with ctx:
+            pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = lib.cuda.amp.GradScaler() if lib is tl else lib.amp.GradScaler("cuda")
+            s2 = lib.amp.GradScaler()
+        for sc in (s, s2):
+            assert sc.is_enabled() is False and sc.get_scale() == 1.0
+            loss = lib.ones(1, requires_grad=True)
+            assert sc.scale(loss) is loss
+
+
+def _train(lib, scaler_device, overflow_at=None, steps=4):
+    lib.manual_seed(0)
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((2, 3)).astype(np.float32)
+    w = lib.tensor(w0, requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.1)
+    scaler = lib.amp.GradScaler(scaler_device, init_scale=2.0 ** 10, growth_interval=2)
+    scales, vals = [], []
+    for step in range(steps):
+        x = lib.tensor(rng.standard_normal((4, 3)).astype(np.float32))
+        loss = (x @ w.T).pow(2).mean()
+        if step == overflow_at:
+            loss = loss * float("inf")
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+        vals.append(w.detach().numpy().copy())
+    return scales, vals
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # (the inf loss's nan gradients)
+@pytest.mark.parametrize("overflow_at", [None, 1])
+def test_grad_scaler_on_cpu_matches_torch(overflow_at):
+    s1, v1 = _train(tl, "cpu", overflow_at)
+    s2, v2 = _train(torch, "cpu", overflow_at)
+    assert s1 == s2
+    for a, b in zip(v1, v2):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_grad_scaler_errors_and_state():
+    w = tl.ones(2, requires_grad=True)
+    opt = tl.optim.SGD([w], lr=0.1)
+    s = tl.amp.GradScaler("cpu")
+    s.scale((w * 2).sum()).backward()
+    s.unscale_(opt)
+    with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called on this optimizer"):
+        s.unscale_(opt)
+    s.step(opt)
+    with pytest.raises(RuntimeError, match="step\\(\\) has already been called since the last update"):
+        s.step(opt)
+    s.update()
+    sd = s.state_dict()
+    s2 = tl.amp.GradScaler("cpu", init_scale=1.0)
+    s2.load_state_dict(sd)
+    assert s2.get_scale() == s.get_scale()
+    assert set(sd) == set(torch.amp.GradScaler("cpu").state_dict())
