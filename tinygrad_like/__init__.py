@@ -32,7 +32,7 @@ from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from .storage import Storage, live_storages
 from .tensor import Tensor
 
-from . import cuda, datasets, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
+from . import cuda, datasets, linalg, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
 from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
 from .accelerator import get_default_device, set_default_device  # noqa: E402
@@ -49,7 +49,7 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tinygrad_li
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001 - PyTorch's aliases
 
 __all__ = [
-    "nn", "optim", "utils", "datasets", "cuda", "save", "load",
+    "nn", "optim", "utils", "datasets", "cuda", "linalg", "save", "load",
     "accelerator", "amp", "backends", "autocast", "get_default_device", "set_default_device", "inference_mode",
     "is_inference_mode_enabled", "install_as_torch", "uninstall_torch_alias",
     "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "sites", "profile",

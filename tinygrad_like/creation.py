@@ -141,12 +141,44 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     return _finish(wrap_native(dev.backend.arange(start, end, step, dt), dev), requires_grad)
 
 
-def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def _endpoints(fn: str, start, end, steps, dtype):
+    """linspace/logspace arguments as torch reads them: numbers or 0-d tensors; an integer ``dtype`` truncates the
+    endpoints to integers first (as torch does)."""
+    vals = []
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor):
+            if v.ndim:
+                raise RuntimeError(f"{fn}(): argument '{name}' must be a number or a 0-dimensional tensor, got a "
+                                   f"tensor of shape {list(v.shape)}")
+            v = v.item()
+        if not isinstance(v, numbers.Real):
+            raise TypeError(f"{fn}(): argument '{name}' must be a number, not {type(v).__name__}")
+        vals.append(v)
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if not isinstance(steps, numbers.Integral) or isinstance(steps, bool):
+        raise TypeError(f"{fn}(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
-        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+        raise RuntimeError(f"{fn}: number of steps must be non-negative, got {steps}")
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.default_float
+    if not dt.is_floating_point:
+        vals = [int(v) for v in vals]
+    return vals[0], vals[1], int(steps), dt
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    start, end, steps, dt = _endpoints("linspace", start, end, steps, dtype)
     dev = get_device(device)
     return _finish(wrap_native(dev.backend.linspace(start, end, steps, dt), dev), requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``: ``steps`` values evenly spaced on a log scale."""
+    start, end, steps, dt = _endpoints("logspace", start, end, steps, dtype)
+    dev = get_device(device)
+    return _finish(wrap_native(dev.backend.logspace(start, end, steps, base, dt), dev), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

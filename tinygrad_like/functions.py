@@ -6,7 +6,7 @@ from . import dtypes
 from .layout import normalize_dim
 from .ops import elementwise as E
 from .ops import movement as M
-from .tensor import Tensor, wrap_native
+from .tensor import Tensor
 
 
 def _tensors(tensors, op: str) -> tuple:
@@ -38,7 +38,12 @@ def stack(tensors, dim: int = 0) -> Tensor:
     return cat([t.unsqueeze(d) for t in tensors], d)
 
 
-def where(condition: Tensor, input, other) -> Tensor:
+def where(condition: Tensor, input=None, other=None):
+    """``condition ? input : other`` elementwise; with the condition alone, ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() takes the condition alone, or the condition, input and other")
     return E.Where.apply(condition, input, other)
 
 
@@ -88,8 +93,10 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(t.expand(shape) for t in tensors)
 
 
-def nonzero(t: Tensor) -> Tensor:
-    return wrap_native(t._dev.backend.nonzero(t._x), t._dev)
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"nonzero(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.nonzero(as_tuple=as_tuple)
 
 
 # ---- thin wrappers so the functional spelling works for every method -----------------------------

@@ -82,11 +82,25 @@ _TABLE: list[Primitive] = [
     Primitive("layer_norm", "fused", "(xhat, mean, rstd)"),
     Primitive("cross_entropy", "fused", "(loss, logp, coef, coef_sum)"),
     Primitive("cross_entropy_coefs", "fused", "(coef, coef_sum)"),
+    # linalg family (issue 17): cross products, triangle indices
+    Primitive("cross", "fused", "array"),
+    *_rows("creation", "tril_indices triu_indices"),
+    # sorting family (issue 17): sorts, order statistics, products and scans, sampling
+    *_rows("movement", "sort", "(values, indices)"),
+    *_rows("reduce", "topk kthvalue median mode cummax", "(values, indices)"),
+    *_rows("movement", "unique unique_consecutive", "(values, inverse, counts)"),
+    Primitive("searchsorted", "index", "array"),
+    *_rows("reduce", "prod cumprod logcumsumexp"),
+    *_rows("random", "multinomial exponential"),
     # math family (issue 17): rounding, inverse trig and hyperbolic, logs/exps, remainders, bits, finiteness
     *_rows("elementwise", "floor ceil trunc round acos asin atan tan sinh cosh asinh acosh atanh log2 log10 log1p "
                           "expm1 exp2 isinf isfinite nan_to_num bitwise_not"),
     *_rows("elementwise", "atan2 hypot copysign logaddexp logaddexp2 fmod remainder floor_divide trunc_divide xlogy "
                           "bitwise_left_shift bitwise_right_shift"),
+    # shaping family (issue 17): roll, repeat_interleave, scatter and scatter_reduce, logspace
+    *_rows("movement", "roll repeat_interleave"),
+    *_rows("index", "scatter scatter_reduce"),
+    Primitive("logspace", "creation", "array"),
     # optimizer updates, in place
     Primitive("adam_step", "optimizer", "none", (0, 2, 3, 11)),
 ]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd import grad_mode, view_history
 from ..ops import _util
 from ..ops import elementwise as E
@@ -27,13 +29,23 @@ class IndexingMixin:
 
     # ---- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index) -> Tensor:
-        idx, advanced = _normalize_index(index, self)
-        if not advanced:
-            return M.Slice.apply(self, idx)
-        return I.Index.apply(self, idx)
+        basic, adv = _normalize_index(index, self)
+        if adv is None:
+            return M.Slice.apply(self, basic)
+        # torch's rule: ints, slices and None make a view first; the index tensors then pick from that view
+        return I.Index.apply(self if basic is None else M.Slice.apply(self, basic), adv)
 
     def __setitem__(self, index, value) -> None:
-        idx, advanced = _normalize_index(index, self)
+        basic, adv = _normalize_index(index, self)
+        if adv is None:
+            self._put(basic, False, value, index)
+        elif basic is None:
+            self._put(adv, True, value, index)
+        else:  # a write through the view of the basic part (torch's order: its history is the view's)
+            self[basic]._put(adv, True, value, index)
+
+    def _put(self, idx, advanced: bool, value, index) -> None:
+        """``self[idx] = value`` for ``idx`` all basic or all advanced (``index``: the user's, for messages)."""
         if isinstance(value, (list, tuple, np.ndarray)):
             value = self._from_value(value)
         if isinstance(value, TensorBase) and value._dev is not self._dev:
@@ -41,7 +53,7 @@ class IndexingMixin:
         self._check_inplace("__setitem__", overlap_ok=True)
         if self._lay is not None and 0 in self._lay.strides:  # only the written region must not share elements
             with grad_mode.no_grad():
-                region = self._lay if advanced else self[index]._lay
+                region = self._lay if advanced else self[idx]._lay
             _refuse_shared_elements(region, "__setitem__")
         needs_graph = _grad.enabled and (self.requires_grad or
                                               (isinstance(value, TensorBase) and value.requires_grad))
@@ -60,9 +72,7 @@ class IndexingMixin:
         try:
             self._dev.backend.setitem(self._x, I.native_index(idx), v)
         except (ValueError, IndexError) as e:
-            vs = value.shape if isinstance(value, TensorBase) else "a number"
-            raise RuntimeError(f"cannot assign a value of shape {vs} to tensor of shape {self.shape} at index "
-                               f"{index!r}: {e}") from None
+            I.raise_index_error(e, self.shape, value, index)
         self._wrote("__setitem__")
         if needs_graph:  # a tensor whose elements share memory (expand): the values are written, as in torch,
             view_history.unusable_history(self, value, "__setitem__")  # and a backward through it is refused
@@ -94,46 +104,160 @@ class IndexingMixin:
         return M.Tri.apply(self, diagonal, True)
 
 
-def _normalize_index(index, t: Tensor) -> tuple[Any, bool]:
-    """Return (index tuple, is_advanced). Lists and arrays become int64/bool tensors."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    out, advanced = [], False
+def _normalize_index(index, t: Tensor) -> tuple[Any, Any]:
+    """An index as torch reads it: ``(basic, adv)``.
+
+    ``basic``: a tuple of ints, slices, None and ``...`` for a view (:class:`~..ops.movement.Slice`), or None when no
+    view is needed. ``adv``: None (no index tensor), or a tuple of ``slice(None)`` and int64/bool tensors that picks
+    from that view. Lists, tuples inside the index, ranges and NumPy arrays become index tensors; a 0-d integer
+    tensor is an int; a Python bool adds a dim of size 1 (True) or 0 (False). As in torch, ints select before the
+    index tensors pick, so the picked dims go where the index tensors stand when they are next to each other once
+    the ints are gone (``x[0, :, [1, 2]]`` has shape ``(x.shape[1], 2)``), else first.
+    """
+    if type(index) is not tuple:
+        if isinstance(index, TensorBase) and index.ndim and not index.dtype.is_floating_point and \
+                index._dev is t._dev:  # (the common advanced case, an embedding lookup: one index tensor)
+            if index.dtype.name == "bool":
+                _check_masks([index], t.shape)
+            return None, (index,)
+        if isinstance(index, tuple):
+            index = tuple(index)
+        elif type(index) is list and _sequence_as_tuple(index):
+            index = tuple(index)
+        else:
+            index = (index,)
+    for i in index:
+        tp = type(i)
+        if tp is slice:
+            if not (_plain(i.start) and _plain(i.stop) and _plain(i.step)):
+                break
+        elif tp is not int and i is not None and i is not Ellipsis:
+            break
+    else:
+        return index, None  # (the common case: ints, plain slices, None and ...)
+    return _split_index(index, t)
+
+
+def _plain(v) -> bool:
+    return v is None or type(v) is int
+
+
+def _sequence_as_tuple(index: list) -> bool:
+    """torch's (and old NumPy's) rule: a short list holding a tensor, a sequence, a slice, None or ``...`` is a
+    tuple of indices, not one index (torch warns that this will change)."""
+    if len(index) >= 32:
+        return False
+    for i in index:
+        if isinstance(i, (TensorBase, list, tuple, range, slice, np.ndarray)) or i is None or i is Ellipsis:
+            warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+                          "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+                          "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
+                          "or a different result", UserWarning, stacklevel=4)
+            return True
+    return False
+
+
+def _index_tensor(i, t: Tensor):
+    """A list, tuple, range or array used as an index -> an int64 (or bool) tensor on ``t``'s device, as torch
+    converts it (numbers are truncated to integers)."""
+    from ..creation import tensor
+    try:
+        arr = np.asarray(i)
+    except (ValueError, TypeError):
+        raise IndexError(f"could not convert the index {i!r} to a tensor of indices") from None
+    if arr.dtype.kind not in "biuf":
+        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got an index of "
+                         f"{arr.dtype} elements")
+    if isinstance(i, np.ndarray) and arr.dtype.kind == "f":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors, got floats")
+    return tensor(arr if arr.dtype == np.bool_ else arr.astype(np.int64), device=t._dev)
+
+
+def _split_index(index: tuple, t: Tensor) -> tuple[Any, Any]:
+    items, used, n_ellipsis, masks = [], 0, 0, False
     for i in index:
         if isinstance(i, (bool, np.bool_)):
-            raise IndexError("indexing with a Python bool is not supported; use a bool tensor mask")
+            items.append(("bool", bool(i)))
+            continue
         if isinstance(i, (int, np.integer)):
-            out.append(int(i))
-        elif i is None or i is Ellipsis or isinstance(i, slice):
-            if isinstance(i, slice):
-                for v in (i.start, i.stop, i.step):
-                    if v is not None and not isinstance(v, (int, np.integer)):
-                        if isinstance(v, TensorBase) and v.numel() == 1 and not v.dtype.is_floating_point:
-                            continue
-                        raise TypeError(f"slice indices must be integers or None, got {type(v).__name__}")
-                i = slice(*(int(v) if v is not None else None for v in (i.start, i.stop, i.step)))
-            out.append(i)
-        elif isinstance(i, TensorBase):
-            if i.dtype.is_floating_point:
-                raise IndexError(f"tensors used as indices must be long, int or bool tensors, got {i.dtype.name}")
-            if i._dev is not t._dev:
-                raise IndexError(f"indices should be on the same device as the indexed tensor ({t._dev}), "
-                                 f"got {i._dev}")
-            out.append(i)
-            advanced = True
-        elif isinstance(i, (list, np.ndarray)):
-            from ..creation import tensor
-            arr = np.asarray(i)
-            if arr.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int or bool tensors, got floats")
-            out.append(tensor(arr if arr.dtype == np.bool_ else arr.astype(np.int64), device=t._dev))
-            advanced = True
+            items.append(("int", int(i)))
+        elif i is None or i is Ellipsis:
+            items.append(("none" if i is None else "...", None))
+            n_ellipsis += i is Ellipsis
+            continue
+        elif isinstance(i, slice):
+            items.append(("slice", _slice(i)))
         else:
-            raise IndexError(f"unsupported index type {type(i).__name__}; expected int, slice, None, ..., "
-                             f"or an integer/bool tensor")
-    if advanced:
-        _check_masks(out, t.shape)
-    return tuple(out), advanced
+            if isinstance(i, TensorBase):
+                if i.dtype.is_floating_point:
+                    raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got "
+                                     f"{i.dtype.name}")
+                if i._dev is not t._dev:
+                    raise IndexError(f"indices should be on the same device as the indexed tensor ({t._dev}), "
+                                     f"got {i._dev}")
+            elif isinstance(i, (list, tuple, range, np.ndarray)):
+                i = _index_tensor(i, t)
+            else:
+                raise IndexError(f"unsupported index type {type(i).__name__}; expected int, slice, None, ..., a "
+                                 f"list or an integer/bool tensor")
+            is_bool = i.dtype.name == "bool"
+            if i.ndim == 0:
+                items.append(("bool", bool(i.item())) if is_bool else ("int", int(i.item())))
+                used += 0 if is_bool else 1
+                continue
+            items.append(("tensor", i))
+            used += i.ndim if is_bool else 1
+            masks = masks or is_bool
+            continue
+        used += 1
+    if used > t.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t.ndim} (got {used})")
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    basic, adv, view, have_adv = [], [], False, False
+    full = slice(None)
+    for kind, v in items:
+        if kind == "int":
+            basic.append(v)
+            view = True
+        elif kind == "slice":
+            basic.append(v)
+            adv.append(full)
+            view = view or v != full
+        elif kind == "none":
+            basic.append(None)
+            adv.append(full)
+            view = True
+        elif kind == "...":
+            k = t.ndim - used
+            basic += [full] * k
+            adv += [full] * k
+        elif kind == "bool":  # a new dim of size 1, picked whole (True) or not at all (False)
+            from ..creation import tensor
+            basic.append(None)
+            adv.append(tensor([0] if v else [], dtype=dtypes.int64, device=t._dev))
+            view = have_adv = True
+        else:
+            basic += [full] * (v.ndim if v.dtype.name == "bool" else 1)
+            adv.append(v)
+            have_adv = True
+    if not have_adv:
+        return tuple(basic), None
+    while adv and adv[-1] is full:
+        adv.pop()
+    if masks:
+        _check_masks(adv, t._layout.getitem(tuple(basic)).shape if view else t.shape)
+    return (tuple(basic) if view else None), tuple(adv)
+
+
+def _slice(i: slice) -> slice:
+    for v in (i.start, i.stop, i.step):
+        if v is not None and not isinstance(v, (int, np.integer)):
+            if isinstance(v, TensorBase) and v.numel() == 1 and not v.dtype.is_floating_point:
+                continue
+            raise TypeError(f"slice indices must be integers or None or have an __index__ method, got "
+                            f"{type(v).__name__}")
+    return slice(*(int(v) if v is not None else None for v in (i.start, i.stop, i.step)))
 
 
 def _check_masks(index: list, shape: tuple) -> None:

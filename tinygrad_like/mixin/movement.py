@@ -65,7 +65,8 @@ class MovementMixin:
             return M.Permute.apply(self, order)
         return self._view(self._layout.permuted(order), self._dev.backend.permute(self._x, order))
 
-    swapaxes = transpose
+    def swapaxes(self, axis0: int, axis1: int) -> Tensor:
+        return self.transpose(axis0, axis1)
 
     def movedim(self, source, destination) -> Tensor:
         """Move dims ``source`` to positions ``destination`` (ints or sequences), keeping the others' order."""
@@ -126,12 +127,18 @@ class MovementMixin:
         return self.reshape(self.shape[:d] + sizes + self.shape[d + 1:])
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        if self.ndim == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = normalize_dim(dim, self.ndim)
+        n, start, length = self.shape[d], int(start), int(length)  # (start may be a 0-d integer tensor)
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        if not -n <= start <= n:
+            raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
         if start < 0:
-            start += self.shape[d]
-        if not (0 <= start and start + length <= self.shape[d]):
-            raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
-                             f"({self.shape[d]}) of dim {d}")
+            start += n
+        if start + length > n:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
         return self[(slice(None),) * d + (slice(start, start + length),)]
 
     def contiguous(self) -> Tensor:
@@ -147,8 +154,10 @@ class MovementMixin:
         n = self.shape[d]
         if isinstance(split_size_or_sections, int):
             step = split_size_or_sections
-            if step <= 0 and n:
-                raise RuntimeError(f"split_size must be positive, got {step}")
+            if step < 0:
+                raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+            if step == 0 and n:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
             sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
         else:
             sizes = list(split_size_or_sections)
@@ -165,7 +174,9 @@ class MovementMixin:
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         n = self.shape[normalize_dim(dim, self.ndim)]
-        return self.split(max(-(-n // chunks), 1), dim)
+        if n == 0:  # any number of empty chunks adds up to 0: torch gives ``chunks`` of them
+            return self.split([0] * chunks, dim)
+        return self.split(-(-n // chunks), dim)
 
     def unbind(self, dim: int = 0) -> tuple:
         d = normalize_dim(dim, self.ndim)

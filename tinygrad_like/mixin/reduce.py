@@ -10,6 +10,8 @@ from ..ops import reduce as R
 from ..tensor_base import TensorBase
 
 ReturnTypes = namedtuple("ReturnTypes", ["values", "indices"])
+# max(dim)/min(dim)'s results, named as torch.return_types.max/min
+_MAX_RESULT, _MIN_RESULT = namedtuple("max", ["values", "indices"]), namedtuple("min", ["values", "indices"])
 
 
 class ReduceMixin:
@@ -18,17 +20,28 @@ class ReduceMixin:
     __slots__ = ()
 
     # ---- reductions ----------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim: bool = False, dtype=None):
+    # (``keepdims=`` and ``axis=``: the NumPy spellings PyTorch also accepts for ``keepdim=`` and ``dim=``)
+    def sum(self, dim=None, keepdim: bool = False, dtype=None, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return R.Sum.apply(self, dim, keepdim, None if dtype is None else dtypes.to_dtype(dtype))
 
-    def mean(self, dim=None, keepdim: bool = False):
+    def mean(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return R.Mean.apply(self, dim, keepdim)
 
-    def var(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
-        return R.Var.apply(self, dim, _correction(unbiased, correction), keepdim)
+    def var(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None, keepdims=None,
+            axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return R.Var.apply(self, dim, _correction(unbiased, correction), keepdim, "var")
 
-    def std(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
-        return R.StdFromVar.apply(R.Var.apply(self, dim, _correction(unbiased, correction), keepdim))
+    def std(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None, keepdims=None,
+            axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return R.StdFromVar.apply(R.Var.apply(self, dim, _correction(unbiased, correction), keepdim, "std"))
 
     def _maxmin(self, dim, keepdim, is_max):
         if isinstance(dim, TensorBase):
@@ -37,24 +50,32 @@ class ReduceMixin:
             return R.MaxMinAll.apply(self, None, keepdim, is_max)
         d = normalize_dim(dim, max(self.ndim, 1)) if self.ndim else normalize_dim(dim, 0)
         if self.ndim == 0:
-            return ReturnTypes(self.clone(), self._full_like(0, dtypes.int64))
+            return (_MAX_RESULT if is_max else _MIN_RESULT)(self.clone(), self._full_like(0, dtypes.int64))
         if self.shape[d] == 0:
             raise IndexError(f"{'max' if is_max else 'min'}(): Expected reduction dim {d} to have non-zero size "
                              f"(shape {self.shape})")
         be = self._dev.backend
         idx = self._wrap((be.argmax if is_max else be.argmin)(self._x, d, keepdim), self._dev)
-        return ReturnTypes(R.MaxMinDim.apply(self, d, keepdim, is_max, idx), idx)
+        return (_MAX_RESULT if is_max else _MIN_RESULT)(R.MaxMinDim.apply(self, d, keepdim, is_max, idx), idx)
 
-    def max(self, dim=None, keepdim: bool = False):
+    def max(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return self._maxmin(dim, keepdim, True)
 
-    def min(self, dim=None, keepdim: bool = False):
+    def min(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return self._maxmin(dim, keepdim, False)
 
-    def amax(self, dim=None, keepdim: bool = False):
+    def amax(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return R.MaxMin.apply(self, dim, keepdim, True)
 
-    def amin(self, dim=None, keepdim: bool = False):
+    def amin(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return R.MaxMin.apply(self, dim, keepdim, False)
 
     def _arg(self, dim, keepdim, is_max):
@@ -72,23 +93,49 @@ class ReduceMixin:
             return self._full_like(0, dtypes.int64)
         return self._wrap(fn(self._x, d, keepdim), self._dev)
 
-    def argmax(self, dim=None, keepdim: bool = False):
+    def argmax(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return self._arg(dim, keepdim, True)
 
-    def argmin(self, dim=None, keepdim: bool = False):
+    def argmin(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return self._arg(dim, keepdim, False)
 
-    def logsumexp(self, dim, keepdim: bool = False):
+    def logsumexp(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        if dim is None:
+            raise TypeError("logsumexp() missing required argument 'dim' (an int or a tuple of ints)")
         return R.LogSumExp.apply(self, dim, keepdim)
 
     def cumsum(self, dim: int):
         return R.Cumsum.apply(self, dim)
 
-    def any(self, dim=None, keepdim: bool = False):
+    def any(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return self._wrap(self._dev.backend.any(self._x, _axes(dim, self.ndim), keepdim), self._dev)
 
-    def all(self, dim=None, keepdim: bool = False):
+    def all(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
         return self._wrap(self._dev.backend.all(self._x, _axes(dim, self.ndim), keepdim), self._dev)
+
+
+def _aliases(dim, keepdim, axis, keepdims):
+    """``dim``/``keepdim`` from their NumPy spellings ``axis``/``keepdims`` (PyTorch accepts both; not both of
+    one pair)."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError("got both 'dim' and its alias 'axis'; give one")
+        dim = axis
+    if keepdims is not None:
+        if keepdim:
+            raise TypeError("got both 'keepdim' and its alias 'keepdims'; give one")
+        keepdim = keepdims
+    return dim, keepdim
 
 
 def _correction(unbiased, correction) -> float:

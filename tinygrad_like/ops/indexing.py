@@ -16,13 +16,14 @@ def _check_index(index, what: str):
         raise RuntimeError(f"{what}(): Expected dtype int64 for index, got {index.dtype.name}")
 
 
-def _check_bounds(index, n: int, what: str, dim: int) -> None:
-    """Out-of-range indices raise here, naming the value, rather than deep inside a kernel."""
+def _check_bounds(index, n: int, what: str, dim: int, exc: type = IndexError) -> None:
+    """Out-of-range indices raise here, naming the value, rather than deep inside a kernel (``exc``: the type torch
+    raises for this op)."""
     if index.numel():
         ix = index.numpy()
         bad = ix[(ix < -n) | (ix >= n)]
         if bad.size:
-            raise IndexError(f"{what}: index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} "
+            raise exc(f"{what}: index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} "
                              f"with size {n}")
 
 
@@ -39,7 +40,7 @@ class Gather(Function):
             if d != dim and index.shape[d] > x.shape[d]:
                 raise RuntimeError(f"gather: size of index {index.shape} must not exceed input {x.shape} in "
                                    f"dimension {d} (only dim={dim} may be larger)")
-        _check_bounds(index, x.shape[dim] if x.ndim else 1, "gather", dim)
+        _check_bounds(index, x.shape[dim] if x.ndim else 1, "gather", dim, RuntimeError)
         self.dim, self.in_shape = dim, x.shape
         self.save_for_backward(index)
         return x._dev.backend.gather(x._x, dim, index._x)
@@ -63,7 +64,7 @@ class ScatterAdd(Function):
             if index.shape[d] > src.shape[d] or (d != dim and index.shape[d] > x.shape[d]):
                 raise RuntimeError(f"scatter_add: index {index.shape} must not be larger than src {src.shape} "
                                    f"in any dim, nor than self {x.shape} outside dim {dim}")
-        _check_bounds(index, x.shape[dim] if x.ndim else 1, "scatter_add", dim)
+        _check_bounds(index, x.shape[dim] if x.ndim else 1, "scatter_add", dim, RuntimeError)
         if src.dtype is not x.dtype:
             raise RuntimeError(f"scatter_add(): Expected self.dtype to be equal to src.dtype ({x.dtype.name} vs "
                                f"{src.dtype.name})")
@@ -107,7 +108,7 @@ class Index(Function):
         try:
             return x._dev.backend.index(x._x, native_index(index))
         except IndexError as e:
-            raise IndexError(f"index out of range for tensor of shape {x.shape}: {e}") from None
+            raise_index_error(e, x.shape)
 
     def backward(self, g):
         self.saved_tensors  # noqa: B018 - refuses index tensors written in place since the forward
@@ -148,9 +149,7 @@ class IndexPut(Function):
         try:
             be.setitem(out, native_index(index), v)
         except (ValueError, IndexError) as e:
-            vs = value.shape if isinstance(value, TensorBase) else "a number"
-            raise RuntimeError(f"cannot assign a value of shape {vs} to tensor of shape {x.shape} at index "
-                               f"{index!r}: {e}") from None
+            raise_index_error(e, x.shape, value, index)
         return out
 
     def backward(self, g):
@@ -158,6 +157,22 @@ class IndexPut(Function):
         gx = IndexPut.apply(g, self.index, 0.0) if self.next[0] is not None else None
         gv = g[self.index] if self.next[2] is not None else None  # (summed to the value's shape by the engine)
         return gx, None, gv
+
+
+def raise_index_error(e: Exception, shape: tuple, value=None, index=None):
+    """NumPy's error from reading (``value`` None) or writing at an advanced index, in torch's words and type."""
+    msg = str(e)
+    if isinstance(e, IndexError) and "out of bounds" in msg:
+        raise IndexError(msg.replace(" axis ", " dimension ")) from None
+    if isinstance(e, IndexError) and "indexing arrays could not be broadcast" in msg:
+        shapes = msg.split("shapes", 1)[-1].strip()
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}") \
+            from None
+    if value is None:
+        raise IndexError(f"invalid index for a tensor of shape {list(shape)}: {msg}") from None
+    vs = list(value.shape) if isinstance(value, TensorBase) else "a number"
+    raise RuntimeError(f"shape mismatch: cannot assign a value of shape {vs} to a tensor of shape {list(shape)} at "
+                       f"index {index!r}: {msg}") from None
 
 
 def _save_index(node: Function, index) -> None:

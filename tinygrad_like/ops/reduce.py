@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -72,9 +74,9 @@ class Var(Function):
 
     __slots__ = ("dims", "keepdim", "correction", "count")
 
-    def forward(self, x, dim, correction, keepdim):
+    def forward(self, x, dim, correction, keepdim, op="var"):
         if not x.dtype.is_floating_point:
-            raise RuntimeError(f"var(): expected a floating point input, got {x.dtype.name}")
+            raise RuntimeError(f"{op}(): expected a floating point input, got {x.dtype.name}")
         self.dims = dims = normalize_dims(dim, x.ndim)
         self.keepdim, self.correction = keepdim, correction
         n = 1
@@ -88,14 +90,18 @@ class Var(Function):
         d = be.sub(xx, mean)
         ss = be.sum(be.mul(d, d), ax, keepdim)
         denom = n - correction
-        return be.div(ss, denom) if denom > 0 else be.mul(ss, float("nan"))
+        if denom <= 0:  # nan, with PyTorch's warning (not an error)
+            warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                          f"reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
+            return be.mul(ss, float("nan"))
+        return be.div(ss, denom)
 
     def backward(self, g):
         (x,) = self.saved_tensors
         mean = x.mean(self.dims, keepdim=True)
         scale = 2.0 / (self.count - self.correction) if self.count - self.correction > 0 else float("nan")
         gk = g if self.keepdim else _expand_back(g, x.shape, self.dims, False)
-        return gk * (x - mean) * scale, None, None, None
+        return gk * (x - mean) * scale, None, None, None, None
 
 
 class MaxMin(Function):

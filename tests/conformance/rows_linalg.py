@@ -1,0 +1,235 @@
+"""Conformance rows of the linalg family: products (mm, bmm, mv, dot, inner, outer, kron, addmm & co), einsum,
+tensordot, norms and distances, cross products, traces and diagonals; values and gradients against torch."""
+
+from __future__ import annotations
+
+import math
+
+from . import C, S, k
+
+INF = math.inf
+
+A34, A45 = S((3, 4)), S((4, 5))
+T34, T45 = S((3, 4), view="T"), S((4, 5), view="T")  # the op sees a transposed (non-contiguous) leaf
+P34, P45 = S((3, 4), view="step"), S((4, 5), view="step")  # ... a strided slice
+
+PRODUCTS = [
+    C("mm", lambda m, a, b: m.mm(a, b), A34, A45),
+    C("mm-method", lambda m, a, b: a.mm(b), T34, P45),
+    C("mm-kw", lambda m, a, b: m.mm(input=a, mat2=b), P34, T45),
+    C("mm-empty-rows", lambda m, a, b: m.mm(a, b), S((0, 3)), S((3, 2))),
+    C("mm-empty-inner", lambda m, a, b: m.mm(a, b), S((3, 0)), S((0, 2))),
+    C("bmm", lambda m, a, b: m.bmm(a, b), S((2, 3, 4)), S((2, 4, 5))),
+    C("bmm-views", lambda m, a, b: a.bmm(b), S((2, 3, 4), view="T"), S((2, 4, 5), view="step")),
+    C("bmm-empty-batch", lambda m, a, b: m.bmm(a, b), S((0, 3, 4)), S((0, 4, 2))),
+    C("mv", lambda m, a, v: m.mv(a, v), A34, S((4,))),
+    C("mv-views", lambda m, a, v: a.mv(v), T34, S((4,), view="step")),
+    C("mv-empty", lambda m, a, v: m.mv(a, v), S((3, 0)), S((0,))),
+    C("dot", lambda m, a, b: m.dot(a, b), S((5,)), S((5,))),
+    C("dot-method-step", lambda m, a, b: a.dot(b), S((5,), view="step"), S((5,))),
+    C("dot-empty", lambda m, a, b: m.dot(a, b), S((0,)), S((0,))),
+    C("vdot", lambda m, a, b: m.vdot(a, b), S((4,)), S((4,), view="step")),
+    C("inner-nd", lambda m, a, b: m.inner(a, b), S((2, 3, 4)), S((5, 4))),
+    C("inner-1d", lambda m, a, b: a.inner(b), S((4,)), S((4,))),
+    C("inner-0d", lambda m, a, b: m.inner(a, b), S(()), A34),
+    C("inner-views", lambda m, a, b: m.inner(a, b), T34, P34),
+    C("outer", lambda m, a, b: m.outer(a, b), S((3,)), S((4,))),
+    C("outer-method-step", lambda m, a, b: a.outer(b), S((3,), view="step"), S((2,))),
+    C("outer-empty", lambda m, a, b: m.outer(a, b), S((0,)), S((3,))),
+    C("ger", lambda m, a, b: m.ger(a, b), S((3,)), S((4,))),
+    C("kron-2d-1d", lambda m, a, b: m.kron(a, b), S((2, 3)), S((4,))),
+    C("kron-2d-2d-step", lambda m, a, b: a.kron(b), S((2, 3)), S((2, 2), view="step")),  # (torch fails on a.mT)
+    C("kron-0d", lambda m, a, b: m.kron(a, b), S(()), S((3,))),
+    C("kron-3d-2d", lambda m, a, b: m.kron(a, b), S((2, 1, 2)), S((3, 2))),
+]
+
+ADD_PRODUCTS = [
+    C("addmm", lambda m, i, a, b: m.addmm(i, a, b), S((3, 5)), A34, A45),
+    C("addmm-bcast-row", lambda m, i, a, b: m.addmm(i, a, b), S((5,)), A34, A45),
+    C("addmm-bcast-col", lambda m, i, a, b: m.addmm(i, a, b, beta=0.5, alpha=-2), S((3, 1)), T34, P45),
+    C("addmm-0d", lambda m, i, a, b: m.addmm(i, a, b, alpha=3), S(()), A34, A45),
+    C("addmm-beta0", lambda m, i, a, b: m.addmm(i, a, b, beta=0), S((3, 5)), A34, A45),
+    C("addmm-method", lambda m, i, a, b: i.addmm(a, b, beta=2, alpha=0.25), S((3, 5), view="T"), A34, A45),
+    C("addmm-kw", lambda m, i, a, b: m.addmm(input=i, mat1=a, mat2=b), S((1, 5)), A34, A45),
+    C("addmm-empty-inner", lambda m, i, a, b: m.addmm(i, a, b), S((3, 2)), S((3, 0)), S((0, 2))),
+    C("addmv", lambda m, i, a, v: m.addmv(i, a, v), S((3,)), A34, S((4,))),
+    C("addmv-bcast", lambda m, i, a, v: m.addmv(i, a, v, beta=-1, alpha=0.5), S(()), T34, S((4,), view="step")),
+    C("addmv-method", lambda m, i, a, v: i.addmv(a, v, beta=0), S((3,)), A34, S((4,))),
+    C("baddbmm", lambda m, i, a, b: m.baddbmm(i, a, b), S((2, 3, 5)), S((2, 3, 4)), S((2, 4, 5))),
+    C("baddbmm-bcast", lambda m, i, a, b: m.baddbmm(i, a, b, beta=0.5, alpha=2), S((3, 1)), S((2, 3, 4)),
+      S((2, 4, 5), view="T")),
+    C("baddbmm-method", lambda m, i, a, b: i.baddbmm(a, b), S((2, 1, 5)), S((2, 3, 4), view="step"),
+      S((2, 4, 5))),
+    C("addbmm", lambda m, i, a, b: m.addbmm(i, a, b), S((3, 5)), S((2, 3, 4)), S((2, 4, 5))),
+    C("addbmm-bcast", lambda m, i, a, b: m.addbmm(i, a, b, beta=2, alpha=-1), S((5,)), S((2, 3, 4), view="T"),
+      S((2, 4, 5))),
+    C("addbmm-method-empty-batch", lambda m, i, a, b: i.addbmm(a, b), S((3, 5)), S((0, 3, 4)), S((0, 4, 5))),
+]
+
+
+def _e(eq):
+    return lambda m, *xs: m.einsum(eq, *xs)
+
+
+EINSUM = [
+    C("einsum-mm", _e("ij,jk->ik"), A34, A45),
+    C("einsum-mm-implicit", _e("ij,jk"), T34, P45),
+    C("einsum-bmm", _e("bij,bjk->bik"), S((2, 3, 4)), S((2, 4, 5))),
+    C("einsum-attention", _e("bhqd,bhkd->bhqk"), S((2, 2, 3, 4)), S((2, 2, 5, 4))),
+    C("einsum-transpose", _e("ij->ji"), A34),
+    C("einsum-sum", _e("ij->"), T34),
+    C("einsum-sum-dim", _e("ijk->ik"), S((2, 3, 4))),
+    C("einsum-diag", _e("ii->i"), S((4, 4))),
+    C("einsum-trace", _e("ii"), S((4, 4), view="T")),
+    C("einsum-diag-3", _e("iji->ij"), S((3, 2, 3))),
+    C("einsum-triple-repeat", _e("iii->i"), S((3, 3, 3))),
+    C("einsum-diag-then-contract", _e("ii,ij->j"), S((3, 3)), A34),
+    C("einsum-outer", _e("i,j->ij"), S((3,)), S((4,))),
+    C("einsum-dot", _e("i,i->"), S((5,)), S((5,), view="step")),
+    C("einsum-hadamard", _e("ij,ij->ij"), A34, T34),
+    C("einsum-hadamard-sum", _e("ij,ij"), A34, P34),
+    C("einsum-sum-only-in-one", _e("ij,j->j"), A34, S((4,))),
+    C("einsum-batch-outer", _e("bi,bj->bij"), S((2, 3)), S((2, 4))),
+    C("einsum-three", _e("ij,jk,kl->il"), S((2, 3)), S((3, 4)), S((4, 5))),
+    C("einsum-three-cycle", _e("ab,bc,ca->"), S((2, 3)), S((3, 4)), S((4, 2))),
+    C("einsum-three-shared", _e("i,i,i->i"), S((4,)), S((4,)), S((4,))),
+    C("einsum-three-late", _e("ij,kl,jl->ik"), S((2, 3)), S((4, 5)), S((3, 5))),
+    C("einsum-ellipsis-bcast", _e("...ij,...jk->...ik"), S((2, 1, 3, 4)), S((5, 4, 2))),
+    C("einsum-ellipsis-implicit", _e("...ij,...jk"), S((2, 3, 4)), S((4, 5))),
+    C("einsum-ellipsis-middle", _e("i...j->j...i"), S((2, 3, 4, 5))),
+    C("einsum-ellipsis-summed", _e("...i->i"), S((2, 3, 4))),
+    C("einsum-ellipsis-0d", _e("...,...->..."), S(()), S((3,))),
+    C("einsum-size1-bcast", _e("ij,jk"), S((3, 1)), S((4, 5))),
+    C("einsum-size1-contract-other", _e("ij,jk->ik"), S((3, 4)), S((1, 5))),
+    C("einsum-size1-batch", _e("bij,bjk->bik"), S((1, 3, 4)), S((2, 4, 5))),
+    C("einsum-uppercase", _e("aB,Bc->ca"), S((2, 3)), S((3, 4))),
+    C("einsum-implicit-order", _e("ba"), A34),
+    C("einsum-spaces", _e(" i j , j k -> i k "), A34, A45),
+    C("einsum-list", lambda m, a, b: m.einsum("ij,jk->ik", [a, b]), A34, A45),
+    C("einsum-sublist", lambda m, a, b: m.einsum(a, [0, 1], b, [1, 2], [0, 2]), A34, A45),
+    C("einsum-sublist-ellipsis", lambda m, a, b: m.einsum(a, [..., 0], b, [..., 0]), S((2, 3)), S((3,))),
+    C("einsum-empty-rows", _e("ij,jk->ik"), S((0, 3)), S((3, 2))),
+    C("einsum-empty-inner", _e("ij,jk->ik"), S((3, 0)), S((0, 2))),
+    C("einsum-0d", _e(",->"), S(()), S(())),
+]
+
+TENSORDOT = [
+    C("tensordot-2", lambda m, a, b: m.tensordot(a, b), S((2, 3, 4)), S((3, 4, 5))),
+    C("tensordot-1", lambda m, a, b: m.tensordot(a, b, dims=1), T34, A45),
+    C("tensordot-0", lambda m, a, b: m.tensordot(a, b, 0), S((2, 3)), S((4,))),
+    C("tensordot-lists", lambda m, a, b: m.tensordot(a, b, dims=([1, 0], [0, 2])), S((3, 4, 2)), S((4, 5, 3))),
+    C("tensordot-neg", lambda m, a, b: m.tensordot(a, b, ([-1], [0])), P34, A45),
+    C("tensordot-empty", lambda m, a, b: m.tensordot(a, b, 1), S((3, 0)), S((0, 2))),
+]
+
+
+def _zero(x):
+    """``x - x.detach()``: zeros whose gradient still reaches ``x`` (a norm's gradient at zero)."""
+    return x - x.detach()
+
+
+NORMS = [
+    C("norm", lambda m, x: m.norm(x), A34),
+    C("norm-method", lambda m, x: x.norm(), T34),
+    C("norm-0d", lambda m, x: x.norm(), S(())),
+    C("norm-empty", lambda m, x: x.norm(), S((0, 3))),
+    C("norm-3d", lambda m, x: m.norm(x), S((2, 3, 4))),
+    C("norm-fro-dims", lambda m, x: x.norm("fro", dim=(0, 2)), S((2, 3, 4))),
+    C("norm-fro-dim", lambda m, x: m.norm(x, "fro", dim=1, keepdim=True), P34),
+    C("norm-p1-dim", lambda m, x: x.norm(1, 1), k(A34, "away")),
+    C("norm-p2-dim-keep", lambda m, x: x.norm(p=2, dim=0, keepdim=True), A34),
+    C("norm-p3", lambda m, x: x.norm(3, dim=-1), k(A34, "away")),
+    C("norm-p1.5", lambda m, x: x.norm(1.5, dim=(0, 1)), k(S((2, 3, 4)), "away")),
+    C("norm-p0.5", lambda m, x: x.norm(0.5), k(A34, "away")),
+    C("norm-p-neg", lambda m, x: x.norm(-2, 1), k(A34, "away")),
+    C("norm-inf", lambda m, x: x.norm(INF, 1), A34),
+    C("norm-neginf", lambda m, x: x.norm(-INF, dim=0), k(T34, "away")),
+    C("norm-inf-ties", lambda m, x: x.norm(INF, 1), k(A34, "tie")),
+    C("norm-p0", lambda m, x: x.norm(0, 1), k(A34, "tie")),
+    C("norm-dtype", lambda m, x: m.norm(x, dtype=m.float64), A34),
+    C("norm-at-zero-p2", lambda m, x: _zero(x).norm(), A34),
+    C("norm-at-zero-p2-dim", lambda m, x: _zero(x).norm(dim=1), A34),
+    C("norm-at-zero-p1", lambda m, x: _zero(x).norm(1), A34),
+    C("norm-at-zero-p3", lambda m, x: _zero(x).norm(3, 0), A34),
+    C("norm-at-zero-p1.5", lambda m, x: _zero(x).norm(1.5), A34),
+    C("norm-at-zero-inf", lambda m, x: _zero(x).norm(INF), A34),
+    C("vector_norm", lambda m, x: m.linalg.vector_norm(x), A34),
+    C("vector_norm-ord-dim", lambda m, x: m.linalg.vector_norm(x, ord=3, dim=(0, 2), keepdim=True),
+      k(S((2, 3, 4)), "away")),
+    C("vector_norm-inf", lambda m, x: m.linalg.vector_norm(x, INF, -1), P34),
+    C("matrix_norm-fro", lambda m, x: m.linalg.matrix_norm(x), S((2, 3, 4))),
+    C("matrix_norm-1", lambda m, x: m.linalg.matrix_norm(x, 1), S((2, 3, 4))),
+    C("matrix_norm--1", lambda m, x: m.linalg.matrix_norm(x, -1, keepdim=True), T34),
+    C("matrix_norm-inf", lambda m, x: m.linalg.matrix_norm(x, INF, dim=(0, 2)), S((2, 3, 4))),
+    C("matrix_norm--inf", lambda m, x: m.linalg.matrix_norm(x, -INF), A34),
+    C("linalg-norm", lambda m, x: m.linalg.norm(x), S((2, 3, 4))),
+    C("linalg-norm-vec-ord", lambda m, x: m.linalg.norm(x, 3), k(S((5,)), "away")),
+    C("linalg-norm-mat-ord", lambda m, x: m.linalg.norm(x, 1), A34),
+    C("linalg-norm-dim", lambda m, x: m.linalg.norm(x, dim=1), A34),
+    C("linalg-norm-dims", lambda m, x: m.linalg.norm(x, "fro", dim=(0, 1)), S((2, 3, 4))),
+    C("dist", lambda m, a, b: m.dist(a, b), A34, A34),
+    C("dist-bcast-p1", lambda m, a, b: a.dist(b, 1), k(A34, "away"), S((4,))),
+    C("dist-p3", lambda m, a, b: m.dist(a, b, p=3), T34, P34),
+    C("dist-inf", lambda m, a, b: m.dist(a, b, INF), A34, S((3, 1))),
+    C("dist-p0", lambda m, a, b: m.dist(a, b, 0), A34, A34, grad=False),  # (torch's own backward fails)
+    C("dist-0d", lambda m, a, b: m.dist(a, b), S(()), S(())),
+    C("cdist", lambda m, a, b: m.cdist(a, b), A34, S((5, 4))),
+    C("cdist-p1", lambda m, a, b: m.cdist(a, b, p=1), A34, S((5, 4))),
+    C("cdist-p3", lambda m, a, b: m.cdist(a, b, 3.0), A34, S((5, 4), view="T")),
+    C("cdist-inf", lambda m, a, b: m.cdist(a, b, INF), A34, S((2, 4))),
+    C("cdist-p0", lambda m, a, b: m.cdist(a, b, 0), A34, S((2, 4))),
+    C("cdist-batched", lambda m, a, b: m.cdist(a, b), S((2, 3, 4)), S((2, 5, 4))),
+    C("cdist-batch-bcast", lambda m, a, b: m.cdist(a, b), S((2, 1, 3, 4)), S((5, 2, 4))),
+    C("cdist-views", lambda m, a, b: m.cdist(a, b), T34, P34),
+    C("cdist-empty", lambda m, a, b: m.cdist(a, b), S((0, 4)), S((2, 4))),
+    C("cdist-no-cols", lambda m, a, b: m.cdist(a, b), S((3, 0)), S((2, 0))),
+    C("cdist-self-zero", lambda m, a: m.cdist(a, a.detach()), A34),
+    C("vecdot", lambda m, a, b: m.linalg.vecdot(a, b), A34, S((4,))),
+    C("vecdot-dim", lambda m, a, b: m.linalg.vecdot(a, b, dim=0), T34, P34),
+]
+
+CROSS_DIAG = [
+    C("cross", lambda m, a, b: m.cross(a, b, dim=1), S((4, 3)), S((4, 3))),
+    C("cross-dim0-method", lambda m, a, b: a.cross(b, 0), S((3, 4)), S((3, 4), view="step")),
+    C("cross-bcast", lambda m, a, b: m.cross(a, b, dim=-1), S((2, 1, 3)), S((1, 4, 3))),
+    C("linalg-cross", lambda m, a, b: m.linalg.cross(a, b), S((2, 3)), S((1, 3))),
+    C("linalg-cross-dim", lambda m, a, b: m.linalg.cross(a, b, dim=0), S((3, 2), view="T"), S((3, 2))),
+    C("linalg-cross-empty", lambda m, a, b: m.linalg.cross(a, b), S((0, 3)), S((0, 3))),
+    C("trace", lambda m, x: m.trace(x), S((4, 4))),
+    C("trace-rect", lambda m, x: x.trace(), A34),
+    C("trace-views", lambda m, x: x.trace(), T34),
+    C("trace-empty", lambda m, x: x.trace(), S((0, 3))),
+    C("diag-vec", lambda m, x: m.diag(x), S((3,))),
+    C("diag-vec-k", lambda m, x: x.diag(1), S((3,), view="step")),
+    C("diag-vec-negk", lambda m, x: m.diag(x, diagonal=-2), S((3,))),
+    C("diag-mat", lambda m, x: m.diag(x), A34),
+    C("diag-mat-k", lambda m, x: x.diag(1), T34),
+    C("diag-mat-negk", lambda m, x: m.diag(x, -2), A34),
+    C("diag-mat-out-of-range", lambda m, x: m.diag(x, 7), A34),
+    C("diagonal", lambda m, x: m.diagonal(x), A34),
+    C("diagonal-offset", lambda m, x: x.diagonal(1), T34),
+    C("diagonal-neg-offset", lambda m, x: x.diagonal(-1), P34),
+    C("diagonal-3d", lambda m, x: m.diagonal(x, 0, 0, 2), S((3, 2, 4))),
+    C("diagonal-3d-neg-dims", lambda m, x: x.diagonal(offset=1, dim1=-1, dim2=-3), S((3, 2, 4))),
+    C("diagonal-kw", lambda m, x: m.diagonal(input=x, offset=-1, dim1=1, dim2=0), A34),
+    C("diagonal-empty", lambda m, x: x.diagonal(5), A34),
+    C("diagonal-then-op", lambda m, x: x.diagonal().exp() * x.diagonal(), S((4, 4))),
+    C("linalg-diagonal", lambda m, x: m.linalg.diagonal(x, offset=1), S((2, 3, 4))),
+    C("diag_embed", lambda m, x: m.diag_embed(x), S((2, 3))),
+    C("diag_embed-offset-dims", lambda m, x: x.diag_embed(1, 0, 2), A34),
+    C("diag_embed-neg", lambda m, x: m.diag_embed(x, offset=-2, dim1=-1, dim2=0), T34),
+    C("diag_embed-1d", lambda m, x: m.diag_embed(x), S((3,))),
+    C("diagonal_scatter", lambda m, x, s: m.diagonal_scatter(x, s), A34, S((3,))),
+    C("diagonal_scatter-offset-dims", lambda m, x, s: x.diagonal_scatter(s, 1, 2, 0), S((3, 2, 4)),
+      S((2, 2), view="step")),
+    C("diagonal_scatter-views", lambda m, x, s: m.diagonal_scatter(x, s, offset=-1), T34, S((2,))),
+    C("diagonal_scatter-empty", lambda m, x, s: m.diagonal_scatter(x, s, 9), A34, S((0,))),
+    C("diagflat", lambda m, x: m.diagflat(x), S((2, 2))),
+    C("diagflat-offset", lambda m, x: x.diagflat(-1), S((3,), view="step")),
+    C("multi_dot", lambda m, a, b, c: m.linalg.multi_dot([a, b, c]), S((3,)), S((3, 4)), S((4, 2))),
+    C("matrix_power", lambda m, x: m.linalg.matrix_power(x, 3), S((2, 3, 3))),
+    C("matrix_power-method", lambda m, x: x.matrix_power(2), S((3, 3), view="T")),
+    C("matrix_power-0", lambda m, x: m.matrix_power(x, 0) + x, S((3, 3))),
+]
+
+CASES = PRODUCTS + ADD_PRODUCTS + EINSUM + TENSORDOT + NORMS + CROSS_DIAG
