@@ -10,19 +10,23 @@ keeps its kernel for the widgets, so this works there too; the Python side is ch
 the kernel, Lab and Notebook 7); zoom with the wheel and Fit; measure the frame time while zooming the 100k
 timeline (requestAnimationFrame timestamps in the page: at or under 33 ms); scroll it away (``visible`` false);
 and photograph both timelines in the light and the dark theme (Voila: ``?theme=dark``, which runs the notebook
-again), checking that the canvas repainted its labels in the dark theme's colours.
+again), checking that the canvas repainted its labels in the dark theme's colours. Last, in JupyterLab only, on a page
+with a device scale factor of 1.25: every pixel in the bars of the 100k timeline, zoomed out and zoomed in, light and
+dark, is one of the legend's colours or the background, both in the canvas's bitmap and on the screen (issue 16).
 
-Screenshots (look at them): ``test-artifacts/browser/kernel_timeline_<frontend>_*.png``.
+Screenshots (look at them): ``test-artifacts/browser/kernel_timeline_<frontend>_*.png`` and
+``kernel_timeline_100k_<zoom>_<theme>_dpr1.25.png`` (the screen the colour check read).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from contextlib import closing
 
 import pytest
 
-from .conftest import ARTIFACTS, FRONTENDS, drawn_page, kernel_repr, light_then_dark
+from .conftest import ARTIFACTS, FRONTENDS, close_page, drawn_page, kernel_repr, light_then_dark, open_page
 
 NB = "kernel_timeline.ipynb"
 SMALL = ".tl-kernel-timeline .tl-timeline >> nth=0"
@@ -283,3 +287,165 @@ def test_timeline_screenshots_light_and_dark(kt):
     assert labels["light"]["label_luminance"] < 0.4 < labels["dark"]["label_luminance"], labels
     for theme, c in labels.items():
         assert c["frac"] > 0.02 and c["phase"]["forward"] > 20, (theme, c)
+
+
+# ---- issue 16: every pixel of the bars is a legend colour, at any zoom ---------------------------------------------
+# With 100,000 launches most bars are narrower than a device pixel. Each pixel column of a row must still show one
+# of the legend's colours, never a blend of two phases (or of a phase and the background): in the canvas's bitmap
+# (what timeline.js paints: getImageData) and on the screen (what the browser composites: a screenshot, decoded into a
+# canvas in the page and read with getImageData too). The page gets a device scale factor of 1.25 (a common laptop
+# setting) before the notebook runs, as a reader's browser would have it: at 1 every CSS pixel is a device pixel
+# and fractional geometry, where blends come from, is rarer. One front-end suffices (the drawing is the same code).
+DPR = 1.25
+
+# The colours to compare with, read from the page (the legend's swatches and the theme's CSS variables, not written
+# here): the four phases, exactly; and the background inside the bars area: the canvas where nothing is painted, the
+# row stripes, the time grid and both together. `screen`: those over the area's (opaque) background, as they reach
+# the screen, else as in the bitmap (transparent where nothing is painted).
+PALETTE_JS = """
+  const root = document.querySelectorAll('.tl-kernel-timeline .tl-timeline')[i];
+  const probe = document.createElement('canvas').getContext('2d', {willReadFrequently: true});
+  const paint = (...layers) => { probe.clearRect(0, 0, 1, 1);
+    for (const c of layers) { probe.fillStyle = '#000'; probe.fillStyle = c; probe.fillRect(0, 0, 1, 1); }
+    return [...probe.getImageData(0, 0, 1, 1).data]; };
+  const cs = getComputedStyle(root), v = n => cs.getPropertyValue(n).trim();
+  const legend = [...root.querySelectorAll('.tl-legend-item')].map(e => ({phase: e.dataset.phase,
+    rgba: paint(getComputedStyle(e.querySelector('.tl-swatch')).backgroundColor)}));
+  let bg = 'rgba(0, 0, 0, 0)';
+  for (let e = root.querySelector('.tl-area'); e && bg === 'rgba(0, 0, 0, 0)'; e = e.parentElement) {
+    bg = getComputedStyle(e).backgroundColor; }
+  const under = screen ? [bg] : [];
+  const background = [[], [v('--tl-stripe')], [v('--tl-grid')], [v('--tl-stripe'), v('--tl-grid')]]
+    .map(layers => paint(...under, ...layers));
+"""
+
+# Check an RGBA image (`d`, `W` x `H`) against the palette: the bars area is the box around every exact legend-colour
+# pixel, 2 px wider each side (partly covered pixels at a bar's edge, or at the plot's clipped edges, are in it);
+# every pixel in it must be a legend colour exactly, or a background colour (within 2 levels on the screen, where the
+# compositor rounds its own way). Returns the counts and the first bad pixels.
+CHECK_JS = """
+  const eq = (a, b, tol) => Math.abs(a[0] - b[0]) <= tol && Math.abs(a[1] - b[1]) <= tol &&
+    Math.abs(a[2] - b[2]) <= tol && Math.abs(a[3] - b[3]) <= tol;
+  const px = k => [d[k], d[k + 1], d[k + 2], d[k + 3]];
+  const which = p => legend.findIndex(l => eq(p, l.rgba, 0));
+  let x0 = W, y0 = H, x1 = -1, y1 = -1;
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) {
+    if (which(px((y * W + x) * 4)) >= 0) { x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y);
+                                           y1 = Math.max(y1, y); } }
+  x0 = Math.max(0, x0 - 2); y0 = Math.max(0, y0 - 2); x1 = Math.min(W - 1, x1 + 2); y1 = Math.min(H - 1, y1 + 2);
+  const counts = Object.fromEntries(legend.map(l => [l.phase, 0]));
+  let bad = 0, backgroundPx = 0;
+  const samples = [], badColumns = new Set();
+  for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) {
+    const p = px((y * W + x) * 4), j = which(p);
+    if (j >= 0) { counts[legend[j].phase]++; continue; }
+    if (background.some(b => eq(p, b, screen ? 2 : 0))) { backgroundPx++; continue; }
+    bad++; badColumns.add(x);
+    if (samples.length < 8) samples.push({x, y, rgba: p});
+  }
+  return {size: [W, H], box: [x0, y0, x1, y1], legend: counts, background: backgroundPx, bad,
+          bad_columns: badColumns.size, samples, palette: {legend: legend.map(l => l.rgba), background}};
+"""
+
+# the canvas's bitmap
+BITMAP_JS = """(i) => { const screen = false;""" + PALETTE_JS + """
+  const cv = root.querySelector('canvas.tl-canvas'), W = cv.width, H = cv.height;
+  const d = cv.getContext('2d').getImageData(0, 0, W, H).data;""" + CHECK_JS + "}"
+
+# a screenshot of the canvas (a PNG, base64) as the screen shows it
+SCREEN_JS = """async ([i, png]) => { const screen = true;""" + PALETTE_JS + """
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + png;
+  await img.decode();
+  const W = img.naturalWidth, H = img.naturalHeight;
+  const cx = Object.assign(document.createElement('canvas'), {width: W, height: H}).getContext('2d',
+                                                                                    {willReadFrequently: true});
+  cx.drawImage(img, 0, 0);
+  const d = cx.getImageData(0, 0, W, H).data;""" + CHECK_JS + "}"
+
+
+# A point on a pixel column of the 100k timeline's matmul row, zoomed out (where a column holds many launches), and the
+# phase whose legend colour the bitmap has there: hovering it must name a launch of that phase
+HOVER_PICK_JS = """() => {
+  const root = document.querySelectorAll('.tl-kernel-timeline .tl-timeline')[1];
+  const cv = root.querySelector('canvas.tl-canvas'), r = cv.getBoundingClientRect(), dpr = devicePixelRatio;
+  const seqs = root.tlLaunches('matmul'), [x, y] = root.tlLaunchPoint(seqs[seqs.length >> 1]);
+  const col = Math.floor((x - r.left) * dpr), row = Math.floor((y - r.top) * dpr);
+  const [R, G, B] = cv.getContext('2d').getImageData(col, row, 1, 1).data;
+  const probe = document.createElement('canvas').getContext('2d', {willReadFrequently: true});
+  const rgb = css => { probe.clearRect(0, 0, 1, 1); probe.fillStyle = css; probe.fillRect(0, 0, 1, 1);
+    return [...probe.getImageData(0, 0, 1, 1).data].slice(0, 3).join(); };
+  const item = [...root.querySelectorAll('.tl-legend-item')].find(e =>
+    rgb(getComputedStyle(e.querySelector('.tl-swatch')).backgroundColor) === [R, G, B].join());
+  return {x: r.left + (col + 0.5) / dpr, y, phase: item ? item.dataset.phase : null, rgb: [R, G, B]};
+}"""
+
+
+def _screen_pixels(page, cdp, i: int) -> dict:
+    """Timeline ``i``'s canvas as the screen shows it: a screenshot at the device's scale (CDP's, since Playwright
+    does not know of the emulated scale factor), checked in the page."""
+    import base64
+
+    box = page.evaluate("i => { const r = document.querySelectorAll('.tl-kernel-timeline .tl-timeline')[i]"
+                        ".querySelector('canvas.tl-canvas').getBoundingClientRect();"
+                        " return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height}; }", i)
+    shot = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False,
+                                               "clip": {**box, "scale": 1}})
+    res = page.evaluate(SCREEN_JS, [i, shot["data"]])
+    res["png"] = base64.b64decode(shot["data"])
+    return res
+
+
+def test_timeline_100k_pixels_are_legend_colours(browser, lab):
+    from playwright.sync_api import expect
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = open_page(browser, lab, "jupyterlab", NB)
+    try:
+        size = page.viewport_size
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Emulation.setDeviceMetricsOverride", {"width": size["width"], "height": size["height"],
+                                                        "deviceScaleFactor": DPR, "mobile": False})
+        assert page.evaluate("() => devicePixelRatio") == DPR
+        page.run("notebook:run-all-cells", timeout_ms=RENDER_MS)
+        page.wait_idle(RENDER_MS)
+        _wait_drawn(page)
+        big = page.locator(BIG)
+        states = [("zoomed_out", ["Fit", "Zoom out"]), ("zoomed_in", ["Fit", "Zoom in", "Zoom in", "Zoom in"])]
+        report, failures = {}, []
+        with closing(light_then_dark(page, _wait_drawn)) as themes:
+            for theme in themes:
+                big.scroll_into_view_if_needed()
+                page.mouse.move(0, 0)
+                for state, clicks in states:
+                    for name in clicks:
+                        big.get_by_role("button", name=name).click()
+                    page.mouse.move(0, 0)  # (no hover frame)
+                    _settled(page)
+                    bitmap = page.evaluate(BITMAP_JS, 1)
+                    screen = _screen_pixels(page, cdp, 1)
+                    (ARTIFACTS / f"kernel_timeline_100k_{state}_{theme}_dpr{DPR}.png").write_bytes(screen.pop("png"))
+                    for where, res in (("bitmap", bitmap), ("screen", screen)):
+                        report[f"{theme} {state} {where}"] = {k: res[k] for k in ("size", "legend", "background",
+                                                                                 "bad", "bad_columns", "samples")}
+                        if res["bad"]:
+                            failures.append(f"{theme}, {state}, {where}: {res['bad']} pixels in "
+                                            f"{res['bad_columns']} columns are no legend colour, e.g. "
+                                            f"{res['samples'][:3]} (legend {res['palette']['legend']})")
+                        assert min(res["legend"].values()) > 200, (theme, state, where, res["legend"])
+                    if state == "zoomed_out" and theme == "light":
+                        # hover a column of many launches: the tooltip names one of the phase drawn there
+                        pick = page.evaluate(HOVER_PICK_JS)
+                        assert pick["phase"], f"no legend colour at the matmul row: {pick}"
+                        page.mouse.move(pick["x"], pick["y"])
+                        tip = big.locator(".tl-tooltip")
+                        expect(tip).to_be_visible(timeout=ACTION_MS)
+                        expect(tip.locator(".tl-tooltip-title .tl-swatch")).to_have_class(
+                            re.compile(rf"tl-phase-{pick['phase']}\b"))
+                        expect(tip).to_contain_text("matmul")
+                        expect(tip).to_contain_text("more launches here")
+                        page.mouse.move(0, 0)
+        print(f"\nlegend colours at devicePixelRatio {DPR}:", json.dumps(report))
+        assert not failures, "\n".join(failures)
+    finally:
+        close_page(page)

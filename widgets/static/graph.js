@@ -12,6 +12,9 @@
 
 const ARROW = 7;          // arrowhead length (drawing px); edge paths stop this short of the target
 const LOD_TEXT = 0.4;     // below this zoom, text is hidden (unreadable anyway, and costly to paint)
+// the zoom from which every label is at least 10 CSS px on the screen (the smallest, the sub line, is 10.5 px): the
+// first view, and a node revealed by a search, are never smaller than this (graph.css sizes the text)
+const READABLE_K = 10 / 10.5;
 const LOD_MIN = 0.12;     // below this zoom, arrowheads are hidden too
 const MAX_RESULTS = 20;   // search dropdown length
 
@@ -211,24 +214,28 @@ function render({ model, el }) {
     if (!vw || !vh) return;
     const sx0 = x0 * T.k + T.x, sy0 = y0 * T.k + T.y, sx1 = x1 * T.k + T.x, sy1 = y1 * T.k + T.y;
     const mx = vw * margin, my = vh * margin;
-    const tooSmall = readable && T.k < LOD_TEXT;
+    const tooSmall = readable && T.k < READABLE_K;
     if (!tooSmall && sx0 >= mx && sy0 >= my && sx1 <= vw - mx && sy1 <= vh - my) return;
-    let k = tooSmall ? 0.9 : T.k;
+    let k = tooSmall ? 1 : T.k;
+    // (a readable target is shown at a readable zoom even if it is larger than the view: its label is what counts)
     k = Math.min(k, (vw * 0.9) / Math.max(x1 - x0, 1), (vh * 0.9) / Math.max(y1 - y0, 1));
+    if (tooSmall) k = Math.max(k, READABLE_K);
     centre((x0 + x1) / 2, (y0 + y1) / 2, Math.max(k, kRange()[0]), false);
   }
   function showBox(i, margin, readable) {
     const b = G.boxes[i];
     if (b) ensureVisible(b.x - b.w / 2, b.y - b.h / 2, b.x + b.w / 2, b.y + b.h / 2, margin, readable);
   }
-  /** The first view of a graph: all of it if that stays readable, else the output box (loss). */
+  /** The first view of a graph: all of it if its text stays readable (10 CSS px or more: READABLE_K), else the
+   *  output box (loss) and what leads to it at natural size, where the text is what graph.css says. (A fit at any
+   *  zoom where text is drawn at all, 0.5 and up, gave 6 px labels on a 1,000-op graph folded into 15 boxes.) */
   function initialView() {
     if (!vw || !vh || !G.boxes.length) return;
     initialised = true;
     const W = G.width || 1, H = G.height || 1;
-    if (Math.min((vw - 40) / W, (vh - 40) / H) >= LOD_TEXT + 0.1) { fit(false); return; }
+    if (Math.min((vw - 40) / W, (vh - 40) / H) >= READABLE_K) { fit(false); return; }
     const out = G.boxes.find((b) => b.kind === "output");
-    const k = 0.9, cx = W * k <= vw ? W / 2 : out ? out.x : W / 2;
+    const k = 1, cx = W * k <= vw ? W / 2 : out ? out.x : W / 2;
     // the output (loss) at 80% of the view's height, the graph above it; else the top of the drawing
     const cy = out ? Math.max(out.y - (0.3 * vh) / k, vh / 2 / k) : vh / 2 / k;
     centre(cx, cy, k, true);
@@ -335,7 +342,9 @@ function render({ model, el }) {
     if (!initialised) initialView();
     applyState();
     applySelected("keep");
-    if (!search.value.trim()) closeResults(); else runSearch();
+    // an open result list is made again from the new nodes; a closed one stays closed (picking a result closes it
+    // and makes Python send a new graph: re-running the search then opened the list again, over the drawing)
+    if (results.hidden || !search.value.trim()) closeResults(); else runSearch();
     afterPaint(() => { root.dataset.boxes = String(G.boxes.length); });
   }
 

@@ -7,9 +7,14 @@
 // It reports filters, "other (N)", Pause/Resume, Close and its own visibility back. No build step, no imports.
 //
 // Crisp at any zoom / DPR: rectangles sit on whole CSS px with 1 px strokes offset by 0.5, text is in CSS px,
-// and the SVG is redrawn, never scaled.
+// and the SVG is redrawn, never scaled up. Readable at any size: the picture is only as wide as what it draws (not
+// the whole column Python reserves right of the strips), and it scales down to the output's width only as far as
+// MIN_SCALE; a narrower output scrolls it sideways instead, so no text is drawn under 10 CSS px (storage.css: 11 px
+// and up). On a real model (hundreds of 176-element parameters) the 980 px layout scaled to 0.85 in an 850 px Lab
+// output put indices and names at 8.5-9.4 px.
 
 const FLASH_MS = 1200;
+const MIN_SCALE = 10 / 11;   // the smallest text (11 px) stays at 10 CSS px or more
 
 // (h, s, button, textWidth, fitText, watchVisibility: common.js, put in front of this module)
 function text(x, y, str, cls, anchor) {
@@ -80,7 +85,7 @@ function render({ model, el }) {
 
   function font(cls) {
     const fam = (root.isConnected && getComputedStyle(root).fontFamily) || "system-ui, sans-serif";
-    return { label: `600 12px ${fam}`, small: `11px ${fam}`, cell: `10px ${fam}` }[cls];
+    return { label: `600 12px ${fam}`, small: `11px ${fam}`, cell: `11px ${fam}` }[cls];
   }
 
   function fillSelect(sel, values, current, anyText) {
@@ -96,15 +101,19 @@ function render({ model, el }) {
   function build() {
     const P = model.get("payload") || {};
     const blocks = P.blocks || [];
-    svg.setAttribute("width", Math.ceil(P.width || 1));
-    svg.setAttribute("height", Math.ceil(P.height || 1));
-    svg.setAttribute("viewBox", `0 0 ${Math.ceil(P.width || 1)} ${Math.ceil(P.height || 1)}`);
     const g = s("g");
     const fLabel = font("label"), fSmall = font("small");
+    // how wide the drawing may be to fit the box at MIN_SCALE (drawing px; unknown before the box is laid out): the
+    // transfer texts, the one thing reaching into the last ~70 px of the layout, are cut to it (whole in their tooltip)
+    const cs = getComputedStyle(view);
+    const inner = view.clientWidth - (parseFloat(cs.paddingLeft) || 0) - (parseFloat(cs.paddingRight) || 0);
+    const fits = inner > 0 ? inner / MIN_SCALE - 2 : Infinity;
     const seenV = new Map(), seenA = new Map();
+    const rules = [];   // the sections' rules: as wide as the picture, known once everything else is drawn
     for (const sec of P.sections || []) {
       g.append(text(0, sec.y + 14, sec.label, "tl-st-section"));
-      g.append(s("line", { x1: 0, x2: P.width, y1: px(sec.y + 19), y2: px(sec.y + 19) }, "tl-st-rule"));
+      const rule = s("line", { x1: 0, x2: P.width, y1: px(sec.y + 19), y2: px(sec.y + 19) }, "tl-st-rule");
+      rules.push(rule);
     }
     for (const b of blocks) {
       const bg = s("g", { "data-storage-id": b.id, "data-state": b.state, "data-kind": b.kind }, "tl-st-block");
@@ -182,7 +191,8 @@ function render({ model, el }) {
         const ag = s("g", { "data-dir": a.dir }, "tl-st-arrow tl-st-" + a.dir);
         ag.append(s("line", { x1: px(a.x), x2: px(a.x), y1: a.y0, y2: a.y1, "marker-end": `url(#${arrowId})` },
                     "tl-st-arrow-line"));
-        ag.append(text(a.tx, a.ty, a.text, "tl-st-arrow-text"));
+        ag.append(text(a.tx, a.ty, fitText(a.text, Math.max(48, fits - a.tx), fSmall), "tl-st-arrow-text"));
+        ag.__tip = [["transfers", a.text]];
         if (lastArrows.has(key) && lastArrows.get(key) !== a.count) ag.classList.add("tl-st-flash");
         bg.append(ag);
       }
@@ -202,6 +212,7 @@ function render({ model, el }) {
     scene.replaceChildren(g);
     lastVersions = seenV;
     lastArrows = seenA;
+    size(g, rules, P);
 
     // around the drawing: status, totals per device, notes, filters
     statusEl.textContent = P.status || "";
@@ -230,6 +241,28 @@ function render({ model, el }) {
     }));
     buildTable(blocks);
     root.dataset.blocks = String(blocks.length);
+  }
+
+  /** The picture's size: as wide as what was drawn (its bounding box, where the browser lays it out; Python's full
+   *  width where it cannot, e.g. in a hidden output) and as tall as the payload says; shown at that size, or scaled
+   *  down to the output's width but never below MIN_SCALE (storage.css: the box scrolls beyond that). */
+  let unsized = null;   // [g, rules, P] of a drawing made before the page laid it out (measured once it is)
+  function size(g, rules, P) {
+    let w = Math.ceil(P.width || 1), measured = 0;
+    const hgt = Math.ceil(P.height || 1);
+    for (const r of rules) r.remove();   // (not part of what is measured)
+    try {
+      const bb = g.getBBox();
+      measured = bb.width;
+      if (bb.width > 0) w = Math.min(w, Math.ceil(bb.x + bb.width) + 4);
+    } catch (e) { /* not rendered: keep Python's width */ }
+    unsized = measured > 0 ? null : [g, rules, P];
+    for (const r of rules) { r.setAttribute("x2", w); g.append(r); }
+    svg.setAttribute("width", w);
+    svg.setAttribute("height", hgt);
+    svg.setAttribute("viewBox", `0 0 ${w} ${hgt}`);
+    svg.style.minWidth = Math.ceil(w * MIN_SCALE) + "px";
+    root.dataset.width = String(w);
   }
 
   // The same storages as a table (for screen readers and for copying numbers out).
@@ -297,6 +330,10 @@ function render({ model, el }) {
   devSel.addEventListener("change", () => { model.set("filter_device", devSel.value); model.save_changes(); });
   dtSel.addEventListener("change", () => { model.set("filter_dtype", dtSel.value); model.save_changes(); });
 
+  // a view drawn before it was in the page (anywidget renders into a detached element) is measured when it shows
+  const sizer = new ResizeObserver(() => { if (unsized && view.clientWidth) size(...unsized); });
+  sizer.observe(view);
+
   // ---- visibility: report it so Python skips redraws nobody can see ------------------------------
   const stopWatching = watchVisibility(model, root, () => root.isConnected);
 
@@ -313,6 +350,7 @@ function render({ model, el }) {
     disposed = true;
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
     stopWatching();
+    sizer.disconnect();
     clearTimeout(typing);
     return disposed;
   };

@@ -5,9 +5,11 @@
 // column) and, after it, only the new launches as custom "append" messages with the same layout. This file
 // keeps the rows in growable typed arrays, lays them out (one row per kernel name, most total time on top;
 // x = time within each cell, cells side by side with the idle time between them cut out) and draws them on one
-// <canvas> sized by devicePixelRatio. Only what is in view is drawn: each row is searched for the visible time
-// range (binary search over its launches sorted by start), and bars narrower than a device pixel are merged
-// with their neighbours of the same phase, so a frame costs O(visible launches), never O(all) draw calls.
+// <canvas> whose backing store has one pixel per device pixel. Only what is in view is drawn: each row is searched
+// for the visible time range (binary search over its launches sorted by start), and its launches are binned per
+// device-pixel column, each column painted in the one legend colour of the phase with the most time in it (see
+// "painting"), so a frame costs O(visible launches + pixel columns), never O(all) draw calls, and no column shows a
+// blend of two phases' colours however narrow the bars.
 //
 // Interaction: wheel zooms the time axis about the pointer (horizontal wheel / shift+wheel pans), drag pans
 // (time and, when rows overflow, rows), buttons −, +, Fit; hover shows a tooltip (op, kernel, shapes, bytes,
@@ -335,6 +337,22 @@ function render({ model, el }) {
   }
 
   // ---- painting ------------------------------------------------------------------------------------------
+  // Every bar is drawn on whole device pixels, one colour per device-pixel column of a row, so that at any zoom each
+  // column shows exactly one legend colour (issue 16: with 100,000 launches most bars are narrower than a pixel, and
+  // antialiased or overdrawn sub-pixel bars blended into colours that are in no legend). The rule, per row and per
+  // device-pixel column of the plot ("binning"):
+  //   * a launch at least one device px wide adds, to each column it overlaps, the part of the column it covers
+  //     (0..1, in px of time); a narrower one adds its whole width (plus a hair, so zero-length launches count) to
+  //     the one column that holds its middle, and that column is then always painted (a tiny kernel stays visible);
+  //   * a column is painted if such a narrow launch is in it or launches cover at least half of it, and it takes the
+  //     colour of the phase with the most time in it.
+  // Columns of one phase side by side become one rectangle (a run), so a frame issues at most one rectangle per
+  // column and row however many launches are in view, and costs O(visible launches + columns). The hit test
+  // (hitTest, below) applies the same rule, so hovering a column names a launch of the colour drawn there. The
+  // canvas itself is shown at its device-pixel size (the ResizeObserver below) and with `image-rendering:
+  // pixelated` (timeline.css): where the page puts it at a fractional device-pixel offset, or for the moment its
+  // backing store lags a change of devicePixelRatio, the browser then shows whole pixels, never blends them.
+  const NARROW_EPS = 1e-9;   // px added to a narrow launch's width: zero-length launches count too
   function schedule() { if (!rafId && !disposed) rafId = requestAnimationFrame(paint); }
   // per-phase rectangle lists, reused between frames: x, y, w, h in device px
   const rects = PHASES.map(() => ({ a: new Float32Array(4096), n: 0 }));
@@ -343,37 +361,63 @@ function render({ model, el }) {
     if (R.n + 4 > R.a.length) { const b = new Float32Array(R.a.length * 2); b.set(R.a); R.a = b; }
     R.a[R.n++] = x; R.a[R.n++] = y; R.a[R.n++] = w; R.a[R.n++] = hh;
   }
+  // per-column accumulators of one row (reused: grown to the widest plot seen): acc[col * 4 + phase] is the time
+  // (in px) of that phase in the column from launches' ends and narrow launches, dif[] the difference array of the
+  // columns that wide launches cover whole (+1 where such a run starts, -1 past its end), must[col] = 1 where a
+  // narrow launch sits
+  let acc = new Float64Array(0), dif = new Float64Array(0), must = new Uint8Array(0);
+
+  /** The plot in device px of the canvas as it is now: left and right edge (the bars' columns are
+   *  left + 0 .. left + nc - 1), top of the rows, device px per second `k`, and the time at the left edge `tA`.
+   *  Whole numbers (but k and tA), so that every bar edge and the clip fall on device-pixel boundaries. */
+  function geom() {
+    const W = canvas.width, H = canvas.height;
+    const left = Math.round(labelW * dpr), right = Math.max(left + 1, Math.round(W - 8 * dpr));
+    return { W, H, left, right, nc: right - left, top: Math.round(AXIS_H * dpr), rowH: ROW_H * dpr, k: V.k * dpr,
+             tA: V.t0 };
+  }
+  /** Row r's first launch (index into L.idx) that may reach time t or later: start >= t - the row's longest. */
+  function firstFrom(r, t) {
+    const xs = L.xs, idx = L.idx;
+    let lo = L.rowStart[r], hi = L.rowStart[r + 1];
+    const from = t - L.maxDur[r];
+    while (lo < hi) { const m = (lo + hi) >> 1; if (xs[idx[m]] < from) lo = m + 1; else hi = m; }
+    return lo;
+  }
 
   function paint() {
     rafId = 0;
     if (disposed || !vw || !vh) return;
-    const t0 = performance.now();
+    const started = performance.now();
     if (!colours) readColours();
-    const W = Math.round(vw * dpr), H = Math.round(vh * dpr);
-    if (canvas.width !== W || canvas.height !== H) { canvas.width = W; canvas.height = H; }
+    // the backing store: the canvas's exact size in device pixels where the browser reports it (devW, devH: see the
+    // ResizeObserver), else the CSS size times devicePixelRatio. (A report more than a pixel away from that is not
+    // believed: Chromium's emulated device scale factors, as in its headless tests, report the unscaled size.)
+    let cw = Math.round(vw * dpr), ch = Math.round(vh * dpr);
+    if (devW && Math.abs(devW - vw * dpr) <= 1 && Math.abs(devH - vh * dpr) <= 1) { cw = devW; ch = devH; }
+    if (canvas.width !== cw || canvas.height !== ch) { canvas.width = cw; canvas.height = ch; }
     ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, W, H);
+    ctx.imageSmoothingEnabled = false;  // (nothing is scaled here; said anyway, in case an image is ever drawn)
+    ctx.clearRect(0, 0, cw, ch);
     if (!L || !S.n) { root.dataset.drawn = "0"; return; }
     const C = colours, c = S.c, xs = L.xs;
-    const left = labelW * dpr, right = W - 8 * dpr, top = AXIS_H * dpr, rowH = ROW_H * dpr;
-    const k = V.k * dpr;                      // device px per second
-    const tA = V.t0, tB = V.t0 + (right - left) / k;
+    const G = geom(), { W, H, left, right, nc, top, rowH, k, tA } = G;
+    const tB = tA + nc / k;
     const firstRow = Math.floor(V.sy / ROW_H), lastRow = Math.min(L.names.length, Math.ceil((V.sy + rowsH()) / ROW_H));
     const yOf = (r) => Math.round(top + r * rowH - V.sy * dpr);
 
-    // row stripes
+    // row stripes (each exactly down to the next row's top, so none overlaps or leaves a gap)
     ctx.fillStyle = C.stripe;
-    for (let r = firstRow; r < lastRow; r++) if (r % 2 === 1) ctx.fillRect(0, yOf(r), W, Math.round(rowH));
+    for (let r = firstRow; r < lastRow; r++) if (r % 2 === 1) ctx.fillRect(0, yOf(r), W, yOf(r + 1) - yOf(r));
 
-    // time grid and axis (time within the compressed axis; labels in ms/µs)
+    // time grid and axis (time within the compressed axis; labels in ms/µs); grid lines on whole device px
     const step = niceStep(90 * dpr / k);
+    const lineW = Math.max(1, Math.round(dpr));
     ctx.font = `${11 * dpr}px ${C.font}`;
     ctx.textBaseline = "middle";
     ctx.fillStyle = C.grid;
     const j0 = Math.ceil(tA / step), j1 = Math.floor(tB / step);
-    for (let j = j0; j <= j1; j++) {
-      ctx.fillRect(Math.round(left + (j * step - tA) * k), top, Math.max(1, Math.round(dpr)), H - top);
-    }
+    for (let j = j0; j <= j1; j++) ctx.fillRect(left + Math.round((j * step - tA) * k), top, lineW, H - top);
     ctx.fillStyle = C.fg2;
     ctx.textAlign = "center";
     for (let j = j0; j <= j1; j++) {
@@ -381,59 +425,65 @@ function render({ model, el }) {
       if (x > left + 20 * dpr && x < right - 20 * dpr) ctx.fillText(fmtTick(j, step), x, top - 7 * dpr);
     }
 
-    // bars, clipped to the plot area
+    // bars, clipped to the plot area (a clip on whole device px: no partly covered column at its edges)
     ctx.save();
     ctx.beginPath();
-    ctx.rect(left, top, right - left, H - top);
+    ctx.rect(left, top, nc, H - top);
     ctx.clip();
     for (const R of rects) R.n = 0;
     let drawn = 0, visible = 0;
     const pad = Math.round(BAR_PAD * dpr), barH = Math.max(1, Math.round(rowH) - 2 * pad);
-    // Bars at least 1.5 device px wide are drawn as they are; narrower ones fall into the device pixel where they
-    // start, and each such pixel is one bar in the colour of the phase with the most time in it. Neighbouring bars
-    // of one colour that touch are merged into one rectangle (a run), so a frame issues at most a few rectangles
-    // per pixel column and row, however many launches are in view.
-    const acc = new Float64Array(4);
-    let runA = 0, runB = 0, runP = -1, bPix = -1, y = 0;
+    if (acc.length < nc * 4) {
+      acc = new Float64Array(nc * 4); dif = new Float64Array(nc * 4 + 4); must = new Uint8Array(nc);
+    }
+    // runs of columns of one phase in the current row become one rectangle
+    let runA = 0, runB = 0, runP = -1, y = 0;
     const endRun = () => { if (runP >= 0) { pushRect(runP, runA, y, runB - runA, barH); drawn++; } runP = -1; };
-    const addRun = (p, x0, x1) => {
-      if (p === runP && x0 <= runB) { if (x1 > runB) runB = x1; return; }
+    const addCol = (p, x) => {
+      if (p === runP && x === runB) { runB = x + 1; return; }
       endRun();
-      runA = x0; runB = x1; runP = p;
-    };
-    const endPixel = () => {
-      if (bPix < 0) return;
-      let p = 0;
-      for (let q = 1; q < 4; q++) if (acc[q] > acc[p]) p = q;
-      acc[0] = acc[1] = acc[2] = acc[3] = 0;
-      addRun(p, bPix, bPix + 1);
-      bPix = -1;
+      runA = x; runB = x + 1; runP = p;
     };
     for (let r = firstRow; r < lastRow; r++) {
       y = yOf(r) + pad;
-      const a = L.rowStart[r], b = L.rowStart[r + 1];
-      // first launch that may reach into view: start >= tA - the row's longest launch
-      let lo = a, hi = b;
-      const from = tA - L.maxDur[r];
-      while (lo < hi) { const m = (lo + hi) >> 1; if (xs[L.idx[m]] < from) lo = m + 1; else hi = m; }
-      for (let q = lo; q < b; q++) {
+      acc.fill(0, 0, nc * 4); dif.fill(0, 0, nc * 4 + 4); must.fill(0, 0, nc);
+      let any = false;
+      const b = L.rowStart[r + 1];
+      for (let q = firstFrom(r, tA); q < b; q++) {
         const i = L.idx[q], x = xs[i];
         if (x > tB) break;
-        const d = c.dur[i];
-        if (x + d < tA) continue;
+        const f0 = (x - tA) * k, f1 = f0 + c.dur[i] * k;  // columns (fractional) from the plot's left edge
+        if (f1 < 0) continue;
         visible++;
-        const f0 = left + (x - tA) * k, f1 = f0 + d * k;
-        if (f1 - f0 >= 1.5) {
-          endPixel();
-          const x0 = Math.round(f0);
-          addRun(c.phase[i], x0, Math.max(x0 + 1, Math.round(f1)));
-        } else {
-          const px = Math.floor(f0);
-          if (px !== bPix) { endPixel(); bPix = px; }
-          acc[c.phase[i]] += d + 1e-12;  // (zero-length launches count too)
+        any = true;
+        const p = c.phase[i];
+        if (f1 - f0 < 1) {                              // narrow: all of it in the column of its middle
+          const m = Math.floor((f0 + f1) / 2);
+          if (m >= 0 && m < nc) { acc[m * 4 + p] += f1 - f0 + NARROW_EPS; must[m] = 1; }
+          continue;
         }
+        const a = Math.max(f0, 0), e = Math.min(f1, nc); // wide: the part of each column it covers
+        if (e <= a) continue;
+        const pa = Math.floor(a), pe = Math.floor(e);
+        if (pa === pe) { acc[pa * 4 + p] += e - a; continue; }
+        acc[pa * 4 + p] += pa + 1 - a;                  // its first column, partly
+        if (pe < nc && e > pe) acc[pe * 4 + p] += e - pe;  // its last column, partly
+        if (pe > pa + 1) { dif[(pa + 1) * 4 + p] += 1; dif[pe * 4 + p] -= 1; }  // whole columns between
       }
-      endPixel();
+      if (!any) continue;
+      // sweep the columns: each painted one takes the phase with the most time in it
+      let w0 = 0, w1 = 0, w2 = 0, w3 = 0;  // running sums of the difference array (whole columns covered)
+      for (let col = 0; col < nc; col++) {
+        const o = col * 4;
+        w0 += dif[o]; w1 += dif[o + 1]; w2 += dif[o + 2]; w3 += dif[o + 3];
+        const s0 = acc[o] + w0, s1 = acc[o + 1] + w1, s2 = acc[o + 2] + w2, s3 = acc[o + 3] + w3;
+        if (!must[col] && s0 + s1 + s2 + s3 < 0.5 - 1e-9) { endRun(); continue; }
+        let p = 0, best = s0;
+        if (s1 > best) { p = 1; best = s1; }
+        if (s2 > best) { p = 2; best = s2; }
+        if (s3 > best) p = 3;
+        addCol(p, left + col);
+      }
       endRun();
     }
     for (let p = 0; p < 4; p++) {
@@ -444,28 +494,24 @@ function render({ model, el }) {
       for (let q = 0; q < R.n; q += 4) ctx.rect(A[q], A[q + 1], A[q + 2], A[q + 3]);
       ctx.fill();
     }
-    // cell boundaries: a dashed line and the cell's label at the top
-    ctx.strokeStyle = C.cellLine;
-    ctx.lineWidth = Math.max(1, Math.round(dpr));
-    ctx.setLineDash([3 * dpr, 3 * dpr]);
-    ctx.beginPath();
-    for (const cx of L.cellX) {
-      if (cx.x0 === 0) continue;
-      const x = Math.round(left + (cx.x0 - tA) * k) + 0.5;
-      if (x >= left && x <= right) { ctx.moveTo(x, top); ctx.lineTo(x, H); }
+    // cell boundaries: a dashed line in the middle of the idle gap between two cells (so it crosses no bar), made
+    // of whole-pixel dashes
+    ctx.fillStyle = C.cellLine;
+    const dash = Math.max(2, Math.round(3 * dpr));
+    for (let q = 1; q < L.cellX.length; q++) {
+      const x = left + Math.floor(((L.cellX[q - 1].x1 + L.cellX[q].x0) / 2 - tA) * k);
+      if (x < left || x >= right) continue;
+      for (let yy = top; yy < H; yy += 2 * dash) ctx.fillRect(x, yy, lineW, Math.min(dash, H - yy));
     }
-    ctx.stroke();
-    ctx.setLineDash([]);
-    // the selected and hovered launches: an outline around the bar (at least 3 px wide so it is seen)
-    for (const [i, style, lw] of [[hover, C.fg2, 1], [selectedSeq - S.first, C.sel, 2]]) {
+    // the selected and hovered launches: a frame around the bar (at least 3 px wide so it is seen), whole pixels
+    for (const [i, style, lw] of [[hover, C.fg2, lineW], [selectedSeq - S.first, C.sel, 2 * lineW]]) {
       if (i < 0 || i >= S.n) continue;
       const r = L.rowOf[c.name[i]];
       if (r < firstRow || r >= lastRow) continue;
-      const x0 = left + (xs[i] - tA) * k, x1 = Math.max(x0 + 3 * dpr, left + (xs[i] + c.dur[i] - tA) * k);
-      ctx.strokeStyle = style;
-      ctx.lineWidth = lw * dpr;
-      ctx.strokeRect(Math.round(x0) - lw * dpr / 2, yOf(r) + pad - lw * dpr / 2 - dpr, Math.round(x1 - x0) + lw * dpr,
-                     barH + lw * dpr + 2 * dpr);
+      const f0 = (xs[i] - tA) * k, f1 = f0 + c.dur[i] * k;
+      const x0 = left + Math.floor(f1 - f0 < 1 ? (f0 + f1) / 2 : f0);  // (a narrow one: the column paint() gave it)
+      const x1 = Math.max(x0 + Math.round(3 * dpr), left + Math.ceil(f1));
+      outline(x0 - lw, yOf(r) + pad - lw - lineW, x1 - x0 + 2 * lw, barH + 2 * lw + 2 * lineW, lw, style);
     }
     ctx.restore();
 
@@ -494,40 +540,81 @@ function render({ model, el }) {
     // a scroll hint when rows overflow
     const maxSy = L.names.length * ROW_H - rowsH();
     if (maxSy > 0) {
-      const track = H - top, th = Math.max(20 * dpr, track * rowsH() / (L.names.length * ROW_H));
+      const track = H - top, th = Math.round(Math.max(20 * dpr, track * rowsH() / (L.names.length * ROW_H)));
       ctx.fillStyle = C.grid;
-      ctx.fillRect(W - 5 * dpr, top + (track - th) * (V.sy / maxSy), 3 * dpr, th);
+      ctx.fillRect(W - Math.round(5 * dpr), top + Math.round((track - th) * (V.sy / maxSy)), Math.round(3 * dpr), th);
     }
     root.dataset.zoom = String(+(V.k / fitK()).toPrecision(6));  // 1 = fit
     root.dataset.drawn = String(drawn);
     root.dataset.inview = String(visible);
-    frameMs = performance.now() - t0;
+    frameMs = performance.now() - started;
     root.dataset.paintMs = frameMs.toFixed(2);
+  }
+  /** A rectangle's outline `lw` device px thick, inside (x, y, w, hh), of four filled rectangles (no stroke, which
+   *  would straddle pixel edges). */
+  function outline(x, y, w, hh, lw, style) {
+    ctx.fillStyle = style;
+    ctx.fillRect(x, y, w, lw);
+    ctx.fillRect(x, y + hh - lw, w, lw);
+    ctx.fillRect(x, y + lw, lw, hh - 2 * lw);
+    ctx.fillRect(x + w - lw, y + lw, lw, hh - 2 * lw);
   }
 
   // ---- hover and click -----------------------------------------------------------------------------------
+  /** The pointer in CSS px from the canvas's top-left corner (the canvas fills the drawing area). */
   function areaPoint(ev) {
-    const r = area.getBoundingClientRect();
+    const r = canvas.getBoundingClientRect();
     return [ev.clientX - r.left, ev.clientY - r.top];
   }
-  /** The launch (row index) under CSS point (px, py): the nearest bar within 3 px in that kernel's row. */
+  /** The launch (row index) under CSS point (px, py), and how many launches share its pixel column: in that
+   *  kernel's row, the device-pixel column under the pointer, or the nearest painted one within 3 CSS px, and in it
+   *  the launch that paint() drew it for (columnHit). [-1, 0] if none. */
   function hitTest(px, py) {
-    if (!L || px < labelW || py < AXIS_H) return [-1, 0];
+    if (!L || !S.n || py < AXIS_H) return [-1, 0];
     const r = Math.floor((py - AXIS_H + V.sy) / ROW_H);
     if (r < 0 || r >= L.names.length) return [-1, 0];
-    const t = V.t0 + (px - labelW) / V.k, tol = 3 / V.k;
-    const a = L.rowStart[r], b = L.rowStart[r + 1], xs = L.xs, dur = S.c.dur;
-    let lo = a, hi = b;
-    const from = t - tol - L.maxDur[r];
-    while (lo < hi) { const m = (lo + hi) >> 1; if (xs[L.idx[m]] < from) lo = m + 1; else hi = m; }
-    let best = -1, bestD = Infinity, near = 0;
-    for (let q = lo; q < b; q++) {
-      const i = L.idx[q], x = xs[i];
-      if (x > t + tol) break;
-      const d = t < x ? x - t : t > x + dur[i] ? t - x - dur[i] : 0;
-      if (d <= tol) { near++; if (d < bestD || (d === bestD && dur[i] > dur[best])) { bestD = d; best = i; } }
+    const G = geom();
+    const col = Math.floor(px * dpr) - G.left, tol = Math.max(1, Math.round(3 * dpr));
+    for (let d = 0; d <= tol; d++) {
+      for (const cc of d ? [col - d, col + d] : [col]) {
+        if (cc < 0 || cc >= G.nc) continue;
+        const hit = columnHit(G, r, cc);
+        if (hit) return hit;
+      }
     }
-    return [best, near];
+    return [-1, 0];
+  }
+  /** Column `col` of row `r` as paint() bins it (the same weights, see "painting"): null if it is not painted, else
+   *  [the longest launch in it of the phase it is painted in (the one whose colour is seen there), launches in it]. */
+  function columnHit(G, r, col) {
+    const { k, tA } = G, xs = L.xs, c = S.c, end = L.rowStart[r + 1];
+    const tTo = tA + (col + 1) / k;
+    const sum = [0, 0, 0, 0], hits = [];
+    let must = false;
+    for (let q = firstFrom(r, tA + col / k); q < end; q++) {
+      const i = L.idx[q], x = xs[i];
+      if (x > tTo) break;
+      const f0 = (x - tA) * k, f1 = f0 + c.dur[i] * k;
+      let w;
+      if (f1 - f0 < 1) {                                 // narrow: counts in the column of its middle only
+        if (Math.floor((f0 + f1) / 2) !== col) continue;
+        w = f1 - f0 + NARROW_EPS;
+        must = true;
+      } else {                                           // wide: the part of the column it covers
+        w = Math.min(f1, col + 1) - Math.max(f0, col);
+        if (!(w > 0)) continue;
+      }
+      sum[c.phase[i]] += w;
+      hits.push(i);
+    }
+    if (!must && sum[0] + sum[1] + sum[2] + sum[3] < 0.5 - 1e-9) return null;
+    let p = 0;
+    for (let q = 1; q < 4; q++) if (sum[q] > sum[p]) p = q;
+    let best = -1;
+    for (const i of hits) {
+      if (c.phase[i] === p && (best < 0 || c.dur[i] > c.dur[best])) best = i;
+    }
+    return [best, hits.length];
   }
   function showTooltip(i, near, px, py) {
     const R = S.row(i);
@@ -549,7 +636,7 @@ function render({ model, el }) {
     tooltip.hidden = false;
     tooltip.dataset.seq = String(R.seq);
     // place it beside the pointer, inside the widget
-    const ar = area.getBoundingClientRect(), rr = root.getBoundingClientRect();
+    const ar = canvas.getBoundingClientRect(), rr = root.getBoundingClientRect();
     const tw = tooltip.offsetWidth, th = tooltip.offsetHeight;
     let x = ar.left - rr.left + px + 14, y = ar.top - rr.top + py + 14;
     if (x + tw > rr.width) x = Math.max(0, ar.left - rr.left + px - tw - 14);
@@ -685,20 +772,36 @@ function render({ model, el }) {
   const themeObs = new MutationObserver(() => { colours = null; if (L) labelW = measureLabels(); schedule(); });
   themeObs.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light", "class"] });
 
+  // The canvas fills the drawing area's inside (clientWidth x clientHeight CSS px). Its backing store should be exactly
+  // as many device pixels as the browser gives its box, or the browser scales it: a second observer asks for that
+  // size ("device-pixel-content-box", Chromium and Firefox) and paint() uses it; until it answers, or where it is not
+  // supported, the CSS size times devicePixelRatio, rounded.
+  let devW = 0, devH = 0;
   const ro = new ResizeObserver(() => {
-    const r = area.getBoundingClientRect();
-    const newDpr = window.devicePixelRatio || 1;
-    if (!r.width || !r.height) return;
+    const w = area.clientWidth, hh = area.clientHeight;
+    if (!w || !hh) return;
     const oldPlot = plotW();
-    vw = r.width; vh = r.height; dpr = newDpr;
-    canvas.style.width = vw + "px";
-    canvas.style.height = vh + "px";
+    if (w !== vw || hh !== vh) {
+      vw = w; vh = hh;
+      canvas.style.width = vw + "px";
+      canvas.style.height = vh + "px";
+      devW = devH = 0;  // (the canvas observer reports the new box's device size)
+    }
+    dpr = window.devicePixelRatio || 1;
     colours = null;
     readColours();
     if (L) labelW = measureLabels();
     if (autoFit) fit(); else { V.k *= plotW() / oldPlot; schedule(); }
   });
   ro.observe(area);
+  const devRo = new ResizeObserver((entries) => {
+    const box = entries[entries.length - 1].devicePixelContentBoxSize;
+    if (!box || !box[0]) return;
+    devW = box[0].inlineSize; devH = box[0].blockSize;
+    dpr = window.devicePixelRatio || 1;
+    schedule();
+  });
+  try { devRo.observe(canvas, { box: "device-pixel-content-box" }); } catch (e) { /* not supported: CSS size x dpr */ }
   // devicePixelRatio changes (browser zoom, another screen) without a resize of the element in CSS px
   let dprQuery = null;
   function watchDpr() {
@@ -706,7 +809,7 @@ function render({ model, el }) {
     dprQuery = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
     dprQuery.addEventListener("change", onDpr);
   }
-  function onDpr() { dpr = window.devicePixelRatio || 1; watchDpr(); schedule(); }
+  function onDpr() { dpr = window.devicePixelRatio || 1; if (L) labelW = measureLabels(); watchDpr(); schedule(); }
   watchDpr();
 
   area.addEventListener("pointerdown", onPointerDown);
@@ -727,12 +830,15 @@ function render({ model, el }) {
   // and the sequence numbers of the launches of kernel `name` (optionally of one phase), oldest first.
   root.tlLaunchPoint = (seq) => {
     const i = seq - S.first;
-    if (!L || i < 0 || i >= S.n) return null;
-    const r = L.rowOf[S.c.name[i]], ar = area.getBoundingClientRect();
-    const x0 = labelW + (L.xs[i] - V.t0) * V.k, x1 = x0 + Math.max(S.c.dur[i] * V.k, 1);
+    if (!L || i < 0 || i >= S.n || !canvas.width) return null;
+    const G = geom(), r = L.rowOf[S.c.name[i]], cr = canvas.getBoundingClientRect();
+    // the device-pixel columns paint() gives it: a narrow launch the column of its middle, a wide one those it covers
+    const f0 = (L.xs[i] - G.tA) * G.k, f1 = f0 + S.c.dur[i] * G.k;
+    const c0 = f1 - f0 < 1 ? Math.floor((f0 + f1) / 2) : Math.floor(f0), c1 = f1 - f0 < 1 ? c0 + 1 : Math.ceil(f1);
     const y = AXIS_H + r * ROW_H - V.sy + ROW_H / 2;
-    if (x1 < labelW || x0 > labelW + plotW() || y < AXIS_H || y > vh) return null;
-    return [ar.left + clamp((x0 + x1) / 2, labelW + 1, labelW + plotW() - 1), ar.top + y];
+    if (c1 <= 0 || c0 >= G.nc || y < AXIS_H || y > vh) return null;
+    const mid = (Math.max(c0, 0) + Math.min(c1, G.nc)) / 2;  // (device px from the plot's left edge)
+    return [cr.left + (G.left + mid) / dpr, cr.top + y];
   };
   root.tlLaunches = (name, phase) => {
     const out = [];
@@ -757,6 +863,7 @@ function render({ model, el }) {
     if (rafId) cancelAnimationFrame(rafId);
     stopWatching();
     ro.disconnect();
+    devRo.disconnect();
     themeObs.disconnect();
     if (dprQuery) dprQuery.removeEventListener("change", onDpr);
     root.remove();
