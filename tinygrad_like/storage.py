@@ -170,6 +170,21 @@ class Storage:
         if events.ACTIVE and announce:
             events.emit(events.StorageAllocated(self.id, str(device), dtype.name, self.nbytes, events.now()))
 
+    def __getstate__(self):
+        """Pickling and deep copies: the slots, less ``views`` (weak references to the tensors viewing it, which
+        pickle cannot save and a copy must not share: views made of the copy register themselves)."""
+        return None, {name: getattr(self, name) for name in self.__slots__
+                      if name not in ("views", "__weakref__") and hasattr(self, name)}
+
+    def __setstate__(self, state) -> None:
+        """A copy is a storage of its own: a new id, no views yet, listed among the live storages."""
+        for name, value in state[1].items():
+            setattr(self, name, value)
+        self.id = _next_id()
+        self.views = None
+        if _tracking:
+            _registry.append(_ref(self))
+
     def __repr__(self) -> str:
         return (f"Storage(id={self.id}, device={self.device}, dtype={self.dtype.name}, numel={self.numel}, "
                 f"residency={self.residency!r}, dirty={self.dirty!r}, version={self.version})")
