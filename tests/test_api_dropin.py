@@ -179,3 +179,17 @@ def test_run_usage_and_missing_file(tmp_path):
     assert r.returncode == 2 and "usage" in r.stdout
     r = _run(None, ["-m", "tinygrad_like.run", "nope.py"], tmp_path, False)
     assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_star_import_brings_every_public_name_and_the_return_types():
+    import tinygrad_like as tl
+
+    names: dict = {}
+    exec("from tinygrad_like import *", names)
+    assert len(tl.__all__) == len(set(tl.__all__)), "a name is listed twice"
+    for name in ("topk", "sort", "multinomial", "einsum", "atan2", "isclose", "hstack", "meshgrid", "cdist",
+                 "searchsorted", "return_types", "inference_mode", "linalg"):
+        assert name in names, name
+    values, indices = tl.tensor([[1.0, 5.0], [7.0, 2.0]]).max(1)
+    assert isinstance(tl.tensor([3.0, 1.0]).topk(1), tl.return_types.topk)
+    assert isinstance(tl.tensor([[1.0, 5.0]]).max(1), tl.return_types.max) and indices.tolist() == [1, 0]

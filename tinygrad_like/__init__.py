@@ -35,6 +35,7 @@ from .tensor import Tensor
 from . import cuda, datasets, linalg, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
 from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
+from . import functions_linalg, functions_math, functions_shaping, functions_sorting, return_types  # noqa: E402
 from .accelerator import get_default_device, set_default_device  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
@@ -61,3 +62,6 @@ __all__ = [
     "set_rng_state", "live_storages", "device", "float16", "float32", "float64", "int32", "int64", "bool",
     "half", "float", "double", "long", "int", "get_default_dtype", "set_default_dtype",
 ]
+# the op families' free functions (issue 17), so that ``from tinygrad_like import *`` has them too
+__all__ += ["return_types", *functions_math.__all__, *functions_sorting.__all__, *functions_linalg.__all__,
+            *functions_shaping.__all__]
