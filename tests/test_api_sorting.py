@@ -601,3 +601,14 @@ def test_the_family_on_cuda_runs_as_counted_host_fallbacks(cuda):
     assert be.fallbacks["sort"] > before["sort"] and be.fallbacks["topk"] > before["topk"]
     assert be.fallbacks["prod"] > before["prod"] and be.fallbacks["searchsorted"] > before["searchsorted"]
     assert be.fallbacks["multinomial"] == before["multinomial"]
+
+
+def test_random_fills_refuse_what_torch_refuses():
+    for fill, args, message in ((lambda t, *a: t.normal_(*a), (0.0, -1.0), "normal expects std >= 0.0"),
+                                (lambda t, *a: t.uniform_(*a), (2.0, 1.0), "uniform_ expects to return a")):
+        for lib in (tl, torch):
+            with pytest.raises(RuntimeError, match=message):
+                fill(lib.zeros(3), *args)
+    t = tl.zeros(3)
+    t.uniform_(1.0, 1.0)  # an empty range is allowed (every value is the bound), as in torch
+    assert t.tolist() == [1.0, 1.0, 1.0] and t.storage.version == 1

@@ -147,10 +147,14 @@ class InplaceMixin:
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place from U(a, b) drawn from the seedable generator (used by ``tl.nn.init``)."""
+        if a > b:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
         return self._fill_random("uniform_", "uniform", generator, a, b)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place from N(mean, std**2) drawn from the seedable generator."""
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         return self._fill_random("normal_", "normal", generator, mean, std)
 
     def _fill_random(self, op: str, kind: str, generator, *args) -> Tensor:
