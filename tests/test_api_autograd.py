@@ -499,3 +499,13 @@ def test_torch_module_paths_for_function_helpers():
     from tinygrad_like.autograd.function import FunctionCtx, once_differentiable
     assert once_differentiable is tl.autograd.once_differentiable and FunctionCtx is tl.autograd.FunctionCtx
     assert isinstance(TL[0].apply(tl.ones(1, requires_grad=True), 2.0).grad_fn, FunctionCtx)
+
+
+def test_tensor_backward_with_inputs_fills_only_those_grads():
+    for lib in (tl, torch):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        (a * b).sum().backward(inputs=[a])
+        assert a.grad.tolist() == [3.0, 4.0] and b.grad is None
+        (a * b).sum().backward(inputs=b)
+        assert b.grad.tolist() == [1.0, 2.0] and a.grad.tolist() == [3.0, 4.0]

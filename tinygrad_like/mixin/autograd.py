@@ -37,9 +37,14 @@ class AutogradMixin:
         return engine.backward_steps((self,), (self._root_grad(gradient),), retain_graph or create_graph,
                                      create_graph)
 
-    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
+    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (the pass :meth:`backward_steps` steps through, run
-        to the end at once)."""
+        to the end at once); with ``inputs``, only into those tensors' ``.grad`` (as torch's)."""
         if retain_graph is None:
             retain_graph = create_graph
+        if inputs is not None:
+            from ..autograd.api import backward
+            backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+            return
         engine.run_backward((self,), (self._root_grad(gradient),), retain_graph, create_graph)
