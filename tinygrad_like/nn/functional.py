@@ -22,10 +22,39 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..functions import cat, one_hot, pad  # noqa: F401 - re-exported: F.one_hot, F.pad as in PyTorch
+from ..functions import cat, one_hot  # noqa: F401 - re-exported: F.one_hot as in PyTorch
+from ..functions import pad as _functions_pad
 from ..ops import nn as N
+from ..ops import nn_extra as NX
+from ..ops.elementwise import where
 from ..random import default_generator
 from ..tensor import Tensor, wrap_native
+from .functional_conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: F401
+from .functional_pool import (  # noqa: F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+)
+from .functional_resample import (  # noqa: F401
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
+from .functional_sparse import embedding, embedding_bag  # noqa: F401
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -34,6 +63,22 @@ __all__ = [
     "batch_norm", "embedding", "one_hot", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu", "leaky_relu", "gelu", "silu",
     "sigmoid", "tanh", "softplus", "elu", "softmax", "log_softmax",
+    # activations
+    "softmin", "hardtanh", "relu6", "hardsigmoid", "hardswish", "selu", "celu", "mish", "softsign", "logsigmoid",
+    "tanhshrink", "softshrink", "hardshrink", "threshold", "glu", "prelu",
+    # normalization, distances
+    "group_norm", "instance_norm", "rms_norm", "normalize", "cosine_similarity", "pairwise_distance", "bilinear",
+    # losses
+    "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "soft_margin_loss", "hinge_embedding_loss",
+    # attention
+    "scaled_dot_product_attention", "multi_head_attention_forward",
+    # convolution, pooling, resampling, patches, lookups (functional_conv, _pool, _resample, _sparse)
+    "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "max_unpool1d",
+    "max_unpool2d", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+    "pixel_unshuffle", "embedding_bag",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -68,6 +113,34 @@ def _check_reduction(reduction: str, fn: str) -> None:
         raise ValueError(f"{fn}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average`` / ``reduce`` arguments, mapped to ``reduction`` (with its warning)."""
+    if size_average is None and reduce is None:
+        return reduction
+    import warnings
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "none" if not reduce else "mean" if size_average else "sum"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  UserWarning, stacklevel=3)
+    return ret
+
+
+def _weighted(loss, weight, input=None):
+    if weight is None:
+        return loss
+    if input is not None and weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    return loss * weight
+
+
+def _weighted_reduce(loss, weight, reduction: str, input):
+    """mse/l1 with a ``weight``: its 'mean' is the weighted mean (divided by the sum of the weights), as torch's."""
+    if weight is None or reduction != "mean":
+        return _reduce(_weighted(loss, weight, input), reduction)
+    return _weighted(loss, weight, input).sum() / weight.sum()
+
+
 def _reduce(loss, reduction: str):
     if reduction == "mean":
         return loss.mean()
@@ -83,11 +156,13 @@ def _same_shape(input, target, fn: str) -> None:
 
 
 # ---- activations (the Tensor methods, in functional spelling) -------------------------------------
-def relu(input: Tensor) -> Tensor:
+# ``inplace=True`` is accepted wherever torch has it and gives the same values, computed out of place: the
+# result is a new tensor and the input is left as it was (write ``x = F.relu(x, inplace=True)``, as usual).
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu()
 
 
-def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     return input.leaky_relu(negative_slope)
 
 
@@ -95,7 +170,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return input.gelu(approximate)
 
 
-def silu(input: Tensor) -> Tensor:
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.silu()
 
 
@@ -111,16 +186,160 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return input.softplus(beta, threshold)
 
 
-def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return input.elu(alpha)
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:
-    return input.softmax(dim)
+def _softmax_dim(input: Tensor, dim, fn: str) -> int:
+    _check_tensor(input, fn)
+    if dim is None:
+        import warnings
+        warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call to include dim=X "
+                      f"as an argument.", UserWarning, stacklevel=3)
+        return 0 if input.ndim in (0, 1, 3) else 1  # PyTorch's legacy rule for dim=None
+    return dim
 
 
-def log_softmax(input: Tensor, dim: int) -> Tensor:
-    return input.log_softmax(dim)
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    dim = _softmax_dim(input, dim, "softmax")
+    return (input if dtype is None else input.to(dtype)).softmax(dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    dim = _softmax_dim(input, dim, "log_softmax")
+    return (input if dtype is None else input.to(dtype)).log_softmax(dim)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``softmax(-input, dim)``."""
+    dim = _softmax_dim(input, dim, "softmin")
+    return (-(input if dtype is None else input.to(dtype))).softmax(dim)
+
+
+def _float_only(input, fn: str) -> None:
+    _check_tensor(input, fn)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"{fn}: not implemented for {input.dtype.name} tensors (as in torch): expected a "
+                                  f"floating point input; convert with .float() first")
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``clamp(input, min_val, max_val)``; the gradient is 1 strictly inside (min_val, max_val), else 0."""
+    _check_tensor(input, "hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if not input.dtype.is_floating_point:
+        return input.clamp(min_val, max_val).to(input.dtype)
+    return NX.Hardtanh.apply(input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(0, x), 6)``."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between."""
+    _float_only(input, "hardsigmoid")
+    return NX.Hardsigmoid.apply(input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6`` (MobileNetV3)."""
+    _float_only(input, "hardswish")
+    return input * NX.Hardtanh.apply(input + 3.0, 0.0, 6.0) / 6.0
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalizing constants of Klambauer et al."""
+    _float_only(input, "selu")
+    return input.elu(_SELU_ALPHA) * _SELU_SCALE
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    _float_only(input, "celu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return NX.Celu.apply(input, float(alpha))
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    _float_only(input, "mish")
+    return input * input.softplus(1.0, 20.0).tanh()
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    _check_tensor(input, "softsign")
+    return input / (input.abs() + 1)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x)) = -softplus(-x)``, computed stably."""
+    _float_only(input, "log_sigmoid")
+    return -(-input).softplus(1.0, 20.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
+    _check_tensor(input, "tanhshrink")
+    return input - input.tanh()
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above lambd, ``x + lambd`` below -lambd, 0 between."""
+    _float_only(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+    _float_only(input, "hardshrink")
+    return where((input > lambd) | (input < -lambd), input, 0.0)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``."""
+    _check_tensor(input, "threshold")
+    return NX.Threshold.apply(input, threshold, value)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``dim`` times the sigmoid of the second half."""
+    _check_tensor(input, "glu")
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim + input.ndim if dim < 0 else dim
+    if not 0 <= d < input.ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, {input.ndim - 1}], "
+                         f"but got {dim})")
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    a, b = input.narrow(d, 0, n // 2), input.narrow(d, n // 2, n // 2)
+    return a * b.sigmoid()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, else ``weight * x``; ``weight`` has one value, or one per channel (dim 1)."""
+    _check_tensor(input, "prelu")
+    _check_tensor(weight, "prelu", "weight")
+    n = weight.numel()
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                           f"and channel size = {channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    w = weight.reshape(()) if n == 1 else weight.reshape((channels,) + (1,) * (input.ndim - 2))
+    return where(input > 0, input, w * input)
 
 
 # ---- layers -----------------------------------------------------------------------------------
@@ -144,175 +363,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.ndim == 1:
         return N.Linear.apply(input.unsqueeze(0), weight, bias).squeeze(0)
     return N.Linear.apply(input, weight, bias)
-
-
-def _conv_padding(padding, kernel: tuple, dilation: tuple, stride: tuple):
-    """Resolve ``padding`` ('valid', 'same', int or pair) to (symmetric pair, extra right/bottom pad)."""
-    if padding == "valid":
-        return (0, 0), None
-    if padding == "same":
-        if stride != (1, 1):
-            raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
-        total = [d * (k - 1) for k, d in zip(kernel, dilation)]
-        left = tuple(t // 2 for t in total)
-        extra = tuple(t - 2 * lo for t, lo in zip(total, left))
-        return left, (extra if any(extra) else None)
-    if isinstance(padding, str):
-        raise ValueError(f"conv2d: padding must be 'valid', 'same', an int or a pair of ints, got {padding!r}")
-    return _pair(padding, "padding"), None
-
-
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
-           groups: int = 1) -> Tensor:
-    """2-D cross-correlation (PyTorch's conv2d): im2col, then one matrix multiply per group.
-
-    ``weight`` is (out_channels, in_channels // groups, KH, KW); the result is (N, out_channels, OH, OW).
-    """
-    x, unbatched = _image_batch(input, "conv2d")
-    _check_tensor(weight, "conv2d", "weight")
-    if weight.ndim != 4:
-        raise RuntimeError(f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, kH, kW), got "
-                           f"shape {weight.shape}")
-    n, c, h, w = x.shape
-    oc, icg, kh, kw = weight.shape
-    if not isinstance(groups, int) or groups < 1 or c % groups or oc % groups:
-        raise RuntimeError(f"conv2d: groups={groups} must be a positive int dividing in_channels={c} and "
-                           f"out_channels={oc}")
-    if icg * groups != c:
-        raise RuntimeError(f"conv2d: input of shape {input.shape} has {c} channels, but weight of shape "
-                           f"{weight.shape} with groups={groups} expects {icg * groups} input channels")
-    if x.dtype is not weight.dtype:
-        raise RuntimeError(f"conv2d: input dtype {x.dtype.name} and weight dtype {weight.dtype.name} must "
-                           f"match; convert one with .to(dtype)")
-    if bias is not None and bias.shape != (oc,):
-        raise RuntimeError(f"conv2d: bias of shape {bias.shape} should be ({oc},), one per output channel")
-    if bias is not None and bias.dtype is not weight.dtype:
-        raise RuntimeError(f"conv2d: bias dtype {bias.dtype.name} must match the weight's {weight.dtype.name}")
-    if kh < 1 or kw < 1:
-        raise RuntimeError(f"conv2d: the kernel must be at least 1x1, got weight of shape {weight.shape}")
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
-    if min(stride) < 1 or min(dilation) < 1:
-        raise RuntimeError(f"conv2d: stride {stride} and dilation {dilation} must be positive")
-    pad2, extra = _conv_padding(padding, (kh, kw), dilation, stride)
-    if min(pad2) < 0:
-        raise RuntimeError(f"conv2d: negative padding {pad2} is not supported")
-    if extra is not None:  # 'same' with an even kernel: PyTorch pads the extra pixel at the end
-        x = pad(x, (0, extra[1], 0, extra[0]))
-        h, w = x.shape[2:]
-    oh = (h + 2 * pad2[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
-    ow = (w + 2 * pad2[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-    if oh <= 0 or ow <= 0:
-        raise RuntimeError(f"conv2d: the kernel ({kh}x{kw}, dilation {dilation}) is larger than the padded "
-                           f"input ({h + 2 * pad2[0]}x{w + 2 * pad2[1]}); output size would be {oh}x{ow}")
-    if groups == 1:
-        out = N.Conv2d.apply(x, weight, bias, stride, pad2, dilation)
-        return out.squeeze(0) if unbatched else out
-    outs = []
-    cg, ocg = c // groups, oc // groups
-    for gi in range(groups):
-        xg = x if groups == 1 else x[:, gi * cg:(gi + 1) * cg]
-        wg = weight if groups == 1 else weight[gi * ocg:(gi + 1) * ocg]
-        cols = N.Im2Col.apply(xg, (kh, kw), stride, pad2, dilation)  # (N, C*KH*KW, OH*OW)
-        outs.append(wg.reshape(ocg, cg * kh * kw) @ cols)  # (N, OC, OH*OW): already channels-first
-    out = outs[0] if groups == 1 else cat(outs, 1)
-    if bias is not None:
-        out = out + bias.reshape(oc, 1)
-    out = out.reshape(n, oc, oh, ow)
-    return out.squeeze(0) if unbatched else out
-
-
-def _pool_args(kernel_size, stride, padding, dilation, fn: str):
-    k = _pair(kernel_size, "kernel_size")
-    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _pair(stride, "stride")
-    p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
-    if min(k) < 1 or min(s) < 1 or min(d) < 1:
-        raise RuntimeError(f"{fn}: kernel_size {k}, stride {s} and dilation {d} must be positive")
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2 or min(p) < 0:
-        raise RuntimeError(f"{fn}: padding {p} should be at least 0 and at most half of the kernel size {k}")
-    return k, s, p, d
-
-
-def _check_pool_output(x, k, s, p, d, fn: str):
-    h, w = x.shape[2:]
-    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
-    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
-    if oh <= 0 or ow <= 0:
-        raise RuntimeError(f"{fn}: input of spatial size {h}x{w} is too small for kernel {k} (padding {p}, "
-                           f"dilation {d}): the output would be {oh}x{ow}")
-
-
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False):
-    """Max over each window; with ``return_indices`` also the flat (h * W + w) input index of each max."""
-    x, unbatched = _image_batch(input, "max_pool2d")
-    if ceil_mode:
-        raise NotImplementedError("max_pool2d: ceil_mode=True is not implemented; pad the input instead")
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(f"max_pool2d: expected a floating point input, got {x.dtype.name}")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, "max_pool2d")
-    _check_pool_output(x, k, s, p, d, "max_pool2d")
-    out = N.MaxPool2d.apply(x, k, s, p, d)
-    if return_indices:
-        idx = wrap_native(x._dev.backend.max_pool2d_indices(x._x, out._x, k, s, p, d), x._dev)
-        return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
-    return out.squeeze(0) if unbatched else out
-
-
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    """Mean over each window (im2col per channel plane, then a mean over the taps)."""
-    x, unbatched = _image_batch(input, "avg_pool2d")
-    if ceil_mode:
-        raise NotImplementedError("avg_pool2d: ceil_mode=True is not implemented; pad the input instead")
-    k, s, p, d = _pool_args(kernel_size, stride, padding, 1, "avg_pool2d")
-    _check_pool_output(x, k, s, p, d, "avg_pool2d")
-    n, c, h, w = x.shape
-    cols = N.Im2Col.apply(x.reshape(n * c, 1, h, w), k, s, p, d)  # (N*C, KH*KW, OH*OW)
-    oh = (h + 2 * p[0] - k[0]) // s[0] + 1
-    ow = (w + 2 * p[1] - k[1]) // s[1] + 1
-    total = cols.sum(1)  # (N*C, OH*OW)
-    if divisor_override is not None:
-        if divisor_override == 0:
-            raise RuntimeError("avg_pool2d: divisor_override must not be zero")
-        out = total / divisor_override
-    elif count_include_pad or p == (0, 0):
-        out = total / (k[0] * k[1])
-    else:
-        be = x._dev.backend
-        ones = be.full((1, 1, h, w), 1, x.dtype)
-        counts = be.sum(be.im2col(ones, k, s, p, d), 1, False)  # (1, OH*OW): real (unpadded) pixels per window
-        out = total / wrap_native(counts, x._dev)
-    out = out.reshape(n, c, oh, ow)
-    return out.squeeze(0) if unbatched else out
-
-
-def _adaptive_matrix(size: int, out: int, dtype, dev) -> Tensor:
-    """Row i averages input positions [floor(i*size/out), ceil((i+1)*size/out)), as PyTorch does."""
-    m = np.zeros((out, size), dtype.np)
-    for i in range(out):
-        lo, hi = (i * size) // out, -(-((i + 1) * size) // out)
-        m[i, lo:hi] = 1.0 / (hi - lo)
-    return wrap_native(m if dev.backend.is_host else dev.backend.from_numpy(m), dev)
-
-
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
-    """Average-pool to a fixed ``output_size``: two small averaging matrices, left and right."""
-    x, unbatched = _image_batch(input, "adaptive_avg_pool2d")
-    h, w = x.shape[2:]
-    if isinstance(output_size, (tuple, list)):
-        oh, ow = (h if output_size[0] is None else output_size[0]), (w if output_size[1] is None else output_size[1])
-    else:
-        oh = ow = output_size
-    oh, ow = _pair((oh, ow), "output_size")
-    if oh < 1 or ow < 1:
-        raise RuntimeError(f"adaptive_avg_pool2d: output_size must be positive, got {(oh, ow)}")
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(f"adaptive_avg_pool2d: expected a floating point input, got {x.dtype.name}")
-    if (oh, ow) == (1, 1):
-        out = x.mean((2, 3), keepdim=True)
-    else:
-        out = _adaptive_matrix(h, oh, x.dtype, x._dev) @ x @ _adaptive_matrix(w, ow, x.dtype, x._dev).T
-    return out.squeeze(0) if unbatched else out
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
@@ -399,31 +449,251 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
-    """Rows of ``weight`` picked by integer ``input`` (any shape); ``padding_idx``'s row gets no gradient."""
-    _check_tensor(input, "embedding")
-    if input.dtype not in (dtypes.int64, dtypes.int32):
-        raise RuntimeError(f"embedding: expected an integer index tensor (int64 or int32), got {input.dtype.name}")
-    if weight.ndim != 2:
-        raise RuntimeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got {weight.shape}")
-    num = weight.shape[0]
-    if input.numel():
-        lo, hi = int(input.min().item()), int(input.max().item())
-        if lo < 0 or hi >= num:
-            raise IndexError(f"embedding: index out of range: indices span [{lo}, {hi}] but there are only {num} "
-                             f"embeddings")
-    w = weight
-    if padding_idx is not None:
-        if padding_idx < 0:
-            padding_idx += num
-        if not 0 <= padding_idx < num:
-            raise ValueError(f"embedding: padding_idx must be within [-{num}, {num}), got {padding_idx}")
-        if weight.requires_grad and _grad.enabled:  # block the gradient of that one row
-            keep = np.ones((num, 1), weight.dtype.np)
-            keep[padding_idx] = 0
-            k = wrap_native(keep, weight._dev)
-            w = weight * k + (weight * (1 - k)).detach()
-    return w.index_select(0, input.reshape(-1)).reshape(input.shape + (weight.shape[1],))
+# ---- normalization ------------------------------------------------------------------------------
+def _affine(out, weight, bias, channel_dim: int = 1):
+    """``out * weight + bias`` with per-channel (dim ``channel_dim``) weight and bias."""
+    shape = (-1,) + (1,) * (out.ndim - channel_dim - 1)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def _normalize_last(x, eps: float):
+    """(x - mean) / sqrt(var + eps) over the last dim, biased variance: the fused layer-norm node, no affine part."""
+    return N.LayerNorm.apply(x, None, None, 1, float(eps))
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalize (N, C, ...) over each group of ``C // num_groups`` channels and the spatial dims."""
+    _check_tensor(input, "group_norm")
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c = input.shape[0], input.shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"group_norm: expected a floating point input, got {input.dtype.name}")
+    if input.numel() == 0:
+        return _affine(input * 1, weight, bias)
+    out = _normalize_last(input.reshape(n, num_groups, -1), eps).reshape(input.shape)
+    return _affine(out, weight, bias)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each (sample, channel) of (N, C, ...) over its spatial dims.
+
+    With ``use_input_stats`` the instance statistics are used, and ``running_mean`` / ``running_var`` (when
+    given) move towards their batch average (unbiased variance), as PyTorch's; else the running ones are used.
+    """
+    _check_tensor(input, "instance_norm")
+    if input.ndim < 2:
+        raise ValueError(f"instance_norm: expected at least 2-D input (N, C, ...), got shape {input.shape}")
+    n, c = input.shape[0], input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.shape != (c,):
+            raise RuntimeError(f"instance_norm: {name} of shape {t.shape} should be ({c},), one per channel")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"instance_norm: expected a floating point input, got {input.dtype.name}")
+    spatial = input.numel() // max(n * c, 1)
+    if use_input_stats:
+        if spatial <= 1 and input.numel():
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"{list(input.shape)}")
+        flat = input.reshape(n, c, -1)
+        out = _normalize_last(flat, eps).reshape(input.shape)
+        if running_mean is not None or running_var is not None:
+            with grad_mode.no_grad():
+                xd = flat.detach()
+                mean = xd.mean(2)
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.mean(0) * momentum)
+                if running_var is not None:
+                    var = ((xd - mean.unsqueeze(2)) ** 2).sum(2) / (spatial - 1)
+                    running_var.mul_(1 - momentum).add_(var.mean(0) * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("instance_norm: Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        shape = (c,) + (1,) * (input.ndim - 2)
+        out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    return _affine(out, weight, bias)
+
+
+def _finfo_eps(dtype) -> float:
+    return float(np.finfo(dtype.np).eps)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims (eps: the dtype's
+    machine epsilon when None)."""
+    _check_tensor(input, "rms_norm")
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not ns or len(ns) > input.ndim or input.shape[input.ndim - len(ns):] != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*, "
+                           f"{', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    if weight is not None and weight.shape != ns:
+        raise RuntimeError(f"rms_norm: weight of shape {weight.shape} must have the normalized shape {ns}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"rms_norm: expected a floating point input, got {input.dtype.name}")
+    axes = tuple(range(input.ndim - len(ns), input.ndim))
+    e = _finfo_eps(input.dtype) if eps is None else eps
+    out = input * ((input * input).mean(axes, keepdim=True) + e).rsqrt()
+    return out if weight is None else out * weight
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """``input / max(||input||_p over dim, eps)``."""
+    _check_tensor(input, "normalize")
+    if out is not None:
+        raise NotImplementedError("normalize(out=...) is not supported; use the returned tensor")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
+    return input / denom
+
+
+# ---- padding ------------------------------------------------------------------------------------
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_index(n: int, lo: int, hi: int, mode: str):
+    """Source positions of a dim of size ``n`` padded by (lo, hi) (either may be negative: cropping)."""
+    i = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        i = np.abs(i)
+        i = np.where(i > n - 1, 2 * (n - 1) - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, n - 1)
+    else:  # circular
+        i = np.mod(i, n)
+    return i.astype(np.int64)
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the trailing dims: ``pad`` is (last_lo, last_hi, prev_lo, prev_hi, ...), as in PyTorch.
+
+    'constant' fills with ``value`` (0 by default); 'reflect' mirrors without repeating the edge, 'replicate'
+    repeats the edge, 'circular' wraps around. The non-constant modes gather each padded dim with
+    ``index_select``, so their gradient sums into the positions that were copied.
+    """
+    _check_tensor(input, "pad")
+    pad = tuple(pad)
+    if not all(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in pad):
+        raise TypeError(f"pad(): argument 'pad' must be tuple of ints, but found {pad!r}")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    k = len(pad) // 2
+    if mode != "constant" and (k not in (1, 2, 3) or input.ndim not in (k + 1, k + 2)):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+                                  f"Supported combinations for non-constant padding:\n"
+                                  f"  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                                  f"  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                                  f"  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if any(p < 0 for p in pad):  # negative padding crops; every mode crops first (circular then wraps the rest)
+        idx = [slice(None)] * input.ndim
+        for j in range(k):
+            n = input.shape[input.ndim - 1 - j]
+            lo, hi = max(-pad[2 * j], 0), max(-pad[2 * j + 1], 0)
+            if lo + hi > n:
+                raise RuntimeError(f"narrow(): length must be non-negative. (The input size {n}, cropped by negative "
+                                   f"padding {-lo} and {-hi} in dimension {input.ndim - 1 - j}, would have a "
+                                   f"negative size.)")
+            idx[input.ndim - 1 - j] = slice(lo, n - hi)
+        input = input[tuple(idx)]
+        pad = tuple(max(p, 0) for p in pad)
+    if mode == "constant":
+        return _functions_pad(input, pad, "constant", 0.0 if value is None else value)
+    out = input
+    for j in range(k):
+        d = input.ndim - 1 - j
+        lo, hi = int(pad[2 * j]), int(pad[2 * j + 1])
+        if lo == 0 and hi == 0:
+            continue
+        n = input.shape[d]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}")
+        if mode == "circular" and (lo > n or hi > n):
+            raise RuntimeError(f"Padding value causes wrapping around more than once: padding ({lo}, {hi}) at "
+                               f"dimension {d} of input {list(input.shape)}")
+        if n == 0:
+            raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
+                               f"other non-zero dimensions for input, but got: {list(input.shape)}")
+        idx = wrap_native(_pad_index(n, lo, hi, mode), input._dev) if input._dev.backend.is_host else \
+            wrap_native(input._dev.backend.from_numpy(_pad_index(n, lo, hi, mode)), input._dev)
+        out = out.index_select(d, idx)
+    return out
+
+
+# ---- distances and similarities -------------------------------------------------------------------
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``sum(x1/|x1| * x2/|x2|)`` over ``dim`` (broadcasting), each norm clamped below at ``eps`` without
+    changing its gradient, as PyTorch's."""
+    _check_tensor(x1, "cosine_similarity", "x1")
+    _check_tensor(x2, "cosine_similarity", "x2")
+    from ..layout import broadcast_shapes
+    try:
+        shape = broadcast_shapes(x1.shape, x2.shape)
+    except ValueError:
+        raise RuntimeError(f"cosine_similarity: x1 of shape {list(x1.shape)} and x2 of shape {list(x2.shape)} "
+                           f"cannot be broadcast together") from None
+    a, b = x1.expand(shape), x2.expand(shape)
+    n1, n2 = a.norm(2, dim, keepdim=True), b.norm(2, dim, keepdim=True)
+    n1 = n1 + (n1.detach().clamp_min(eps) - n1.detach())  # clamped value, unclamped gradient (torch's no_grad clamp_)
+    n2 = n2 + (n2.detach().clamp_min(eps) - n2.detach())
+    return ((a / n1) * (b / n2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """``||x1 - x2 + eps||_p`` over the last dim."""
+    _check_tensor(x1, "pairwise_distance", "x1")
+    _check_tensor(x2, "pairwise_distance", "x2")
+    nd = max(x1.ndim, x2.ndim)
+    if nd == 0:
+        raise RuntimeError("pairwise_distance: expected at least 1-D inputs, got two 0-d tensors")
+    d = x1 - x2 + eps
+    return d.norm(p, -1, keepdim=keepdim)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]`` with weight (out, in1, in2)."""
+    _check_tensor(input1, "bilinear", "input1")
+    _check_tensor(input2, "bilinear", "input2")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D (out_features, in1_features, in2_features), got "
+                           f"shape {list(weight.shape)}")
+    o, i1, i2 = weight.shape
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
+                           f"{list(input2.shape[:-1])}")
+    if input1.ndim == 0 or input1.shape[-1] != i1:
+        got = input1.shape[-1] if input1.ndim else 0
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {got} but expected {i1}")
+    if input2.ndim == 0 or input2.shape[-1] != i2:
+        got = input2.shape[-1] if input2.ndim else 0
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {got} but expected {i2}")
+    if bias is not None and bias.shape != (o,):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0] if bias.ndim else 0} "
+                           f"but expected {o}")
+    t = input1 @ weight.permute(1, 0, 2).reshape(i1, o * i2)  # (..., out * in2)
+    out = (t.unflatten(-1, (o, i2)) * input2.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
 
 
 # ---- losses -----------------------------------------------------------------------------------
@@ -454,8 +724,9 @@ def _check_classes(target, c: int, ignore_index: int, fn: str) -> None:
                          f"[0, {c}) or ignore_index={ignore_index})")
 
 
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """Softmax cross-entropy over dim 1 (dim 0 for an unbatched input).
 
     ``target`` holds class indices (int, shape (N, ...)) or class probabilities (float, the input's
@@ -463,6 +734,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, i
     """
     _check_tensor(input, "cross_entropy")
     _check_tensor(target, "cross_entropy", "target")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
@@ -514,11 +786,12 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
     return _reduce(-(target * logp).sum(cdim), reduction)  # 'mean' averages over every (N, d1, ...) position
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore_index: int = -100,
-             reduction: str = "mean") -> Tensor:
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices, given log-probabilities over dim 1."""
     _check_tensor(input, "nll_loss")
     _check_tensor(target, "nll_loss", "target")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
     logp, flat = _class_indices_target(input, target, "nll_loss")
     c = logp.shape[1]
@@ -540,25 +813,30 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, ignore
     return loss.sum() / _mean_denominator(flat, weight, ignore_index)
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
     _check_tensor(input, "mse_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "mse_loss")
     _same_shape(input, target, "mse_loss")
     d = input - target
-    return _reduce(d * d, reduction)
+    return _weighted_reduce(d * d, weight, reduction, input)
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
     _check_tensor(input, "l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "l1_loss")
     _same_shape(input, target, "l1_loss")
-    return _reduce((input - target).abs(), reduction)
+    return _weighted_reduce((input - target).abs(), weight, reduction, input)
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                         reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
     """BCE on probabilities; logs are clamped at -100 as in PyTorch so a 0 or 1 gives a finite loss."""
     _check_tensor(input, "binary_cross_entropy")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy")
     _same_shape(input, target, "binary_cross_entropy")
     x = input.detach().numpy()
@@ -572,9 +850,11 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
     """BCE of sigmoid(input), computed stably as (1 - t) x + (1 + (pw - 1) t) softplus(-x)."""
     _check_tensor(input, "binary_cross_entropy_with_logits")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     _same_shape(input, target, "binary_cross_entropy_with_logits")
     sp = (-input).softplus()  # log(1 + exp(-x)), exact to float rounding (linear past the threshold)
@@ -585,3 +865,357 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+def _check_same_ndim(fn: str, **tensors) -> None:
+    dims = {k: t.ndim for k, t in tensors.items()}
+    if len(set(dims.values())) > 1:
+        raise RuntimeError(f"{fn}: All input tensors should have same dimension but got sizes: "
+                           + ", ".join(f"{k}: {list(t.shape)}" for k, t in tensors.items()))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``; L1 at beta=0)."""
+    _check_tensor(input, "smooth_l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "smooth_l1_loss")
+    _same_shape(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    if beta == 0:
+        return _reduce(d.abs(), reduction)
+    a = d.abs()
+    return _reduce(where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    _check_tensor(input, "huber_loss")
+    _check_reduction(reduction, "huber_loss")
+    _same_shape(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = input - target
+    a = d.abs()
+    return _reduce(_weighted(where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta), weight, input), reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """``target * (log(target) - input)`` pointwise (``input`` holds log-probabilities; 0 where target is 0);
+    with ``log_target`` the target holds log-probabilities too. 'batchmean' divides the sum by the batch size."""
+    _check_tensor(input, "kl_div")
+    _check_tensor(target, "kl_div", "target")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS + ("batchmean",):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction == "mean":
+        import warnings
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "margin_ranking_loss")
+    _check_same_ndim("margin_ranking_loss", input1=input1, input2=input2, target=target)
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+_EMBED_EPS = 1e-12
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
+                          reduce=None, reduction: str = "mean") -> Tensor:
+    """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "cosine_embedding_loss")
+    td = target.ndim
+    if td not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if td == 1 and (input1.ndim != 2 or input2.ndim != 2):
+        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    if td == 0 and (input1.ndim != 1 or input2.ndim != 1):
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    prod = (input1 * input2).sum(td)
+    m1 = (input1 * input1).sum(td) + _EMBED_EPS
+    m2 = (input2 * input2).sum(td) + _EMBED_EPS
+    cos = prod / (m1 * m2).sqrt()
+    zero = cos.new_zeros(())
+    out = where(target == 1, 1 - cos, zero) + where(target == -1, (cos - margin).clamp_min(0), zero)
+    return _reduce(out, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with d the pairwise p-norm distance (``swap``: d(a, n) is the
+    smaller of d(a, n) and d(p, n))."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "triplet_margin_loss")
+    a, pos, neg = anchor.ndim, positive.ndim, negative.ndim
+    if not a == pos == neg:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {pos}D, and negative {neg}D inputs")
+    if margin <= 0:
+        raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "soft_margin_loss")
+    _same_shape(input, target, "soft_margin_loss")
+    return _reduce((-target * input).softplus(1.0, 20.0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    """``input`` where target is 1, ``max(0, margin - input)`` where it is -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "hinge_embedding_loss")
+    zero = input.new_zeros(())
+    out = where(target != 1, (margin - input).clamp_min(0), zero) + where(target != -1, input, zero)
+    return _reduce(out, reduction)
+
+
+# ---- attention ----------------------------------------------------------------------------------
+def _masked_softmax_safe(scores: Tensor) -> Tensor:
+    """Softmax over the last dim where a row that is -inf everywhere gives zeros, not NaN (torch's math path of
+    scaled_dot_product_attention)."""
+    dead = (scores == -math.inf).all(-1, keepdim=True)
+    if not bool(dead.any().item()):
+        return scores.softmax(-1)
+    return where(dead, 0.0, where(dead, 0.0, scores).softmax(-1))
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(q @ k^T * scale + mask) @ v`` over (..., L, E) queries and (..., S, E) keys.
+
+    A bool ``attn_mask`` says which positions take part (True) and a float one is added to the scores;
+    ``is_causal`` masks out the keys after each query (top-left aligned, as PyTorch). A query that may attend
+    to nothing gets zeros. ``dropout_p`` drops attention weights (always, as PyTorch's function does: pass 0.0
+    in eval)."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _check_tensor(t, "scaled_dot_product_attention", name)
+        if t.ndim < 2:
+            raise RuntimeError(f"scaled_dot_product_attention: {name} must be at least 2-D (..., L, E), got shape "
+                               f"{list(t.shape)}")
+    if not (query.dtype is key.dtype is value.dtype):
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{query.dtype.name} key.dtype: {key.dtype.name} and value.dtype: {value.dtype.name} "
+                           f"instead.")
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(f"scaled_dot_product_attention: query of shape {list(query.shape)} and key of shape "
+                           f"{list(key.shape)} must have the same embedding size (last dim)")
+    if key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: key of shape {list(key.shape)} and value of shape "
+                           f"{list(value.shape)} must have the same sequence length (dim -2)")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
+    L, S = query.shape[-2], key.shape[-2]
+    s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * s
+    if is_causal:
+        keep = np.tril(np.ones((L, S), dtype=bool))
+        scores = scores.masked_fill(wrap_native(keep if query._dev.backend.is_host else
+                                                query._dev.backend.from_numpy(keep), query._dev).logical_not(),
+                                    -math.inf)
+        w = scores.softmax(-1)  # (row 0 keeps key 0: no row is empty)
+    elif attn_mask is not None:
+        if attn_mask.dtype is dtypes.bool_:
+            scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
+        else:
+            scores = scores + attn_mask
+        w = _masked_softmax_safe(scores)
+    else:
+        w = scores.softmax(-1)
+    if dropout_p > 0.0:
+        w = dropout(w, dropout_p, True)
+    return w @ value
+
+
+def _canonical_mask(mask, name: str, target_dtype):
+    """A bool mask (True = masked out) as a float mask of 0 and -inf; a float mask as it is."""
+    if mask is None:
+        return None
+    if mask.dtype is dtypes.bool_:
+        return mask.new_zeros(mask.shape, dtype=target_dtype).masked_fill(mask, -math.inf)
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
+    if query.ndim == 3:
+        if key.ndim != 3 or value.ndim != 3:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                                 f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 2:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                                 f"found {key_padding_mask.ndim}-D tensor instead")
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                                 f"found {attn_mask.ndim}-D tensor instead")
+        return True
+    if query.ndim == 2:
+        if key.ndim != 2 or value.ndim != 2:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                                 f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.ndim != 1:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but "
+                                 f"found {key_padding_mask.ndim}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.ndim not in (2, 3):
+                raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                                     f"but found {attn_mask.ndim}-D tensor instead")
+            if attn_mask.ndim == 3:
+                want = (num_heads, query.shape[0], key.shape[0])
+                if attn_mask.shape != want:
+                    raise AssertionError(f"Expected `attn_mask` shape to be {want} but got {attn_mask.shape}")
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query "
+                         f"tensor")
+
+
+def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn: bool,
+                                 dropout_p: float, out_proj_weight: Tensor, out_proj_bias, training: bool = True,
+                                 key_padding_mask=None, need_weights: bool = True, attn_mask=None,
+                                 use_separate_proj_weight: bool = False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights: bool = True,
+                                 is_causal: bool = False):
+    """PyTorch's multi-head attention on (L, N, E) query and (S, N, E) key/value (or unbatched (L, E)).
+
+    Returns ``(output, weights)``: weights (N, L, S) averaged over heads, or (N, heads, L, S), or None when
+    ``need_weights`` is False (then the attention runs through :func:`scaled_dot_product_attention`)."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                                 f"{value.shape[:2]}")
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the hint says the mask is causal: scaled_dot_product_attention builds it
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
+        is_causal = False
+    # input projections
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        b = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        w = in_proj_weight.chunk(3)
+        q, k, v = linear(query, w[0], b[0]), linear(key, w[1], b[1]), linear(value, w[2], b[2])
+    else:
+        b = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = linear(query, q_proj_weight, b[0]), linear(key, k_proj_weight, b[1]), \
+            linear(value, v_proj_weight, b[2])
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if attn_mask.shape != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.shape != (bsz * num_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                               f"{(bsz * num_heads, tgt_len, src_len)}.")
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key/value.")
+        k = cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = cat([v, bias_v.expand(1, bsz, embed_dim)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k)
+    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v)
+    if add_zero_attn:
+        k = cat([k, k.new_zeros((bsz * num_heads, 1, head_dim))], 1)
+        v = cat([v, v.new_zeros((bsz * num_heads, 1, head_dim))], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if key_padding_mask.shape != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                                 f"{key_padding_mask.shape}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = scores.softmax(-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, dropout_p)
+        out = (weights @ v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+        weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(1)
+        if not is_batched:
+            return out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None:
+        attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 else \
+            attn_mask.reshape(bsz, num_heads, -1, src_len)
+    q = q.reshape(bsz, num_heads, tgt_len, head_dim)
+    k = k.reshape(bsz, num_heads, src_len, head_dim)
+    v = v.reshape(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    return (out, None) if is_batched else (out.squeeze(1), None)

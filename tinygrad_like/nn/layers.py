@@ -17,13 +17,15 @@ from ..dtypes import int64
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .conv import Conv2d  # noqa: F401 - moved to nn/conv.py, nn/pooling.py and nn/sparse.py (issue 17)
 from .module import Module, Parameter
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
+from .sparse import Embedding  # noqa: F401
 
 __all__ = [
     "Identity", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "Unflatten",
     "Dropout", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding", "ReLU", "LeakyReLU", "GELU", "SiLU",
-    "Sigmoid", "Tanh", "Softplus", "ELU", "Softmax", "LogSoftmax", "CrossEntropyLoss", "NLLLoss", "MSELoss",
-    "L1Loss", "BCELoss", "BCEWithLogitsLoss",
+    "Sigmoid", "Tanh", "Softplus", "ELU", "Softmax", "LogSoftmax",
 ]
 
 
@@ -47,11 +49,11 @@ class Identity(Module):
 class Linear(Module):
     """``y = x @ W.T + b`` with W of shape (out_features, in_features)."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(empty(out_features, in_features, dtype=dtype))
-        self.bias = Parameter(empty(out_features, dtype=dtype)) if bias else None
+        self.weight = Parameter(empty(out_features, in_features, dtype=dtype, device=device))
+        self.bias = Parameter(empty(out_features, dtype=dtype, device=device)) if bias else None
         if not bias:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -64,89 +66,6 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
-
-
-class Conv2d(Module):
-    """2-D convolution over (N, C, H, W): im2col, then one matrix multiply with the (OC, C*KH*KW) weight."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, dtype=None) -> None:
-        super().__init__()
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible by "
-                             f"groups ({groups})")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = F._pair(kernel_size, "kernel_size")
-        self.stride, self.dilation = F._pair(stride, "stride"), F._pair(dilation, "dilation")
-        self.padding = padding if isinstance(padding, str) else F._pair(padding, "padding")
-        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
-        self.bias = Parameter(empty(out_channels, dtype=dtype)) if bias else None
-        if not bias:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        _reset_like_torch(self.weight, self.bias)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}")
-        if self.padding not in ((0, 0), "valid"):
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
-
-
-class MaxPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False) -> None:
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, input: Tensor):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-                            self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
-
-
-class AvgPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override: int | None = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool2d(Module):
-    def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
 
 class Flatten(Module):
@@ -193,23 +112,23 @@ class _BatchNorm(Module):
     _expected_ndims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype=None, *, bias: bool = True) -> None:
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, affine and bias
         if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype))
+            self.weight = Parameter(ones(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(zeros(num_features, dtype=dtype))
+                self.bias = Parameter(zeros(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -258,14 +177,14 @@ class BatchNorm2d(_BatchNorm):
 
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-                 dtype=None) -> None:
+                 device=None, dtype=None) -> None:
         super().__init__()
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.eps, self.elementwise_affine, self.use_bias = eps, elementwise_affine, elementwise_affine and bias
         if elementwise_affine:
-            self.weight = Parameter(ones(*self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(ones(*self.normalized_shape, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(zeros(*self.normalized_shape, dtype=dtype))
+                self.bias = Parameter(zeros(*self.normalized_shape, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -280,34 +199,6 @@ class LayerNorm(Module):
                 f"bias={self.use_bias}")
 
 
-class Embedding(Module):
-    """A lookup table: integer ids -> rows of an (num_embeddings, embedding_dim) weight, N(0, 1) initialised."""
-
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, dtype=None) -> None:
-        super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"padding_idx must be within num_embeddings ({num_embeddings}), got {padding_idx}")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype))
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            from ..autograd import grad_mode
-            with grad_mode.no_grad():
-                self.weight[self.padding_idx] = 0.0
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx)
-
-    def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
-
 
 # ---- activations ---------------------------------------------------------------------------
 class ReLU(Module):
@@ -317,6 +208,9 @@ class ReLU(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return input.relu()
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class LeakyReLU(Module):
@@ -328,7 +222,7 @@ class LeakyReLU(Module):
         return input.leaky_relu(self.negative_slope)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class GELU(Module):
@@ -344,8 +238,15 @@ class GELU(Module):
 
 
 class SiLU(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, input: Tensor) -> Tensor:
         return input.silu()
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):
@@ -379,7 +280,7 @@ class ELU(Module):
         return input.elu(self.alpha)
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Softmax(Module):
@@ -403,62 +304,3 @@ def _implicit_dim(dim, input) -> int:
     if dim is not None:
         return dim
     return 0 if input.ndim in (0, 1, 3) else 1  # PyTorch's legacy rule for dim=None
-
-
-# ---- losses -----------------------------------------------------------------------------------
-class _Loss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
-        super().__init__()
-        F._check_reduction(reduction, type(self).__name__)
-        self.reduction = reduction
-
-
-class CrossEntropyLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean",
-                 label_smoothing: float = 0.0) -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
-        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
-
-
-class NLLLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
-        self.ignore_index = ignore_index
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
-
-
-class MSELoss(_Loss):
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, self.reduction)
-
-
-class L1Loss(_Loss):
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.l1_loss(input, target, self.reduction)
-
-
-class BCELoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
-
-
-class BCEWithLogitsLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
-                 pos_weight: Tensor | None = None) -> None:
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
-        self.register_buffer("pos_weight", pos_weight)
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction, self.pos_weight)

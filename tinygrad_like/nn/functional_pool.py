@@ -1,0 +1,373 @@
+"""Pooling for ``tl.nn.functional``: max/avg pooling in 1-D and 2-D (padding, dilation, ``ceil_mode``,
+``count_include_pad``, ``divisor_override``, ``return_indices``), adaptive average and max pooling, and max unpooling.
+
+Max pooling is the fused :class:`~tinygrad_like.ops.nn.MaxPool2d` node (1-D pooling is 2-D pooling of height 1);
+``ceil_mode``'s extra last window reads a -inf edge added at the end. Average pooling is im2col and a mean
+over the taps, divided as torch divides (the taps inside the padded input, or only the real ones). Adaptive max
+pooling gathers each window's taps (windows of unequal size repeat their last tap) and takes the max, or is plain
+max pooling when the windows tile the input. Max unpooling scatters into zeros.
+
+>>> import tinygrad_like as tl
+>>> import tinygrad_like.nn.functional as F
+>>> x = tl.arange(10.0).reshape(1, 1, 10)
+>>> F.max_pool1d(x, 3, ceil_mode=True)
+tensor([[[2., 5., 8., 9.]]])
+>>> F.avg_pool1d(x, 4, padding=1, count_include_pad=False)
+tensor([[[1.0000, 4.5000, 8.0000]]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..functions import pad as _constant_pad
+from ..ops import nn as N
+from ..tensor import Tensor, wrap_native
+from .functional_conv import _check_tensor, _const, _is_int, _ntuple
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
+           "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]
+
+
+def _pool_input(input, nd: int, fn: str):
+    """(N, C, *spatial) or unbatched (C, *spatial) -> a 4-D tensor, and what to undo at the end."""
+    _check_tensor(input, fn)
+    if input.ndim not in (nd + 1, nd + 2):
+        if nd == 1:
+            raise RuntimeError(f"{fn}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                               f"input, but got:{list(input.shape)}")
+        raise RuntimeError(f"{fn}: non-empty 3D or 4D (batch mode) tensor expected for input, got shape "
+                           f"{input.shape}")
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    if nd == 1:
+        x = x.unsqueeze(2)
+    if any(s == 0 for s in x.shape[1:]):
+        raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive length, but input has a "
+                           f"shape of {list(input.shape)}")
+    return x, unbatched
+
+
+def _pool_output(out, nd: int, unbatched: bool):
+    if nd == 1:
+        out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """torch's pooling_output_shape: floor or ceil, and in ceil mode no window that starts past the input."""
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_args(kernel_size, stride, padding, dilation, nd: int, fn: str):
+    k = _ntuple(kernel_size, nd, "kernel_size", fn)
+    empty_stride = stride is None or (isinstance(stride, (tuple, list)) and not stride)
+    s = k if empty_stride else _ntuple(stride, nd, "stride", fn)
+    p, d = _ntuple(padding, nd, "padding", fn), _ntuple(dilation, nd, "dilation", fn)
+    if min(k) < 1:
+        raise RuntimeError(f"{fn}: kernel_size must be greater than zero, but got {k}")
+    if min(s) < 1:
+        raise RuntimeError(f"{fn}: stride must be greater than zero, but got {s}")
+    if min(d) < 1:
+        raise RuntimeError(f"{fn}: dilation must be greater than zero, but got {d}")
+    if min(p) < 0:
+        raise RuntimeError(f"{fn}: pad must be non-negative, but got pad: {p}")
+    for pi, ki, di in zip(p, k, d):
+        if pi > ((ki - 1) * di + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
+                               f"kernel_size={ki} and dilation={di} ({fn}: padding {p} must be at most half of "
+                               f"the kernel size {k})")
+    if nd == 1:  # as a 2-D pooling of height 1
+        k, s, p, d = (1,) + k, (1,) + s, (0,) + p, (1,) + d
+    return k, s, p, d
+
+
+def _sizes(x, k, s, p, d, ceil_mode: bool, nd: int, fn: str):
+    h, w = x.shape[2:]
+    oh = _pool_out_size(h, k[0], s[0], p[0], d[0], ceil_mode)
+    ow = _pool_out_size(w, k[1], s[1], p[1], d[1], ceil_mode)
+    if oh <= 0 or ow <= 0:
+        c = x.shape[1]
+        given = f"{c}x{w}" if nd == 1 else f"{c}x{h}x{w}"
+        calc = f"{c}x{ow}" if nd == 1 else f"{c}x{oh}x{ow}"
+        raise RuntimeError(f"Given input size: ({given}). Calculated output size: ({calc}). Output size is too small "
+                           f"({fn}: input of spatial size {h}x{w} is too small for kernel {k[2 - nd:]}, padding "
+                           f"{p[2 - nd:]}, dilation {d[2 - nd:]})")
+    # in ceil mode the last window may reach past the padded input: how far, per dim
+    extra = tuple(max(0, (o - 1) * si + di * (ki - 1) + 1 - (n + 2 * pi))
+                  for o, si, di, ki, n, pi in zip((oh, ow), s, d, k, (h, w), p))
+    return oh, ow, extra
+
+
+# ---- max pooling ----------------------------------------------------------------------------------
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd: int, fn: str):
+    x, unbatched = _pool_input(input, nd, fn)
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, fn)
+    _, _, extra = _sizes(x, k, s, p, d, ceil_mode, nd, fn)
+    dtype = x.dtype
+    if dtype is dtypes.bool_:
+        raise RuntimeError(f"{fn}: \"max_pool2d\" not implemented for 'Bool'")
+    if not dtype.is_floating_point:  # integers pool exactly as float64 (|values| < 2**53) and come back
+        x = x.to(dtypes.float64)
+    h, w = x.shape[2:]
+    if any(extra):
+        x = _constant_pad(x, (0, extra[1], 0, extra[0]), value=float("-inf"))
+    pooled = N.MaxPool2d.apply(x, k, s, p, d)
+    out = pooled if dtype.is_floating_point else pooled.to(dtype)
+    if not return_indices:
+        return _pool_output(out, nd, unbatched)
+    idx = wrap_native(x._dev.backend.max_pool2d_indices(x._x, pooled._x, k, s, p, d), x._dev)
+    if extra[1]:  # flat indices of the widened input -> of the input
+        wp = w + extra[1]
+        idx = idx // wp * w + idx % wp
+    return _pool_output(out, nd, unbatched), _pool_output(idx, nd, unbatched)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over each window of (N, C, L) or (C, L); with ``return_indices`` also each maximum's position in L."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1, "max_pool1d")
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over each window of (N, C, H, W) or (C, H, W); with ``return_indices`` also the flat (h * W + w)
+    input index of each maximum. Ties go to the first tap in row-major order, a window holding NaN to its last
+    NaN, as in torch."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2, "max_pool2d")
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+# ---- average pooling ------------------------------------------------------------------------------
+def _divisor(size: int, out: int, k: int, s: int, p: int, include_pad: bool):
+    """Per output position along one dim: the window's length inside the padded input (``include_pad``) or inside
+    the input itself, as torch's avg_pool kernels count it."""
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    pool = end - start
+    real = np.minimum(end, size) - np.maximum(start, 0)
+    return pool if include_pad else real
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, fn):
+    x, unbatched = _pool_input(input, nd, fn)
+    k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd, fn)
+    if divisor_override is not None and (not _is_int(divisor_override) or divisor_override == 0):
+        raise RuntimeError(f"{fn}: divisor must be not zero, got divisor_override={divisor_override!r}")
+    oh, ow, extra = _sizes(x, k, s, p, d, ceil_mode, nd, fn)
+    dtype = x.dtype
+    if dtype is dtypes.bool_:
+        raise RuntimeError(f"{fn}: \"avg_pool2d\" not implemented for 'Bool'")
+    if not dtype.is_floating_point:  # torch divides integer sums with truncation
+        x = x.to(dtypes.float64)
+    n, c, h, w = x.shape
+    if any(extra):
+        x = _constant_pad(x, (0, extra[1], 0, extra[0]))
+    hp, wp = x.shape[2:]
+    cols = N.Im2Col.apply(x.reshape(n * c, 1, hp, wp), k, s, p, d)  # (N*C, KH*KW, OH*OW)
+    total = cols.sum(1)
+    if divisor_override is not None:
+        out = total / divisor_override
+    elif not any(extra) and (count_include_pad or p == (0, 0)):
+        out = total / (k[0] * k[1])
+    else:
+        div = np.outer(_divisor(h, oh, k[0], s[0], p[0], count_include_pad),
+                       _divisor(w, ow, k[1], s[1], p[1], count_include_pad)).reshape(-1)
+        out = total / _const(div.astype(x.dtype.np), x)
+    out = out.reshape(n, c, oh, ow)
+    if not dtype.is_floating_point:
+        out = out.trunc().to(dtype)
+    return _pool_output(out, nd, unbatched)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """Mean over each window of (N, C, L) or (C, L)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d")
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over each window of (N, C, H, W) or (C, H, W): im2col per channel plane, a sum over the taps, then a
+    division by the window's size (with the padding, or without it), or by ``divisor_override``."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
+                     "avg_pool2d")
+
+
+# ---- adaptive pooling -----------------------------------------------------------------------------
+def _adaptive_sizes(x, output_size, nd: int, fn: str) -> tuple:
+    spatial = x.shape[2:] if nd == 2 else x.shape[3:]
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != nd:
+            raise ValueError(f"{fn}: output_size must be an int or a tuple of {nd}, got {output_size!r}")
+        sizes = tuple(sp if o is None else o for sp, o in zip(spatial, output_size))
+    else:
+        sizes = (output_size,) * nd
+    sizes = _ntuple(sizes, nd, "output_size", fn)
+    if min(sizes) < 0:
+        raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{list(sizes)}")
+    if min(sizes) == 0:
+        raise RuntimeError(f"{fn}: output_size must be positive, got {sizes}")
+    return sizes if nd == 2 else (1,) + sizes
+
+
+def _adaptive_matrix(size: int, out: int, like) -> Tensor:
+    """Row i averages input positions [floor(i*size/out), ceil((i+1)*size/out)), as PyTorch does."""
+    m = np.zeros((out, size), like.dtype.np)
+    for i in range(out):
+        lo, hi = (i * size) // out, -(-((i + 1) * size) // out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return _const(m, like)
+
+
+def _adaptive_avg(input, output_size, nd: int, fn: str):
+    x, unbatched = _pool_input(input, nd, fn)
+    oh, ow = _adaptive_sizes(x, output_size, nd, fn)
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{fn}\" not implemented for '{x.dtype.name}' (expected a floating point "
+                                  f"input)")
+    h, w = x.shape[2:]
+    if (oh, ow) == (1, 1):
+        out = x.mean((2, 3), keepdim=True)
+    elif oh == h:
+        out = x @ _adaptive_matrix(w, ow, x).T
+    else:
+        out = _adaptive_matrix(h, oh, x) @ x @ _adaptive_matrix(w, ow, x).T
+    return _pool_output(out, nd, unbatched)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average-pool (N, C, L) or (C, L) to length ``output_size`` (one averaging matrix)."""
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average-pool to a fixed ``output_size`` (an int, or a pair whose None entries keep the input's size): two
+    small averaging matrices, left and right."""
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def _adaptive_taps(size: int, out: int):
+    """(out, kmax) input positions of each adaptive window, a short window repeating its last position."""
+    i = np.arange(out)
+    start, end = (i * size) // out, -(-((i + 1) * size) // out)
+    kmax = int((end - start).max())
+    return np.minimum(start[:, None] + np.arange(kmax)[None], end[:, None] - 1).astype(np.int64)
+
+
+def _adaptive_max(input, output_size, return_indices: bool, nd: int, fn: str):
+    x, unbatched = _pool_input(input, nd, fn)
+    oh, ow = _adaptive_sizes(x, output_size, nd, fn)
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{fn}\" not implemented for '{x.dtype.name}' (expected a floating point "
+                                  f"input)")
+    n, c, h, w = x.shape
+    if h % oh == 0 and w % ow == 0:  # equal windows that tile the input: plain max pooling
+        k = (h // oh, w // ow)
+        out = N.MaxPool2d.apply(x, k, k, (0, 0), (1, 1))
+        idx = None
+        if return_indices:
+            idx = wrap_native(x._dev.backend.max_pool2d_indices(x._x, out._x, k, k, (0, 0), (1, 1)), x._dev)
+    else:
+        rows, cols = _adaptive_taps(h, oh), _adaptive_taps(w, ow)
+        kh, kw = rows.shape[1], cols.shape[1]
+        taps = x.index_select(2, _const(rows.reshape(-1), x)).index_select(3, _const(cols.reshape(-1), x))
+        taps = taps.reshape(n, c, oh, kh, ow, kw).permute(0, 1, 2, 4, 3, 5).reshape(n, c, oh, ow, kh * kw)
+        out, which = taps.max(-1)
+        idx = None
+        if return_indices:  # window tap -> flat input index h * W + w
+            flat = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, kh * kw)
+            table = _const(flat, x).expand(n, c, oh, ow, kh * kw)
+            idx = table.gather(4, which.unsqueeze(-1)).squeeze(-1)
+    if not return_indices:
+        return _pool_output(out, nd, unbatched)
+    return _pool_output(out, nd, unbatched), _pool_output(idx, nd, unbatched)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Max-pool (N, C, L) or (C, L) to length ``output_size``; with ``return_indices`` also each maximum's
+    position."""
+    return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max-pool to a fixed ``output_size``; with ``return_indices`` also the flat (h * W + w) input index of each
+    maximum."""
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+# ---- max unpooling --------------------------------------------------------------------------------
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd: int, fn: str):
+    _check_tensor(input, fn)
+    _check_tensor(indices, fn, "indices")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{fn}: Expected {nd + 1}D or {nd + 2}D input, got shape {input.shape}")
+    if indices.shape != input.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    if indices.dtype is not dtypes.int64:
+        raise RuntimeError(f"{fn}: elements in indices should be type int64 but got: {indices.dtype.name}")
+    k = _ntuple(kernel_size, nd, "kernel_size", fn)
+    s = k if stride is None else _ntuple(stride, nd, "stride", fn)
+    p = _ntuple(padding, nd, "padding", fn)
+    spatial = input.shape[-nd:]
+    default = tuple((i - 1) * si - 2 * pi + ki for i, si, pi, ki in zip(spatial, s, p, k))
+    if output_size is None:
+        size = default
+    else:
+        size = tuple(output_size)
+        if len(size) == nd + 2 or (len(size) == nd + 1 and input.ndim == nd + 1):
+            size = size[-nd:]
+        if len(size) != nd:
+            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                             f"length of '{len(output_size)}'")
+        for o, dflt, si in zip(size, default, s):
+            if not dflt - si < o < dflt + si:
+                raise ValueError(f"invalid output_size \"{list(size)}\" (dim {size.index(o)} must be between "
+                                 f"{dflt - si} and {dflt + si})")
+    numel = int(np.prod(size))
+    lead = input.shape[:-nd]
+    x = input.reshape(*lead, -1)
+    ix = indices.reshape(*lead, -1)
+    if ix.numel():
+        lo, hi = int(ix.min().item()), int(ix.max().item())
+        if lo < 0 or hi >= numel:
+            bad = lo if lo < 0 else hi
+            raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                               f"{'x'.join(map(str, size))})")
+    out = x.new_zeros(*lead, numel).scatter(-1, ix, x)
+    return out.reshape(*lead, *size)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The partial inverse of ``max_pool1d``: each value put back at its index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The partial inverse of ``max_pool2d``: each value put back at its flat (h * W + w) index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")

@@ -1,0 +1,373 @@
+"""Recurrent layers: ``RNN`` (tanh or relu), ``LSTM`` (with optional projections), ``GRU``, and their cells.
+
+PyTorch's parameters (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``, ``bias_hh_l0``, ``weight_hr_l0`` for
+LSTM projections, ``..._reverse`` for the backward direction), shapes, gate order (LSTM: input, forget, cell,
+output; GRU: reset, update, new) and initialisation (every weight U(-1/sqrt(hidden), 1/sqrt(hidden))), so a
+torch ``state_dict`` loads as it is. Inputs are (L, N, H_in) (or (N, L, H_in) with ``batch_first``) or unbatched
+(L, H_in); the input projection of a whole sequence is one matrix multiply, then each time step is a small graph
+of Tensor ops (so every gradient, and ``create_graph``, comes from the autograd engine). Packed sequences are not
+supported: pad the batch and mask instead.
+
+>>> import tinygrad_like as tl
+>>> lstm = tl.nn.LSTM(4, 8, num_layers=2, batch_first=True)
+>>> out, (h, c) = lstm(tl.randn(3, 5, 4))
+>>> out.shape, h.shape, c.shape
+((3, 5, 8), (2, 3, 8), (2, 3, 8))
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from ..creation import empty, zeros
+from ..functions import stack
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+# ---- one time step of each kind (shared by the layers and the cells) -------------------------------------
+def _rnn_step(xp: Tensor, h: Tensor, w_hh, b_hh, relu: bool) -> Tensor:
+    pre = xp + F.linear(h, w_hh, b_hh)
+    return pre.relu() if relu else pre.tanh()
+
+
+def _lstm_step(xp: Tensor, h: Tensor, c: Tensor, w_hh, b_hh, w_hr):
+    gates = xp + F.linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    h = o.sigmoid() * c.tanh()
+    if w_hr is not None:
+        h = F.linear(h, w_hr)
+    return h, c
+
+
+def _gru_step(xp: Tensor, h: Tensor, w_hh, b_hh) -> Tensor:
+    xr, xz, xn = xp.chunk(3, -1)
+    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
+    r = (xr + hr).sigmoid()
+    z = (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    return n + z * (h - n)
+
+
+class RNNBase(Module):
+    """The parameters and the loop shared by RNN, LSTM and GRU."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        if mode not in _GATES:
+            raise ValueError(f"Unrecognized RNN mode: {mode}")
+        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1):
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=3)
+        if not isinstance(hidden_size, int) or isinstance(hidden_size, bool):
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        gate = _GATES[mode] * hidden_size
+        real_hidden = proj_size or hidden_size
+        dirs = 2 if bidirectional else 1
+        names = []
+        for layer in range(num_layers):
+            for d in range(dirs):
+                in_size = input_size if layer == 0 else real_hidden * dirs
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                shapes = [("weight_ih", (gate, in_size)), ("weight_hh", (gate, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                for base, shape in shapes:
+                    self.register_parameter(base + sfx, Parameter(empty(*shape, dtype=dtype, device=device)))
+                    names.append(base + sfx)
+        self._flat_weights_names = names
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -stdv, stdv)
+
+    def flatten_parameters(self) -> None:
+        """A no-op (cuDNN's weight packing, which PyTorch programs call; nothing to pack here)."""
+
+    @property
+    def _flat_weights(self) -> list:
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list:
+        per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional else 1))
+        w = self._flat_weights
+        return [w[i:i + per] for i in range(0, len(w), per)]
+
+    def _weights(self, layer: int, d: int):
+        sfx = f"_l{layer}" + ("_reverse" if d else "")
+        get = self._parameters.get
+        return (get("weight_ih" + sfx), get("weight_hh" + sfx), get("bias_ih" + sfx), get("bias_hh" + sfx),
+                get("weight_hr" + sfx))
+
+    # ---- checks -----------------------------------------------------------------------------------
+    def _check_input(self, input: Tensor) -> bool:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{type(self).__name__}: expected a Tensor input (packed sequences are not supported: "
+                            f"pad the batch instead), got {type(input).__name__}")
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D tensor instead")
+        w0 = self.weight_ih_l0
+        if input.dtype is not w0.dtype:
+            raise ValueError(f"input must have the type {w0.dtype}, got type {input.dtype}")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{input.shape[-1]}")
+        return input.ndim == 3
+
+    def _expected_hidden(self, batch: int, cell: bool = False) -> tuple:
+        size = self.hidden_size if cell or not self.proj_size else self.proj_size
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, size)
+
+    @staticmethod
+    def _check_hidden(h: Tensor, want: tuple, msg: str) -> None:
+        if h.shape != want:
+            raise RuntimeError(msg.format(want, list(h.shape)))
+
+    # ---- the loop ---------------------------------------------------------------------------------
+    def _run(self, x: Tensor, hs: list):
+        """x: (L, N, H_in); hs: the initial states, each (layers * dirs, N, H). Returns (output, final states)."""
+        dirs = 2 if self.bidirectional else 1
+        steps = x.shape[0]
+        finals = [[] for _ in hs]
+        relu = self.mode == "RNN_RELU"
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
+                xp = F.linear(x, w_ih, b_ih)  # (L, N, gates): the whole sequence's input projection at once
+                state = [h[layer * dirs + d] for h in hs]
+                ys = [None] * steps
+                for t in (range(steps - 1, -1, -1) if d else range(steps)):
+                    if self.mode == "LSTM":
+                        state = list(_lstm_step(xp[t], state[0], state[1], w_hh, b_hh, w_hr))
+                    elif self.mode == "GRU":
+                        state = [_gru_step(xp[t], state[0], w_hh, b_hh)]
+                    else:
+                        state = [_rnn_step(xp[t], state[0], w_hh, b_hh, relu)]
+                    ys[t] = state[0]
+                for f, s in zip(finals, state):
+                    f.append(s)
+                outs.append(stack(ys) if steps else x.new_zeros((0, x.shape[1], hs[0].shape[-1])))
+            x = outs[0] if dirs == 1 else F.cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, [stack(f) for f in finals]
+
+    def forward(self, input: Tensor, hx=None):
+        batched = self._check_input(input)
+        lstm = self.mode == "LSTM"
+        name = type(self).__name__
+        if not batched:
+            x = input.unsqueeze(1)
+        else:
+            x = input.transpose(0, 1) if self.batch_first else input
+        n = x.shape[1]
+        if hx is None:
+            h0 = zeros(*self._expected_hidden(n), dtype=input.dtype, device=input.device)
+            hs = [h0, zeros(*self._expected_hidden(n, True), dtype=input.dtype, device=input.device)] if lstm else [h0]
+        else:
+            hs = list(hx) if lstm else [hx]
+            if lstm and len(hs) != 2:
+                raise RuntimeError(f"{name}: hx must be a tuple (h_0, c_0), got {len(hs)} tensors")
+            nd = 2 if not batched else 3
+            if any(h.ndim != nd for h in hs):
+                dims = ", ".join(f"{h.ndim}-D" for h in hs)
+                what = "hx and cx" if lstm else "hx"
+                got = f"({dims}) tensors" if lstm else f"{dims} tensor"
+                raise RuntimeError(f"For {'unbatched 2-D' if not batched else 'batched 3-D'} input, {what} should "
+                                   f"also be {nd}-D but got {got}")
+            if not batched:
+                hs = [h.unsqueeze(1) for h in hs]
+            if lstm:
+                self._check_hidden(hs[0], self._expected_hidden(n), "Expected hidden[0] size {}, got {}")
+                self._check_hidden(hs[1], self._expected_hidden(n, True), "Expected hidden[1] size {}, got {}")
+            else:
+                self._check_hidden(hs[0], self._expected_hidden(n), "Expected hidden size {}, got {}")
+        out, finals = self._run(x, hs)
+        if not batched:
+            out, finals = out.squeeze(1), [f.squeeze(1) for f in finals]
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return (out, (finals[0], finals[1])) if lstm else (out, finals[0])
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None) -> None:
+        if nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
+                         device, dtype)
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; returns ``(output, (h_n, c_n))``. With ``proj_size`` > 0 the hidden state is
+    projected by ``weight_hr`` to ``proj_size`` features."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit; returns ``(output, h_n)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None,
+                 dtype=None) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
+                         device, dtype)
+
+
+# ---- cells ------------------------------------------------------------------------------------
+class RNNCellBase(Module):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_ih = Parameter(empty(num_chunks * hidden_size, input_size, dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty(num_chunks * hidden_size, hidden_size, dtype=dtype, device=device))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -stdv, stdv)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def _prepare(self, input: Tensor, hx, n_states: int):
+        name = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}: expected a Tensor input, got {type(input).__name__}")
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        states = None if hx is None else (list(hx) if n_states == 2 else [hx])
+        if states is not None and any(h.ndim not in (1, 2) for h in states):
+            raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {states[0].ndim}D instead")
+        batched = input.ndim == 2
+        x = input if batched else input.unsqueeze(0)
+        if input.dtype is not self.weight_ih.dtype:
+            raise RuntimeError(f"{name}: expected the input dtype {input.dtype.name} to match the weights' "
+                               f"{self.weight_ih.dtype.name}")
+        if x.shape[1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {x.shape[1]} expected {self.input_size}")
+        if states is None:
+            states = [zeros(x.shape[0], self.hidden_size, dtype=input.dtype, device=input.device)
+                      for _ in range(n_states)]
+        else:
+            states = [h if batched else h.unsqueeze(0) for h in states]
+            for i, h in enumerate(states):
+                if h.shape[0] != x.shape[0]:
+                    raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{i} batch size "
+                                       f"{h.shape[0]}")
+                if h.shape[1] != self.hidden_size:
+                    raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.shape[1]}, expected "
+                                       f"{self.hidden_size}")
+        return x, states, batched
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, (h,), batched = self._prepare(input, hx, 1)
+        h = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
+                      self.nonlinearity == "relu")
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input: Tensor, hx=None):
+        x, (h, c), batched = self._prepare(input, hx, 2)
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh, None)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, (h,), batched = self._prepare(input, hx, 1)
+        h = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)

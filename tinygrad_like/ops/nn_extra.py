@@ -1,0 +1,84 @@
+"""Graph nodes for the activations whose gradient convention is PyTorch's own, not the one a composition gives.
+
+``hardtanh`` (and through it ``relu6``, ``hardsigmoid``, ``hardswish``) and ``threshold`` pass the gradient only
+strictly inside their linear piece, as PyTorch's ``hardtanh_backward`` / ``threshold_backward`` do: at a boundary
+the gradient is 0, where ``clamp`` would pass it. Each is one node; its backward is a select written with Tensor
+ops, so ``create_graph=True`` differentiates it again (its derivative in ``x`` is zero almost everywhere).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import Function
+from .elementwise import where
+
+
+class Hardtanh(Function):
+    """``clamp(x, min_val, max_val)`` with gradient ``g`` where ``min_val < x < max_val``, else 0."""
+
+    __slots__ = ("lo", "hi")
+
+    def forward(self, x, lo, hi):
+        self.lo, self.hi = lo, hi
+        self.save_for_backward(x)
+        return x._dev.backend.clip(x._x, lo, hi)
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return where((x > self.lo) & (x < self.hi), g, 0.0), None, None
+
+
+class Threshold(Function):
+    """``x`` where ``x > threshold``, else ``value``; gradient ``g`` where ``x > threshold``, else 0."""
+
+    __slots__ = ("threshold",)
+
+    def forward(self, x, threshold, value):
+        self.threshold = threshold
+        self.save_for_backward(x)
+        be = x._dev.backend
+        return be.cast(be.where(be.gt(x._x, threshold), x._x, value), x.dtype)
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return where(x > self.threshold, g, 0.0), None, None
+
+
+_SIXTH_F32 = 0.1666666716337204  # float32(1/6): the constant torch's hardsigmoid_backward multiplies by, any dtype
+
+
+class Hardsigmoid(Function):
+    """``clamp(x + 3, 0, 6) / 6``; gradient ``g * float32(1/6)`` strictly inside (-3, 3), else 0: torch's kernel
+    multiplies by 1/6 rounded to float32 even for float64, and this follows it, so the two agree to the bit."""
+
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        be = x._dev.backend
+        return be.div(be.clip(be.add(x._x, 3.0), 0.0, 6.0), 6.0)
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (where((x > -3.0) & (x < 3.0), g * _SIXTH_F32, 0.0),)
+
+
+class Celu(Function):
+    """``x`` where positive, else ``alpha * (exp(x / alpha) - 1)``. Its gradient below 0 is torch's formula,
+    ``alpha / a * exp(x / a)`` with ``a`` = alpha rounded to float32 (torch's autograd passes ``1.0 /
+    alpha.toFloat()`` as the input scale), so float64 gradients agree with torch's to the bit, not only to 1e-8."""
+
+    __slots__ = ("alpha",)
+
+    def forward(self, x, alpha):
+        self.alpha = alpha
+        self.save_for_backward(x)
+        be, xx = x._dev.backend, x._x
+        neg = be.mul(be.sub(be.exp(be.mul(be.minimum(xx, 0), 1.0 / alpha)), 1), alpha)
+        return be.where(be.gt(xx, 0), xx, neg)
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        a32 = float(np.float32(self.alpha))
+        return where(x > 0, g, g * (self.alpha / a32) * (x.clamp(max=0) * (1.0 / a32)).exp()), None
