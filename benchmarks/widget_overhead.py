@@ -77,7 +77,7 @@ STRIPPED_NAME = "tinygrad_like_stripped"
 
 
 class _StripEmits(ast.NodeTransformer):
-    """Deletes ``if events.ACTIVE: ...`` (no else) statements; counts them."""
+    """Deletes ``if events.ACTIVE: ...`` and ``if events.ACTIVE and ...: ...`` (no else) statements; counts them."""
 
     def __init__(self) -> None:
         self.removed = 0
@@ -85,6 +85,8 @@ class _StripEmits(ast.NodeTransformer):
     @staticmethod
     def _is_emit_check(node) -> bool:
         t = node.test
+        if isinstance(t, ast.BoolOp) and isinstance(t.op, ast.And):  # ``if events.ACTIVE and ...:``
+            t = t.values[0]
         return (isinstance(t, ast.Attribute) and t.attr == "ACTIVE" and isinstance(t.value, ast.Name)
                 and t.value.id in ("events", "_events") and not node.orelse)
 

@@ -279,3 +279,33 @@ def test_the_timed_backend_reads_plain_attributes_afresh_and_times_primitives():
     (k,) = seen
     assert (k.name, k.device, k.shapes, k.nbytes) == ("add", "cpu", ((2, 3),), 48)
     assert k.seconds >= 0
+
+
+def test_records_nobody_wants_are_not_built():
+    """A subscriber of one class makes the core listen (ACTIVE), but the sites of other frequent events do not build
+    their records: a timeline listening for kernels pays nothing for allocations, ops and version bumps."""
+    built = []
+    kinds = (events.StorageAllocated, events.OpRecorded, events.VersionBump, events.BackwardStep)
+    originals = {k: k.__new__ for k in kinds}
+    seen = []
+    unsubscribe = events.subscribe(seen.append, (events.KernelTimed,))
+    try:
+        for k in kinds:
+            k.__new__ = (lambda orig: lambda cls, *a, **kw: built.append(cls) or orig(cls, *a, **kw))(originals[k])
+        x = tl.ones(3, requires_grad=True)
+        y = (x * 2).sum()
+        y.backward()
+        tl.zeros(2).add_(1)
+        assert events.wants(events.KernelTimed) and not events.wants(events.OpRecorded)
+    finally:
+        for k in kinds:
+            k.__new__ = originals[k]
+        unsubscribe()
+    assert built == [] and any(type(e) is events.KernelTimed for e in seen)
+    again = []
+    unsubscribe = events.subscribe(again.append)  # everything: every kind is built and delivered
+    try:
+        tl.zeros(2).add_(1)
+    finally:
+        unsubscribe()
+    assert {type(e) for e in again} >= {events.StorageAllocated, events.VersionBump}

@@ -93,12 +93,23 @@ def on_activation(hook: Callable[[bool], None]) -> None:
         hook(True)
 
 
+def _route(kind: type) -> tuple:
+    route = _routes[kind] = tuple(f for f, k in zip(_subscribers, _kinds) if k is None or issubclass(kind, k))
+    return route
+
+
+def wants(kind: type) -> bool:
+    """Whether any subscriber listens for events of class ``kind`` now. The sites of frequent events ask before they
+    build a record (a view listening for kernels only should not pay for every allocation's record)."""
+    route = _routes.get(kind)
+    return bool(route if route is not None else _route(kind))
+
+
 def emit(event: Any) -> None:
     """Deliver ``event`` to every subscriber that wants its class. A failing observer never breaks the computation."""
     route = _routes.get(type(event))
     if route is None:
-        kind = type(event)
-        route = _routes[kind] = tuple(f for f, k in zip(_subscribers, _kinds) if k is None or issubclass(kind, k))
+        route = _route(type(event))
     for fn in route:
         try:
             fn(event)

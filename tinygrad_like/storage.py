@@ -167,7 +167,7 @@ class Storage:
                 _compact()
         # (not announced: the storage of a tensor made earlier, while nobody listened, made now on first use; its
         # bytes were allocated then, and an observer reading tensors must not set off events by reading them)
-        if events.ACTIVE and announce:
+        if events.ACTIVE and announce and events.wants(events.StorageAllocated):
             events.emit(events.StorageAllocated(self.id, str(device), dtype.name, self.nbytes, events.now()))
 
     def __getstate__(self):
@@ -217,7 +217,7 @@ class Storage:
             last.version = v  # (versions only move through here, so the run stays contiguous)
         else:
             bumps.append(Bump(v, op, site, opt))
-        if events.ACTIVE:
+        if events.ACTIVE and events.wants(events.VersionBump):
             events.emit(events.VersionBump(self.id, v, op, site, events.now()))
 
     def bumps_since(self, version: int) -> list[Bump]:

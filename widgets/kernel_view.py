@@ -334,20 +334,30 @@ class LaunchStore:
             c["shape"].append(i if i is not None else self.intern(shapes, _fmt_shapes(shapes)))
         else:
             c["shape"].append(0)
-        if node is None:
-            c["node"].append(-1)
-        elif self._last_node() is node:
-            c["node"].append(self._last_nid)
-        else:
-            nid = -1 if getattr(node, "seq", None) is None else self._add_node(node, node.name)  # (not recorded)
-            self._last_node, self._last_nid = weakref.ref(node), nid
-            c["node"].append(nid)
+        c["node"].append(-1 if node is None else self.node_id(node))
         c["cell"].append(cell)
         c["phase"].append(phase)
         c["nbytes"].append(nbytes)
         if len(c["start"]) > self.max_rows + max(self.max_rows // 4, 1):
             self.trim()
         return seq
+
+    def node_id(self, node) -> int:
+        """The number of ``node`` among the store's nodes, added on its first launch (-1: not a recorded node)."""
+        if self._last_node() is node:  # (a node's launches come together)
+            return self._last_nid
+        nid = -1 if getattr(node, "seq", None) is None else self._add_node(node, node.name)
+        self._last_node, self._last_nid = weakref.ref(node), nid
+        return nid
+
+    def extend(self, rows: dict[str, list]) -> None:
+        """Append many launches at once: one list per column of :data:`COLUMNS` (names, devices and shapes already
+        interned, nodes already numbered): what filing a view's inbox does, an ``array.extend`` per column."""
+        c = self.cols
+        for name, values in rows.items():
+            c[name].extend(values)
+        if len(c["start"]) > self.max_rows + max(self.max_rows // 4, 1):
+            self.trim()
 
     def _add_node(self, node, op: str) -> int:
         try:
@@ -644,7 +654,8 @@ class KernelTimeline(View):
         return unsubscribe
 
     def _drain(self) -> None:
-        """File the inbox into the store, the tables and the compile list (in the order the events came)."""
+        """File the inbox into the store, the tables and the compile list (in the order the events came): the
+        columns are built as lists and appended to the store's arrays once."""
         inbox = self._inbox
         if not inbox:
             return
@@ -653,30 +664,44 @@ class KernelTimeline(View):
         st, groups, cells = self._store, self._groups, self._cells
         key = self._cell_key()  # (the inbox is emptied before each cell, so its events all ran in this one)
         ci = st.cell_index(key)
-        add, phases = st.add, PHASE_CODES
+        idx, intern, node_id, phases = st._str_idx, st.intern, st.node_id, PHASE_CODES
         kernel, state = events.KernelTimed, events.StorageStateChanged
-        launches = 0
+        starts, durs, names, devs, shapes_col, nodes, phase_col, nbytes_col = [], [], [], [], [], [], [], []
         for event, node in items:
             cls = type(event)
             if cls is kernel:
                 name, device, start, seconds = event.name, event.device, event.start, event.seconds
-                add(name, device, start, seconds, event.shapes, event.nbytes, ci, phases.get(event.phase, FWD), node)
+                shapes, phase = event.shapes, phases.get(event.phase, FWD)
             elif cls is state:
                 if not event.direction:
                     continue
-                name, device, seconds = event.direction, "memcpy", event.seconds
+                name, device, seconds, shapes, phase = event.direction, "memcpy", event.seconds, (), XFER
                 start = event.time - seconds
-                add(name, device, start, seconds, (), event.nbytes, ci, XFER)
             else:  # KernelCompiled
                 self._compiles.append(Compile(event.name, event.source, event.seconds, event.cache_hit, event.time,
                                               key))
                 self._stale = True
                 continue
-            launches += 1
+            starts.append(start)
+            durs.append(seconds)
+            i = idx.get(name)
+            names.append(i if i is not None else intern(name))
+            i = idx.get(device)
+            devs.append(i if i is not None else intern(device))
+            if shapes:
+                i = idx.get(shapes)
+                shapes_col.append(i if i is not None else intern(shapes, _fmt_shapes(shapes)))
+            else:
+                shapes_col.append(0)
+            nodes.append(-1 if node is None else node_id(node))
+            phase_col.append(phase)
+            nbytes_col.append(event.nbytes)
             _add_launch(groups, name, device, seconds)
             _add_to_cell(cells, key, start, seconds)
-        if launches:
-            self._seen += launches
+        if starts:
+            st.extend({"start": starts, "dur": durs, "name": names, "dev": devs, "shape": shapes_col, "node": nodes,
+                       "cell": [ci] * len(starts), "phase": phase_col, "nbytes": nbytes_col})
+            self._seen += len(starts)
             self._stale = True
 
     @property

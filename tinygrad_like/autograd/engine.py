@@ -298,13 +298,17 @@ def run_backward(roots, grads, retain_graph: bool = False, create_graph: bool = 
     try:
         state.deliver_roots()
         run = state.run
+        steps = events.wants(events.BackwardStep)
         for index, node in enumerate(state.nodes):
             if events.ACTIVE:  # the kernels each node launches are reported with it
                 ctx.node = node
-                t0 = _perf()
-                run(node, None)
-                seconds = _perf() - t0
-                events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))
+                if steps:
+                    t0 = _perf()
+                    run(node, None)
+                    seconds = _perf() - t0
+                    events.emit(events.BackwardStep(index, node.name, node, seconds, events.now()))
+                else:
+                    run(node, None)
             else:
                 run(node, None)
     finally:

@@ -341,7 +341,7 @@ def _watched(node: Function, out, x, args) -> None:
     """A node was recorded while someone watches: stamp its origin (the user's line) and/or tell observers."""
     if events.ORIGINS:
         node.origin = origin()
-    if events.ACTIVE:
+    if events.ACTIVE and events.wants(events.OpRecorded):
         events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
                                       out.shape, out.dtype.name, str(out._dev), events.now()))
 
