@@ -151,7 +151,8 @@ def recorded():
 
 # a script with a helper module for test_fuzz_torch.py, not a test module (its doctest collection would import
 # torch even where the oracle is absent)
-collect_ignore = ["fuzz_torch.py", "run_without_torch.py"]
+# (tests/programs/: PyTorch programs tests/test_programs.py runs as subprocesses; importing one runs it)
+collect_ignore = ["fuzz_torch.py", "run_without_torch.py", "programs"]
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -65,6 +65,22 @@ def test_default_device_and_accelerator():
     assert tl.accelerator.device_count() == 0
 
 
+def test_to_accepts_non_blocking_as_torch():
+    """``x.to(device, non_blocking=True)`` in a training loop (found by tests/programs/cnn_digits.py)."""
+    for lib in (tl, torch):
+        x = lib.arange(6, dtype=lib.float32).reshape(2, 3)
+        dev = lib.device("cpu")
+        y = x.to(dev, non_blocking=True)
+        z = x.to(dev, lib.float64, non_blocking=False, copy=True)
+        w = x.to(device="cpu", dtype=lib.int64, non_blocking=True)
+        m = lib.nn.Linear(3, 2).to(dev, non_blocking=True)
+        assert y is x and z.dtype == lib.float64 and w.dtype == lib.int64 and z.tolist() == x.tolist()
+        assert m(y).shape == (2, 2)
+        if lib.cuda.is_available():
+            x.cuda(non_blocking=True)
+            m.cuda(non_blocking=True)
+
+
 def test_autocast_runs_in_full_precision():
     m = tl.nn.Linear(3, 2)
     x = tl.randn(4, 3)

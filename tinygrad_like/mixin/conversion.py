@@ -26,8 +26,10 @@ class ConversionMixin:
     __slots__ = ()
 
     # ---- dtype and device conversion ---------------------------------------------------------
-    def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
-        """``.to(dtype)``, ``.to(device)``, ``.to(device, dtype)`` or ``.to(other_tensor)``."""
+    def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False) -> Tensor:
+        """``.to(dtype)``, ``.to(device)``, ``.to(device, dtype)`` or ``.to(other_tensor)``.
+
+        ``non_blocking`` is accepted as in PyTorch; every copy here completes before ``to`` returns."""
         for a in args:
             if isinstance(a, TensorBase):
                 dtype, device = a.dtype, a._dev
@@ -72,7 +74,7 @@ class ConversionMixin:
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
-    def cuda(self, device=None) -> Tensor:
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
         return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
 

@@ -351,7 +351,7 @@ class Module:
     def cpu(self) -> Module:
         return self._convert(lambda t: t.cpu())
 
-    def cuda(self, device=None) -> Module:
+    def cuda(self, device=None, non_blocking: bool = False) -> Module:
         return self._convert(lambda t: t.cuda(device))
 
     # ---- hooks --------------------------------------------------------------------------------
