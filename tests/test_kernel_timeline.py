@@ -392,3 +392,18 @@ def test_launches_of_a_graph_dropped_before_the_view_files_them_keep_their_op(ti
     timeline.after_cell()
     got = [(r.name, r.phase, r.op) for r in timeline.launch_records()[first:] if r.name == "mul"]
     assert got == [("mul", "forward", "Mul"), ("mul", "backward", "Mul")] * 3, got
+
+
+def test_phase_seconds_sum_the_kept_launches_by_phase(timeline):
+    w = tl.randn(8, 8, requires_grad=True)
+    opt = tl.optim.SGD([w], lr=0.1)
+    timeline.after_cell()
+    (w @ w).relu().sum().backward()
+    opt.step()
+    timeline.after_cell()
+    seconds = timeline.phase_seconds()
+    launches = timeline.launch_records()
+    for phase in kv.PHASES:
+        want = sum(r.seconds for r in launches if r.phase == phase)
+        assert seconds[phase] == pytest.approx(want, rel=1e-12, abs=1e-15)
+    assert seconds["forward"] > 0 and seconds["backward"] > 0 and seconds["optimizer"] > 0

@@ -784,6 +784,14 @@ class KernelTimeline(View):
             counts[p] += 1
         return dict(zip(PHASES, counts))
 
+    def phase_seconds(self) -> dict[str, float]:
+        """The kept launches' kernel time in each phase (seconds): where a training step spends its time."""
+        cols = self.store.cols
+        seconds = [0.0] * len(PHASES)
+        for p, d in zip(cols["phase"], cols["dur"]):
+            seconds[p] += d
+        return dict(zip(PHASES, seconds))
+
     # ---- selection -----------------------------------------------------------------------------------------
     @property
     def selected_launch(self) -> Launch | None:
