@@ -638,3 +638,25 @@ def test_only_writes_that_turn_a_saved_tensor_stale_redraw_the_graph_live(monkey
     assert view2.redraws == m + 2 and not view2._stale
     view.close()
     view2.close()
+
+
+def test_expanding_a_block_folded_in_a_run_opens_the_run_around_it():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x).relu()
+
+    model = nn.Sequential(Block(), Block())
+    view = GraphView(model(tl.randn(2, 4)).sum(), model)
+    try:
+        view.collapse("run:0-1")
+        assert "group:0" not in {b["id"] for b in view.widget.graph["boxes"]}
+        view.expand("0")  # the learner names the block, not the run's id
+        assert {"run:0-1", "group:0"} <= view.expanded
+        ids = {b["id"] for b in view.widget.graph["boxes"]}
+        assert "run:0-1" not in ids and "group:1" in ids, ids
+    finally:
+        view.close()

@@ -99,9 +99,13 @@ class GraphView(View):
         self.widget.selected = self.model.nodes[index].id
 
     def expand(self, group: str) -> None:
-        """Unfold a group: "blocks.3", "group:blocks.3" or a run id such as "run:blocks.0-39"."""
+        """Unfold a group: "blocks.3", "group:blocks.3" or a run id such as "run:blocks.0-39". The groups around it
+        unfold too, so that it shows: ``expand("blocks.3")`` opens the run "blocks.0-39 x40" folded around it."""
         gid = self._group_id(group)
-        self.expanded.add(gid)
+        g = gid
+        while g is not None:
+            self.expanded.add(g)
+            g = self.model.groups[g].parent
         self._send_graph()
 
     def collapse(self, group: str) -> None:
