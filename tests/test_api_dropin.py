@@ -193,3 +193,37 @@ def test_star_import_brings_every_public_name_and_the_return_types():
     values, indices = tl.tensor([[1.0, 5.0], [7.0, 2.0]]).max(1)
     assert isinstance(tl.tensor([3.0, 1.0]).topk(1), tl.return_types.topk)
     assert isinstance(tl.tensor([[1.0, 5.0]]).max(1), tl.return_types.max) and indices.tolist() == [1, 0]
+
+
+def test_size_compile_and_pad_sequence_as_torch():
+    import numpy as np
+
+    import tinygrad_like as tl
+    from tinygrad_like.nn.utils.rnn import pad_sequence
+
+    torch = pytest.importorskip("torch")
+    assert tl.ones(2, 3).shape == tl.Size([2, 3]) == torch.Size([2, 3])
+    assert tl.Size([2, 3, 4]).numel() == torch.Size([2, 3, 4]).numel() == 24 and isinstance(tl.Size([1]), tuple)
+    with pytest.raises(TypeError):
+        tl.Size([2.5])
+    model = tl.nn.Linear(3, 2)
+    assert tl.compile(model) is model and tl.compile()(model) is model
+    with pytest.raises(RuntimeError, match="expected a callable"):
+        tl.compile(3)
+    rng = np.random.default_rng(0)
+    seqs = [rng.standard_normal((n, 2)).astype(np.float32) for n in (3, 1, 2)]
+    for batch_first in (False, True):
+        for side in ("right", "left"):
+            ours = [tl.tensor(s, requires_grad=True) for s in seqs]
+            theirs = [torch.tensor(s, requires_grad=True) for s in seqs]
+            a = pad_sequence(ours, batch_first=batch_first, padding_value=-1.0, padding_side=side)
+            b = torch.nn.utils.rnn.pad_sequence(theirs, batch_first=batch_first, padding_value=-1.0,
+                                                padding_side=side)
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+            g = rng.standard_normal(tuple(b.shape)).astype(np.float32)
+            a.backward(tl.tensor(g))
+            b.backward(torch.tensor(g))
+            for x, y in zip(ours, theirs):
+                np.testing.assert_array_equal(x.grad.numpy(), y.grad.numpy())
+    with pytest.raises(RuntimeError, match="same trailing dims"):
+        pad_sequence([tl.ones(2, 3), tl.ones(2, 4)])

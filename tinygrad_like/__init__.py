@@ -40,6 +40,7 @@ from .accelerator import get_default_device, set_default_device  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
 from .dropin import install_as_torch, uninstall_torch_alias  # noqa: E402
+from .compat import Size, compile  # noqa: E402, A004 - torch's names
 
 # NumPy's floating-point RuntimeWarnings (divide by zero, invalid value, overflow) raised inside our own code
 # are not the user's business: the result is IEEE's (inf, nan), as in PyTorch, which prints nothing. The filter
@@ -63,5 +64,5 @@ __all__ = [
     "half", "float", "double", "long", "int", "get_default_dtype", "set_default_dtype",
 ]
 # the op families' free functions (issue 17), so that ``from tinygrad_like import *`` has them too
-__all__ += ["return_types", *functions_math.__all__, *functions_sorting.__all__, *functions_linalg.__all__,
-            *functions_shaping.__all__]
+__all__ += ["return_types", "Size", "compile", *functions_math.__all__, *functions_sorting.__all__,
+            *functions_linalg.__all__, *functions_shaping.__all__]

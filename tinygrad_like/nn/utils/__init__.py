@@ -13,12 +13,12 @@ import types
 import warnings
 from collections.abc import Iterable
 
-from ..autograd import grad_mode
-from ..creation import tensor
-from ..functions import stack
-from ..tensor import Tensor
+from ...autograd import grad_mode
+from ...creation import tensor
+from ...functions import stack
+from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_", "rnn"]
 
 TensorOrTensors = Tensor | Iterable[Tensor]
 
@@ -126,3 +126,6 @@ def clip_grad_value_(parameters: TensorOrTensors, clip_value: float) -> None:
         for p in _as_list(parameters):
             if p.grad is not None:
                 p.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+from . import rnn  # noqa: E402 - torch.nn.utils.rnn
