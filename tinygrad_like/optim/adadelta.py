@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..creation import zeros_like
-from .optimizer import Optimizer, ParamsT, check_impl_flags, check_number
+from .optimizer import Optimizer, ParamsT, check_impl_flags, check_nonnegative, check_number
 
 __all__ = ["Adadelta"]
 
@@ -41,18 +41,10 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any], where: str) -> None:
-        lr = check_number("lr", group["lr"], where)
-        rho = check_number("rho", group["rho"], where)
-        eps = check_number("eps", group["eps"], where)
-        weight_decay = check_number("weight_decay", group["weight_decay"], where)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}{where}")
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}{where}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}{where}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}{where}")
+        check_nonnegative(group, where, "lr")
+        if not 0.0 <= check_number("rho", group["rho"], where) <= 1.0:
+            raise ValueError(f"Invalid rho value: {group['rho']}{where}")
+        check_nonnegative(group, where, "eps", "weight_decay")
         check_impl_flags(group, where)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:

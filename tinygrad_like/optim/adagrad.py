@@ -11,7 +11,7 @@ from typing import Any
 
 from ..creation import full_like
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, check_impl_flags, check_number
+from .optimizer import Optimizer, ParamsT, check_impl_flags, check_nonnegative
 
 __all__ = ["Adagrad"]
 
@@ -46,13 +46,7 @@ class Adagrad(Optimizer):
                 self._init_state(p, group)
 
     def _validate_group(self, group: dict[str, Any], where: str) -> None:
-        for name, what in (("lr", "learning rate"), ("lr_decay", "lr_decay value"),
-                           ("weight_decay", "weight_decay value"),
-                           ("initial_accumulator_value", "initial_accumulator_value value"),
-                           ("eps", "epsilon value")):
-            value = check_number(name, group[name], where)
-            if not 0.0 <= value:
-                raise ValueError(f"Invalid {what}: {value}{where}")
+        check_nonnegative(group, where, "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
         check_impl_flags(group, where)
 
     def _init_state(self, p: Tensor, group: dict[str, Any]) -> dict[str, Any]:

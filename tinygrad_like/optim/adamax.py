@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..creation import zeros_like
-from .optimizer import Optimizer, ParamsT, check_betas, check_impl_flags, check_number, lerp_
+from .optimizer import Optimizer, ParamsT, check_betas, check_impl_flags, check_nonnegative, lerp_
 
 __all__ = ["Adamax"]
 
@@ -40,16 +40,9 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any], where: str) -> None:
-        lr = check_number("lr", group["lr"], where)
-        eps = check_number("eps", group["eps"], where)
-        weight_decay = check_number("weight_decay", group["weight_decay"], where)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}{where}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}{where}")
+        check_nonnegative(group, where, "lr", "eps")
         check_betas(group["betas"], where)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}{where}")
+        check_nonnegative(group, where, "weight_decay")
         check_impl_flags(group, where)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:

@@ -70,6 +70,19 @@ def check_number(name: str, value: Any, where: str = "") -> float:
     return value
 
 
+#: how torch's messages name a hyperparameter ("Invalid learning rate: -1"); the others are "<name> value"
+_WORDS = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_nonnegative(group: dict[str, Any], where: str, *names: str) -> None:
+    """The named hyperparameters of ``group`` are numbers (checked first, all of them), each ``>= 0`` (NaN is not),
+    or torch's error for the first that is not ("Invalid learning rate: -1")."""
+    values = [check_number(name, group[name], where) for name in names]
+    for name, value in zip(names, values):
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_WORDS.get(name, name + ' value')}: {value}{where}")
+
+
 def check_betas(betas: Any, where: str = "") -> tuple[float, float]:
     """``(beta1, beta2)`` checked as torch does: a pair of numbers, each in ``[0, 1)``."""
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:

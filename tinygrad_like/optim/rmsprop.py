@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..creation import zeros_like
-from .optimizer import Optimizer, ParamsT, check_impl_flags, check_number, lerp_
+from .optimizer import Optimizer, ParamsT, check_impl_flags, check_nonnegative, lerp_
 
 __all__ = ["RMSprop"]
 
@@ -44,11 +44,7 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any], where: str) -> None:
-        for name, what in (("lr", "learning rate"), ("eps", "epsilon value"), ("momentum", "momentum value"),
-                           ("weight_decay", "weight_decay value"), ("alpha", "alpha value")):
-            value = check_number(name, group[name], where)
-            if not 0.0 <= value:
-                raise ValueError(f"Invalid {what}: {value}{where}")
+        check_nonnegative(group, where, "lr", "eps", "momentum", "weight_decay", "alpha")
         check_impl_flags(group, where)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
