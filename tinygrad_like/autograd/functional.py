@@ -76,7 +76,7 @@ def _independent(i: int, j: int, what: str = "Output") -> RuntimeError:
 def _grads(outs: tuple, inputs: tuple, grad_outputs: tuple, create_graph: bool) -> tuple:
     """d(outs)/d(inputs) against ``grad_outputs``, None where an input is unused (outputs that do not require
     grad contribute nothing)."""
-    pairs = [(o, g) for o, g in zip(outs, grad_outputs) if o.requires_grad and g is not None]
+    pairs = [(o, g) for o, g in zip(outs, grad_outputs) if o is not None and o.requires_grad and g is not None]
     if not pairs:
         return (None,) * len(inputs)
     return _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
@@ -176,103 +176,76 @@ def _check_v(v, inputs_like: tuple, tuple_like: bool, fn: str, what: str) -> tup
     return vs
 
 
-def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), v^T J)``: a vector-Jacobian product (``v`` may be omitted for a single-element output)."""
-    from ..creation import ones_like, zeros_like
+def _vector(v, like: tuple, tuple_like: bool, fn: str, what: str) -> tuple:
+    """``v`` checked against ``like`` (the outputs for vjp, the inputs otherwise); None is allowed only for a single
+    one-element tensor, and means 1."""
+    if v is not None:
+        return _check_v(v, like, tuple_like, fn, what)
+    if len(like) != 1 or like[0].numel() != 1:
+        raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor with "
+                           "a single element." if what == "outputs" else
+                           "The vector v can only be None if the input to the user-provided function is a single "
+                           "Tensor with a single element.")
+    from ..creation import ones_like
+    return (ones_like(like[0]),)
 
-    tuple_in, inputs = _as_tuple(inputs, "inputs", "vjp")
-    inputs = _prepare(inputs, create_graph)
-    tuple_out, outs = _call(func, inputs, "vjp")
-    if v is None:
-        if len(outs) != 1 or outs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
-                               "Tensor with a single element.")
-        vs = (ones_like(outs[0]),)
-    else:
-        vs = _check_v(v, outs, tuple_out, "vjp", "outputs")
-    gs = _grads(outs, inputs, vs, create_graph)
+
+def _filled(gs: tuple, like: tuple, strict: bool, create_graph: bool) -> list:
+    """Each product, zeros shaped as ``like`` where it is None (an unused input or output; an error in strict
+    mode), detached unless ``create_graph``."""
+    from ..creation import zeros_like
     res = []
-    for j, (g, x) in enumerate(zip(gs, inputs)):
+    for j, (g, x) in enumerate(zip(gs, like)):
         if g is None:
             if strict:
                 raise RuntimeError(f"The output of the user-provided function is independent of input {j}. This "
                                    f"is not allowed in strict mode.")
             g = zeros_like(x)
         res.append(_finish(g, create_graph))
+    return res
+
+
+def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T J)``: a vector-Jacobian product (``v`` may be omitted for a single-element output)."""
+    tuple_in, inputs = _as_tuple(inputs, "inputs", "vjp")
+    inputs = _prepare(inputs, create_graph)
+    tuple_out, outs = _call(func, inputs, "vjp")
+    vs = _vector(v, outs, tuple_out, "vjp", "outputs")
+    res = _filled(_grads(outs, inputs, vs, create_graph), inputs, strict, create_graph)
     out = tuple(_finish(o, create_graph) for o in outs)
     return (out if tuple_out else out[0]), (tuple(res) if tuple_in else res[0])
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), J v)``: a Jacobian-vector product, by the double-backward trick (as torch does)."""
-    from ..creation import ones_like, zeros_like
+    from ..creation import zeros_like
 
     tuple_in, inputs = _as_tuple(inputs, "inputs", "jvp")
     inputs = _prepare(inputs, create_graph)
-    if v is None:
-        if len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                               "single Tensor with a single element.")
-        vs = (ones_like(inputs[0]),)
-    else:
-        vs = _check_v(v, inputs, tuple_in, "jvp", "inputs")
+    vs = _vector(v, inputs, tuple_in, "jvp", "inputs")
     tuple_out, outs = _call(func, inputs, "jvp")
     with grad_mode.enable_grad():
-        us = tuple(zeros_like(o).requires_grad_(True) for o in outs)
-        gs = _grads(outs, inputs, us, True)
-        pairs = [(g, vv) for g, vv in zip(gs, vs) if g is not None and g.requires_grad]
-        if pairs:
-            jv = _grad([g for g, _ in pairs], us, [vv for _, vv in pairs], retain_graph=True,
-                       create_graph=create_graph, allow_unused=True)
-        else:
-            jv = (None,) * len(us)
-    res = []
-    for i, (g, o) in enumerate(zip(jv, outs)):
-        if g is None:
-            if strict:
-                raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This "
-                                   f"is not allowed in strict mode.")
-            g = zeros_like(o)
-        res.append(_finish(g, create_graph))
+        us = tuple(zeros_like(o).requires_grad_(True) for o in outs)  # J^T u is linear in u: its gradient is J v
+        jv = _grads(_grads(outs, inputs, us, True), us, vs, create_graph)
+    res = _filled(jv, outs, strict, create_graph)
     out = tuple(_finish(o, create_graph) for o in outs)
     return (out if tuple_out else out[0]), (tuple(res) if tuple_out else res[0])
 
 
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), v^T H)`` for a function with a single-element output."""
-    from ..creation import zeros_like
+    from ..creation import ones_like
 
     tuple_in, inputs = _as_tuple(inputs, "inputs", "vhp")
     inputs = _prepare(inputs, create_graph)
-    if v is None:
-        if len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                               "single Tensor with a single element.")
-        from ..creation import ones_like
-        vs = (ones_like(inputs[0]),)
-    else:
-        vs = _check_v(v, inputs, tuple_in, "vhp", "inputs")
+    vs = _vector(v, inputs, tuple_in, "vhp", "inputs")
     tuple_out, outs = _call(func, inputs, "vhp")
     if tuple_out or outs[0].numel() != 1:
         raise RuntimeError("The function given to vhp should return a single Tensor" if tuple_out else
                            "The Tensor returned by the function given to vhp should contain a single element")
     with grad_mode.enable_grad():
-        from ..creation import ones_like
-        g1 = _grads(outs, inputs, (ones_like(outs[0]),), True)
-        pairs = [(g, vv) for g, vv in zip(g1, vs) if g is not None and g.requires_grad]
-        if pairs:
-            h = _grad([g for g, _ in pairs], inputs, [vv for _, vv in pairs], retain_graph=True,
-                      create_graph=create_graph, allow_unused=True)
-        else:
-            h = (None,) * len(inputs)
-    res = []
-    for j, (g, x) in enumerate(zip(h, inputs)):
-        if g is None:
-            if strict:
-                raise RuntimeError(f"The output of the user-provided function is independent of input {j}. This "
-                                   f"is not allowed in strict mode.")
-            g = zeros_like(x)
-        res.append(_finish(g, create_graph))
+        h = _grads(_grads(outs, inputs, (ones_like(outs[0]),), True), inputs, vs, create_graph)
+    res = _filled(h, inputs, strict, create_graph)
     return _finish(outs[0], create_graph), (tuple(res) if tuple_in else res[0])
 
 
