@@ -509,3 +509,35 @@ def test_tensor_backward_with_inputs_fills_only_those_grads():
         assert a.grad.tolist() == [3.0, 4.0] and b.grad is None
         (a * b).sum().backward(inputs=b)
         assert b.grad.tolist() == [1.0, 2.0] and a.grad.tolist() == [3.0, 4.0]
+
+
+def test_products_with_unused_inputs_default_vectors_and_strict_vs_torch():
+    """Tuple inputs of which one is unused (zeros, or an error in strict mode), and ``v`` omitted where the function
+    has one element (vjp: one output; jvp, vhp: one input), as torch's."""
+    x, xt = _pair((3,), 21)
+    y, yt = _pair((2,), 22)
+    s, st = _pair((1,), 23)
+    tf = torch.autograd.functional
+    for ours, theirs, f, ft, args in (
+            (vjp, tf.vjp, lambda a, b: (a * a).sum(), lambda a, b: (a * a).sum(), ((x, y), (xt, yt))),
+            (jvp, tf.jvp, lambda a: a.exp() * 2, lambda a: a.exp() * 2, (s, st)),
+            (vhp, tf.vhp, lambda a: (a ** 3).sum(), lambda a: (a ** 3).sum(), (s, st)),
+            (vhp, tf.vhp, lambda a, b: (a ** 3).sum(), lambda a, b: (a ** 3).sum(), ((x, y), (xt, yt)))):
+        if ours is vhp and isinstance(args[0], tuple):  # (vhp needs v for several inputs)
+            v, vt = (tl.ones(3), tl.ones(2)), (torch.ones(3), torch.ones(2))
+            o, r = ours(f, args[0], v)
+            ot, rt = theirs(ft, args[1], vt)
+        else:
+            o, r = ours(f, args[0])
+            ot, rt = theirs(ft, args[1])
+        _close(o, ot)
+        for a, b in zip(r if isinstance(r, tuple) else (r,), rt if isinstance(rt, tuple) else (rt,)):
+            _close(a, b)
+        if isinstance(args[0], tuple) and ours is vjp:
+            for lib_fn, lib_f, lib_args in ((ours, f, args[0]), (theirs, ft, args[1])):
+                with pytest.raises(RuntimeError, match="independent of input 1"):
+                    lib_fn(lib_f, lib_args, strict=True)
+    with pytest.raises(RuntimeError, match="can only be None"):
+        jvp(lambda a: a * 2, x)
+    with pytest.raises(RuntimeError, match="can only be None"):
+        tf.jvp(lambda a: a * 2, xt)
