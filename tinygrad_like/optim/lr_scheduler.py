@@ -250,9 +250,16 @@ def _lr_list(optimizer: Optimizer) -> list[float]:
 
 
 class _LambdaStateMixin:
-    """``state_dict`` without the lambdas (functions do not pickle); a callable object's ``__dict__`` is kept."""
+    """The schedules driven by functions (one, or one per group): ``state_dict`` without the lambdas (functions do not
+    pickle); a callable object's ``__dict__`` is kept."""
 
     lr_lambdas: list[Any]
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        self.lr_lambdas = _format_lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
         sd = {k: (list(v) if isinstance(v, list) else v) for k, v in self.__dict__.items()
@@ -287,12 +294,6 @@ class LambdaLR(_LambdaStateMixin, LRScheduler):
     [0.125]
     """
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        self.lr_lambdas = _format_lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
     def get_lr(self) -> list[float]:
         self._warn_if_outside_step()
         return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
@@ -310,12 +311,6 @@ class MultiplicativeLR(_LambdaStateMixin, LRScheduler):
     >>> sched.get_last_lr()
     [0.25]
     """
-
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        self.lr_lambdas = _format_lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
         self._warn_if_outside_step()
