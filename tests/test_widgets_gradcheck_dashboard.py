@@ -18,6 +18,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
+from test_figure_widget import svg_images  # noqa: E402 - the same picture reader as the figure tests
+
 import tinygrad_like as tl  # noqa: E402
 from tinygrad_like.widgets import _base  # noqa: E402
 from tinygrad_like.widgets.dashboard import TITLES, Dashboard  # noqa: E402
@@ -456,21 +458,6 @@ def _click_view() -> GradcheckView:
     v = tl.tensor([1.0, -1.0, 2.0], dtype=tl.float64, requires_grad=True)
     s = tl.tensor(SCALE, dtype=tl.float64)
     return GradcheckView(lambda a, b: MatVecWrong.apply(a, b) * s, (w, v))
-
-
-def svg_images(svg: str) -> list[tuple[float, float, float, float]]:
-    """The box of every <image> a matplotlib SVG draws (imshow with interpolation "none": one pixel per cell,
-    scaled by its transform), as (left, top, right, bottom) fractions of the picture."""
-    w_pt, h_pt = (float(v) for v in re.search(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
-    boxes = []
-    for tag in re.findall(r"<image [^>]*>", svg):
-        matrix = re.search(r'transform="matrix\(([^)]*)\)"', tag)
-        if matrix is None:  # (an image matplotlib resampled itself, such as a colorbar's)
-            continue
-        w, h = (float(re.search(f' {k}="([\\d.]+)"', tag).group(1)) for k in ("width", "height"))
-        a, _b, _c, d, e, f = (float(v) for v in matrix.group(1).split())
-        boxes.append((e / w_pt, f / h_pt, (e + a * w) / w_pt, (f + d * h) / h_pt))
-    return boxes
 
 
 def _image_extents(view: GradcheckView, theme: str) -> dict:
