@@ -32,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import base64
 import io
 import weakref
 from collections.abc import Callable, Hashable, Iterator
@@ -314,15 +315,19 @@ class FigureWidget(anywidget.AnyWidget):
         _page["theme"] = theme
         self.theme = theme
 
+    def add_static_png(self, data: dict) -> dict:
+        """Put the static picture (light, on white: what saved notebooks, nbconvert and GitHub show) into a mime
+        bundle, if there is a figure."""
+        png = self.png()
+        if png is not None:
+            data["image/png"] = base64.b64encode(png).decode("ascii")
+        return data
+
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs) or {}
         if isinstance(data, tuple):
             data = data[0]
-        png = self.png()
-        if png is not None:
-            import base64
-
-            data["image/png"] = base64.b64encode(png).decode("ascii")
+        self.add_static_png(data)
         data["text/plain"] = f"<FigureWidget: {self.alt}>" if self.alt else "<FigureWidget>"
         return data
 

@@ -25,7 +25,6 @@ Three layers, each testable on its own: :func:`gradcheck_model` (plain NumPy dat
 
 from __future__ import annotations
 
-import base64
 import html
 from dataclasses import dataclass, field
 from functools import partial
@@ -529,11 +528,7 @@ class GradcheckView(View):
         self.select_entry(*entry)
 
     def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs)
-        png = self.figure.png()  # the static picture (light, on white) for saved notebooks and nbconvert
-        if png is not None:
-            data["image/png"] = base64.b64encode(png).decode("ascii")
-        return data
+        return self.figure.add_static_png(super()._repr_mimebundle_(**kwargs))
 
     def after_cell(self) -> None:
         """Nothing: recomputing Jacobians after every cell would be slow; call :meth:`refresh`."""

@@ -26,7 +26,6 @@ As everywhere in the widgets, three layers:
 
 from __future__ import annotations
 
-import base64
 import html
 import math
 import numbers
@@ -500,8 +499,4 @@ class TrainingMonitor(View):
         return f"<TrainingMonitor: {self.status()}>"
 
     def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs)
-        png = self.figure.png()  # the static picture (light, on white) for saved notebooks and nbconvert
-        if png is not None:
-            data["image/png"] = base64.b64encode(png).decode("ascii")
-        return data
+        return self.figure.add_static_png(super()._repr_mimebundle_(**kwargs))
