@@ -29,6 +29,9 @@ if [[ " $ONLY " == *" tests "* ]]; then
         tests/test_cuda_backend.py tests/test_cuda_runtime.py tests/test_cuda_user_kernel.py \
         tests/test_inplace_fast_paths.py tests/test_storage.py tests/test_backend_protocol.py \
         2>&1 | tee "$OUT/pytest.log" | tail -60
+    # the conformance table's CUDA column on the GPU (each row's host fallbacks go to cuda_column.json)
+    TL_CUDA_COLUMN_REPORT="$OUT/cuda_column.json" timeout 240 python3 -m pytest -q -p no:cacheprovider \
+        --timeout 120 -rfE -s tests/test_ops_vs_torch_cuda.py 2>&1 | tee "$OUT/pytest_column.log" | tail -40
 fi
 if [[ " $ONLY " == *" bench "* ]]; then
     timeout 120 python3 benchmarks/cuda.py --out "$OUT/cuda.json" --repeats 5 2>&1 | tail -70

@@ -169,3 +169,76 @@ def test_grad_scaler_errors_and_state():
     s2.load_state_dict(sd)
     assert s2.get_scale() == s.get_scale()
     assert set(sd) == set(torch.amp.GradScaler("cpu").state_dict())
+
+
+def test_set_default_device_moves_factories_and_modules(dev):
+    """Factories (and so module parameters) follow ``set_default_device``; from_numpy, *_like and an explicit
+    ``device=`` do not, as in PyTorch. ``with device:`` sets the default for a block and restores it after."""
+    try:
+        tl.set_default_device("testdev")
+        assert tl.get_default_device() is dev
+        for t in (tl.tensor([1.0, 2.0]), tl.zeros(2), tl.ones(2, 3), tl.arange(4), tl.randn(3), tl.full((2,), 7),
+                  tl.eye(2), tl.linspace(0, 1, 5), tl.empty(3), tl.randint(0, 5, (2,)), tl.randperm(4),
+                  tl.tril_indices(3, 3), tl.normal(0.0, 1.0, (2,))):
+            assert t.device == dev, t
+        lin = tl.nn.Linear(3, 2)
+        assert {p.device for p in lin.parameters()} == {dev}
+        assert lin(tl.ones(4, 3)).device == dev
+        assert tl.from_numpy(np.zeros(2, np.float32)).device == tl.device("cpu")
+        assert tl.zeros(2, device="cpu").device == tl.device("cpu")
+        assert tl.zeros_like(tl.zeros(2, device="cpu")).device == tl.device("cpu")
+    finally:
+        tl.set_default_device(None)
+    assert tl.zeros(1).device == tl.device("cpu") and tl.get_default_device() == "cpu"
+    with tl.device("testdev") as d:
+        assert d is dev and tl.ones(2).device == dev
+        with tl.device("cpu"):
+            assert tl.ones(2).device == tl.device("cpu")
+        assert tl.ones(2).device == dev
+    assert tl.ones(2).device == tl.device("cpu")
+    with pytest.raises(RuntimeError, match="unknown device 'tpu'"):
+        tl.set_default_device("tpu")
+    assert tl.get_default_device() == "cpu"
+
+
+_CPU_INDEX_OPS = {
+    "gather": lambda F, x, i: x.gather(1, i[:, :2]),
+    "scatter_add": lambda F, x, i: x.scatter_add(1, i[:, :2], x[:, :2]),
+    "index_select": lambda F, x, i: x.index_select(0, i[:, 0]),
+    "take": lambda F, x, i: x.take(i),
+    "take_along_dim": lambda F, x, i: x.take_along_dim(i, 1),
+    "repeat_interleave": lambda F, x, i: x.repeat_interleave(i[:, 0], dim=0),
+    "embedding": lambda F, x, i: F.embedding(i, x),
+    "embedding_bag": lambda F, x, i: F.embedding_bag(i, x),
+    "cross_entropy": lambda F, x, i: F.cross_entropy(x, i[:, 0]),
+    "nll_loss": lambda F, x, i: F.nll_loss(x, i[:, 0]),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_CPU_INDEX_OPS))
+def test_an_index_on_another_device_is_refused_by_name(dev, op):
+    """torch refuses a CPU index for a tensor on an accelerator in these ops; so do we, naming both devices
+    (before this, some raised AttributeErrors from inside the backend, or silently read a host array)."""
+    x = tl.randn(3, 4, device=dev, requires_grad=True)
+    i = tl.tensor([[0, 1, 2], [2, 0, 1], [1, 1, 0]])
+    with pytest.raises(RuntimeError, match=r"expected .* on testdev:0, .* but got it on cpu"):
+        _CPU_INDEX_OPS[op](tl.nn.functional, x, i)
+    got = _CPU_INDEX_OPS[op](tl.nn.functional, x, i.to(dev))  # moved, it works and matches the CPU
+    want = _CPU_INDEX_OPS[op](tl.nn.functional, x.detach().cpu(), i)
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_advanced_indexing_accepts_cpu_indices_on_any_device_as_torch(dev):
+    x = tl.arange(12.0, device=dev).reshape(3, 4).requires_grad_()
+    i = tl.tensor([2, 0])
+    y = x[i, 1:]
+    assert y.device == dev
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), [[9, 10, 11], [1, 2, 3]])
+    y.sum().backward()
+    assert x.grad.device == dev and x.grad.cpu().numpy().sum() == 6
+    z = x.detach().clone()
+    z[i] = 0.0
+    z.index_put_((i, tl.tensor([3, 3])), tl.tensor(-1.0, device=dev))
+    np.testing.assert_array_equal(z.cpu().numpy()[[0, 2]], [[0, 0, 0, -1], [0, 0, 0, -1]])
+    with pytest.raises(IndexError, match=r"either on cpu or on the same device as the indexed tensor \(cpu\)"):
+        tl.zeros(3)[tl.tensor([1], device=dev)]

@@ -3,11 +3,10 @@
 The accelerator is CUDA when ``tl.cuda.is_available()``; with no GPU there is none:
 ``is_available()`` is False and ``current_accelerator()`` is None, as in a CPU-only PyTorch.
 
-``tl.set_default_device``/``tl.get_default_device`` live here too. On a machine without CUDA the default device
-is the CPU: ``set_default_device("cpu")`` (or None) is accepted and changes nothing, and a CUDA device is a
+``tl.set_default_device``/``tl.get_default_device`` live here too: the device factories use when given no
+``device=`` (``with tl.device("cuda"):`` sets it for a block). On a machine without CUDA, a CUDA device is a
 RuntimeError saying CUDA is not available (PyTorch accepts the call and fails at the first tensor made; this
-fails at the call, naming the reason). Where CUDA is available, factories still make CPU tensors unless
-given ``device=``; move a model and its data with ``.to(device)``.
+fails at the call, naming the reason).
 
 >>> import tinygrad_like as tl
 >>> tl.accelerator.is_available() == tl.cuda.is_available()
@@ -63,25 +62,25 @@ def synchronize(device=None) -> None:
 
 
 def get_default_device():
-    """The device factories use when given none: the CPU."""
-    from .device import get_device
+    """The device factories use when given none: the CPU unless ``set_default_device`` or ``with device:`` says."""
+    from .device import factory_device
 
-    return get_device("cpu")
+    return factory_device(None)
 
 
 def set_default_device(device) -> None:
-    """Accept PyTorch's ``set_default_device``: the CPU (or None) is the default already; see the module."""
-    from .device import get_device
+    """Make factories (``tensor``, ``zeros``, ``randn``, module parameters...) default to ``device``.
+
+    None means the CPU. As in PyTorch, ``from_numpy`` and ``*_like`` are not affected, and an explicit
+    ``device=`` wins. A CUDA device on a machine without one is refused here, naming the reason.
+    """
+    from .device import CPU, get_device, set_default
 
     if device is None:
+        set_default(CPU)
         return
     spec = device if isinstance(device, str) else str(device)
-    kind = spec.split(":")[0]
-    if kind == "cpu":
-        return
-    if kind == "cuda" and not _cuda().is_available():
+    if spec.split(":")[0] == "cuda" and not _cuda().is_available():
         raise RuntimeError(f"set_default_device({spec!r}): CUDA is not available ({_cuda().unavailable_reason()}); "
                            f"use 'cpu'")
-    get_device(spec)  # (an unknown device is get_device's error)
-    raise RuntimeError(f"set_default_device({spec!r}): tinygrad_like's factories always make CPU tensors unless "
-                       f"given device=...; create tensors with device={spec!r} or move them with .to({spec!r})")
+    set_default(get_device(spec))  # (an unknown device is get_device's error)

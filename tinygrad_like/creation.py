@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
-from .device import CPU, get_device
+from .device import CPU, factory_device
 from .layout import Layout
 from .random import default_generator
 from .storage import Storage
@@ -58,7 +58,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> tensor([[1, 2], [3, 4]]).dtype
     tinygrad_like.int64
     """
-    dev = get_device(device)
+    dev = factory_device(device)
     if isinstance(data, Tensor):
         arr = np.array(data._host(), copy=True)
     else:
@@ -104,13 +104,13 @@ def from_numpy(arr: np.ndarray) -> Tensor:
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     if dtype is None:
         dtype = {0: dtypes.bool_, 1: dtypes.int64}.get(dtypes.scalar_category(fill_value), dtypes.default_float)
-    dt, dev = dtypes.to_dtype(dtype), get_device(device)
+    dt, dev = dtypes.to_dtype(dtype), factory_device(device)
     return _finish(wrap_native(dev.backend.full(_shape_args((size,)), fill_value, dt), dev), requires_grad)
 
 
 def _filled(value, size, dtype, device, requires_grad) -> Tensor:
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.default_float
-    dev = get_device(device)
+    dev = factory_device(device)
     return _finish(wrap_native(dev.backend.full(_shape_args(size), value, dt), dev), requires_grad)
 
 
@@ -137,7 +137,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
                            f"end={end}, step={step})")
     if dtype is None:
         dtype = dtypes.int64 if all(isinstance(v, int) for v in (start, end, step)) else dtypes.default_float
-    dt, dev = dtypes.to_dtype(dtype), get_device(device)
+    dt, dev = dtypes.to_dtype(dtype), factory_device(device)
     return _finish(wrap_native(dev.backend.arange(start, end, step, dt), dev), requires_grad)
 
 
@@ -169,7 +169,7 @@ def _endpoints(fn: str, start, end, steps, dtype):
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     start, end, steps, dt = _endpoints("linspace", start, end, steps, dtype)
-    dev = get_device(device)
+    dev = factory_device(device)
     return _finish(wrap_native(dev.backend.linspace(start, end, steps, dt), dev), requires_grad)
 
 
@@ -177,13 +177,13 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
              requires_grad: bool = False) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values evenly spaced on a log scale."""
     start, end, steps, dt = _endpoints("logspace", start, end, steps, dtype)
-    dev = get_device(device)
+    dev = factory_device(device)
     return _finish(wrap_native(dev.backend.logspace(start, end, steps, base, dt), dev), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.default_float
-    dev = get_device(device)
+    dev = factory_device(device)
     return _finish(wrap_native(dev.backend.eye(n, n if m is None else m, dt), dev), requires_grad)
 
 
@@ -191,7 +191,7 @@ def _random(kind: str, size, dtype, device, requires_grad, generator, *args) -> 
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.default_float
     if kind != "randint" and not dt.is_floating_point:
         raise RuntimeError(f"{kind}: expected a floating point dtype, got {dt.name}")
-    dev = get_device(device)
+    dev = factory_device(device)
     gen = generator or default_generator
     shape = _shape_args(size)
     host = getattr(CPU.backend, kind if kind != "rand" else "uniform")(gen, shape, *args, dt)
@@ -222,7 +222,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
 
 def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
-    dev = get_device(device)
+    dev = factory_device(device)
     host = CPU.backend.randperm(generator or default_generator, n, dt)
     return wrap_native(host if dev is CPU else dev.backend.from_numpy(host), dev)
 

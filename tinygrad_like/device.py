@@ -122,6 +122,15 @@ class Device:
     def __hash__(self) -> int:
         return hash(str(self))
 
+    def __enter__(self) -> Device:
+        """``with tl.device("cuda"):`` makes factories inside the block default to this device, as in PyTorch."""
+        _default_stack.append(_default[0])
+        _default[0] = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _default[0] = _default_stack.pop()
+
     def mark_pending(self, storage) -> None:
         """``storage``'s host copy was written: upload it before this device's next primitive."""
         self.pending.add(storage)
@@ -138,6 +147,17 @@ class Device:
 
 CPU = Device("cpu", None, NumpyBackend())
 _devices: dict[str, Device] = {"cpu": CPU}
+_default: list[Device] = [CPU]  # where factories put tensors given no device= (set_default_device)
+_default_stack: list[Device] = []  # the defaults outside each open ``with device:`` block
+
+
+def factory_device(spec) -> Device:
+    """The device a factory (``tensor``, ``zeros``, ``arange``...) uses: ``spec``, else the default device."""
+    return _default[0] if spec is None else get_device(spec)
+
+
+def set_default(dev: Device) -> None:
+    _default[0] = dev
 
 
 def _cuda_device(spec: str) -> Device:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from math import prod
 
 from . import dtypes
-from .device import get_device
+from .device import factory_device
 from .layout import broadcast_shapes, normalize_dim
 from .mixin.linalg import _need_tensor, _vector_norm
 from .tensor import Tensor, wrap_native
@@ -519,7 +519,7 @@ def _tri_indices(kind: str, row: int, col: int, offset: int, dtype, device) -> T
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     if dt.is_floating_point or dt is dtypes.bool_:
         raise NotImplementedError(f'"{kind}" not implemented for \'{dt.name}\': expected an integer dtype')
-    dev = get_device(device)
+    dev = factory_device(device)
     return wrap_native(getattr(dev.backend, kind)(row, col, offset, dt), dev)
 
 

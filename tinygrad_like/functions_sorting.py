@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import dtypes
 from .autograd import grad_mode
-from .device import CPU, get_device
+from .device import CPU, factory_device
 from .dtypes import result_type
 from .tensor import Tensor, _shape_args, wrap_native
 
@@ -212,7 +212,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.default_float
         if not dt.is_floating_point:
             raise RuntimeError(f"normal: expected a floating point dtype, got {dt.name}")
-        dev = get_device(device)
+        dev = factory_device(device)
         host = CPU.backend.normal(gen, _shape_args((size,)), float(mean), float(std), dt)
         out = wrap_native(host if dev is CPU else dev.backend.from_numpy(host), dev)
         return out.requires_grad_(True) if requires_grad else out

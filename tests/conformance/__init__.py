@@ -107,20 +107,21 @@ def _flat(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def _leaves(case: Case, dtype: str):
+def _leaves(case: Case, dtype: str, device: str = "cpu"):
     import torch
 
     rng = np.random.default_rng(zlib.crc32(f"{case.id}/{dtype}".encode()))
     arrays = [make_array(s.leaf_shape(), s.kind, rng, dtype) for s in case.specs]
-    tl_leaves = [tl.tensor(a, requires_grad=True) for a in arrays]
+    tl_leaves = [tl.tensor(a, requires_grad=True, device=device) for a in arrays]
     th_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
     return rng, tl_leaves, th_leaves
 
 
-def run_case(case: Case, dtype: str) -> None:
+def run_case(case: Case, dtype: str, device: str = "cpu") -> None:
+    """Run one row in ``dtype``; with ``device`` (e.g. "cuda") our side's leaves and upstream grads live there."""
     import torch
 
-    rng, tl_leaves, th_leaves = _leaves(case, dtype)
+    rng, tl_leaves, th_leaves = _leaves(case, dtype, device)
     tl_in = [s.apply_view(t) for s, t in zip(case.specs, tl_leaves)]
     th_in = [s.apply_view(t) for s, t in zip(case.specs, th_leaves)]
     atol, rtol = (t * case.tol for t in TOL[dtype])
@@ -136,10 +137,11 @@ def run_case(case: Case, dtype: str) -> None:
     gs = [make_array(b.shape, "n", rng, dtype) for _, b in diff]
     if len(diff) == 1:
         (a, b), g = diff[0], gs[0]
-        a.backward(tl.tensor(g))
+        a.backward(tl.tensor(g, device=device))
         b.backward(torch.tensor(g))
     else:  # several outputs (split, chunk): one scalar that weights each with its own upstream grad
-        sum(((a * tl.tensor(g)).sum() for (a, _), g in zip(diff, gs)), tl.tensor(0.0, dtype=dtype)).backward()
+        sum(((a * tl.tensor(g, device=device)).sum() for (a, _), g in zip(diff, gs)),
+            tl.tensor(0.0, dtype=dtype, device=device)).backward()
         sum(((b * torch.tensor(g)).sum() for (_, b), g in zip(diff, gs))).backward()
     for i, (a, b) in enumerate(zip(tl_leaves, th_leaves)):
         if b.grad is None:

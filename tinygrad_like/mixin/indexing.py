@@ -193,8 +193,8 @@ def _split_index(index: tuple, t: Tensor) -> tuple[Any, Any]:
                     raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got "
                                      f"{i.dtype.name}")
                 if i._dev is not t._dev:
-                    raise IndexError(f"indices should be on the same device as the indexed tensor ({t._dev}), "
-                                     f"got {i._dev}")
+                    from .shaping import _index_on
+                    i = _index_on(i, t)
             elif isinstance(i, (list, tuple, range, np.ndarray)):
                 i = _index_tensor(i, t)
             else:

@@ -12,6 +12,7 @@ from ..layout import broadcast_shapes, normalize_dim
 from ..ops import elementwise as E
 from ..ops import indexing as I
 from ..ops import shaping as S
+from ..ops._util import check_index_device
 from ..tensor_base import TensorBase, _shape_args
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
@@ -93,6 +94,7 @@ class ShapingMixin:
                                           f"got {repeats.dtype.name}")
             if repeats.ndim > 1:
                 raise RuntimeError(f"repeats must be 0-dim or 1-dim tensor, got shape {list(repeats.shape)}")
+            check_index_device(self, repeats, "repeat_interleave", "repeats")
             if repeats.numel() != 1:
                 if repeats.shape[0] != n:
                     raise RuntimeError(f"repeats must have the same size as input along dim, but got "
@@ -225,6 +227,7 @@ class ShapingMixin:
             raise TypeError(f"take(): argument 'index' must be Tensor, not {type(index).__name__}")
         if index.dtype is not dtypes.int64:
             raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
+        check_index_device(self, index, "take")
         n = self.numel()
         if index.numel():
             ix = index._host()
@@ -515,21 +518,30 @@ def _index_dim(op: str, x, dim: int, index, source):
     return x, (slice(None),) * d + (index,), source
 
 
+def _index_on(i, x):
+    """An index tensor on ``x``'s device: a CPU one is copied there (torch accepts CPU indices for any device)."""
+    if not i._dev.is_host:
+        raise IndexError(f"indices should be either on cpu or on the same device as the indexed tensor ({x._dev}), "
+                         f"got {i._dev}")
+    return i.to(x._dev)
+
+
 def _index_tuple(indices, x) -> tuple:
     """``index_put``'s indices: a tuple or list of integer or bool tensors, checked as torch checks them."""
     if isinstance(indices, TensorBase) or not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): argument 'indices' must be a tuple of Tensors, not {type(indices).__name__}")
-    dims = 0
+    dims, moved = 0, []
     for k, i in enumerate(indices):
         if not isinstance(i, TensorBase):
             raise TypeError(f"expected Tensor as element {k} in argument 0, but got {type(i).__name__}")
         if i.dtype.is_floating_point:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if i._dev is not x._dev:
-            raise IndexError(f"indices should be on the same device as the indexed tensor ({x._dev}), got {i._dev}")
+            i = _index_on(i, x)
+        moved.append(i)
         dims += i.ndim if i.dtype is dtypes.bool_ else 1
     if dims > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got {dims})")
     from .indexing import _check_masks
-    _check_masks(list(indices), x.shape)
-    return tuple(indices)
+    _check_masks(moved, x.shape)
+    return tuple(moved)

@@ -26,6 +26,7 @@ from ..functions import cat, one_hot  # noqa: F401 - re-exported: F.one_hot as i
 from ..functions import pad as _functions_pad
 from ..ops import nn as N
 from ..ops import nn_extra as NX
+from ..ops._util import check_index_device
 from ..ops.elementwise import where
 from ..random import default_generator
 from ..tensor import Tensor, wrap_native
@@ -699,6 +700,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 # ---- losses -----------------------------------------------------------------------------------
 def _class_indices_target(input, target, fn: str):
     """Validate (N, C, d1...) input against (N, d1...) integer target; return 2-D logits and 1-D target."""
+    check_index_device(input, target, fn, "target")
     if target.dtype not in (dtypes.int64, dtypes.int32):
         raise RuntimeError(f"{fn}: class-index targets must be int64 (or int32), got {target.dtype.name}; "
                            f"for class probabilities pass a float target of the input's shape")

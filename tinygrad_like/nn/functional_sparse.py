@@ -24,6 +24,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..ops import conv_extra as CX
+from ..ops._util import check_index_device
 from ..tensor import Tensor
 from .functional_conv import _check_tensor, _const
 
@@ -79,6 +80,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     _check_tensor(input, "embedding")
     _check_tensor(weight, "embedding", "weight")
     _check_indices(input, "embedding")
+    check_index_device(weight, input, "embedding", "input (the indices)")
     if weight.ndim != 2:
         raise RuntimeError(f"'weight' must be 2-D (num_embeddings, embedding_dim), got shape {weight.shape}")
     num = weight.shape[0]
@@ -156,6 +158,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     _check_indices(input, "embedding_bag")
+    for t, what in ((input, "input (the indices)"), (offsets, "offsets"), (per_sample_weights, "per_sample_weights")):
+        if t is not None:
+            check_index_device(weight, t, "embedding_bag", what)
     ids, bag, b, psw, fixed = _bags(input, offsets, per_sample_weights, include_last_offset)
     if mode == "max":
         if scale_grad_by_freq:

@@ -14,6 +14,13 @@ def check_same_device(a, b, op: str) -> None:
                        f"{a._dev} and {b._dev}; move one with .to(device) first")
 
 
+def check_index_device(x, index, op: str, what: str = "index") -> None:
+    """An index (or target, or repeats) tensor must live on the input's device, as in torch: say so by name."""
+    if index._dev is not x._dev:
+        raise RuntimeError(f"{op}(): expected {what} on {x._dev}, the device of the tensor it indexes, but got it "
+                           f"on {index._dev}; move it with .to('{x._dev}')")
+
+
 def operands(a, b, op: str):
     """Native operands of a binary op after PyTorch's type promotion, and the result dtype."""
     if isinstance(b, TensorBase):

@@ -9,11 +9,14 @@ from ..tensor_base import TensorBase
 from . import _util
 
 
-def _check_index(index, what: str):
+def _check_index(index, what: str, x=None):
+    """``index`` is an integer tensor (on ``x``'s device, when ``x`` is given)."""
     if not isinstance(index, TensorBase):
         raise TypeError(f"{what}: index must be a Tensor of dtype int64, got {type(index).__name__}")
     if index.dtype not in (dtypes.int64, dtypes.int32):
         raise RuntimeError(f"{what}(): Expected dtype int64 for index, got {index.dtype.name}")
+    if x is not None:
+        _util.check_index_device(x, index, what)
 
 
 def _check_bounds(index, n: int, what: str, dim: int, exc: type = IndexError) -> None:
@@ -31,7 +34,7 @@ class Gather(Function):
     __slots__ = ("dim", "in_shape")
 
     def forward(self, x, dim, index):
-        _check_index(index, "gather")
+        _check_index(index, "gather", x)
         dim = normalize_dim(dim, max(x.ndim, 1))
         if index.ndim != x.ndim:
             raise RuntimeError(f"gather: index tensor must have the same number of dimensions as input "
@@ -55,7 +58,7 @@ class ScatterAdd(Function):
     __slots__ = ("dim",)
 
     def forward(self, x, dim, index, src):
-        _check_index(index, "scatter_add")
+        _check_index(index, "scatter_add", x)
         dim = normalize_dim(dim, max(x.ndim, 1))
         if index.ndim != x.ndim or src.ndim != x.ndim:
             raise RuntimeError(f"scatter_add: index {index.shape}, src {src.shape} and self {x.shape} must "
@@ -81,7 +84,7 @@ class IndexSelect(Function):
     __slots__ = ("dim", "in_shape")
 
     def forward(self, x, dim, index):
-        _check_index(index, "index_select")
+        _check_index(index, "index_select", x)
         if index.ndim > 1:
             raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {index.shape}")
         dim = normalize_dim(dim, max(x.ndim, 1))
