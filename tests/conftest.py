@@ -16,12 +16,12 @@ try:  # the oracle; tests that do not compare with it run without it (each oracl
 except ImportError:
     torch = None
 
-DTYPES = ("float16", "float32", "float64", "int32", "int64", "bool")
+DTYPES = ("float16", "float32", "float64", "int32", "int64", "bool", "uint8", "int8", "int16", "bfloat16")
 TL_DTYPES = {name: getattr(tl, name) for name in DTYPES}
 TORCH_DTYPES = {name: getattr(torch, name) for name in DTYPES} if torch is not None else {}
 
 # tolerances for comparing against the oracle, per dtype
-TOL = {"float16": (1e-3, 1e-3), "float32": (1e-5, 1e-5), "float64": (1e-10, 1e-9)}
+TOL = {"float16": (1e-3, 1e-3), "float32": (1e-5, 1e-5), "float64": (1e-10, 1e-9), "bfloat16": (1e-2, 1e-2)}
 
 
 def torch_dtype_name(t) -> str:
@@ -37,7 +37,10 @@ def pair(arr, requires_grad: bool = False, dtype: str | None = None):
     if dtype is not None:
         arr = arr.astype(TL_DTYPES[dtype].np)
     a = tl.tensor(arr.copy(), requires_grad=requires_grad)
-    b = torch.tensor(arr.copy(), requires_grad=requires_grad)
+    if dtype == "bfloat16":  # (torch reads no ml_dtypes array: through float32, which holds bfloat16 exactly)
+        b = torch.tensor(arr.astype(np.float32)).bfloat16().requires_grad_(requires_grad)
+    else:
+        b = torch.tensor(arr.copy(), requires_grad=requires_grad)
     return a, b
 
 
@@ -46,7 +49,8 @@ def to_numpy(t) -> np.ndarray:
     if isinstance(t, tl.Tensor):
         return np.asarray(t.detach().numpy())
     if isinstance(t, torch.Tensor):
-        return t.detach().cpu().numpy()
+        t = t.detach().cpu()
+        return (t.float() if t.dtype == torch.bfloat16 else t).numpy()  # (torch's numpy() refuses bfloat16)
     return np.asarray(t)
 
 

@@ -227,3 +227,28 @@ def test_size_compile_and_pad_sequence_as_torch():
                 np.testing.assert_array_equal(x.grad.numpy(), y.grad.numpy())
     with pytest.raises(RuntimeError, match="same trailing dims"):
         pad_sequence([tl.ones(2, 3), tl.ones(2, 4)])
+
+
+def test_shape_and_size_are_a_size_as_torch():
+    """``x.shape``/``x.size()`` are ``tl.Size`` (issue 17: "shape that behaves like torch.Size"): slices, sums and
+    repeats stay a Size, indexing gives ints, and it goes wherever a tuple of ints goes."""
+    import copy
+    import pickle
+
+    import numpy as np
+
+    import tinygrad_like as tl
+
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        x = lib.zeros(2, 3, 4)
+        s = x.shape
+        assert isinstance(s, lib.Size) and isinstance(s, tuple) and isinstance(x.size(), lib.Size)
+        assert s == (2, 3, 4) and s != [2, 3, 4] and s.numel() == 24 and x.size(-1) == 4 and type(s[0]) is int
+        for part in (s[1:], s[::-1], s + (5,), (1,) + s, s * 2, x[0].shape, x.sum(0).size()):
+            assert isinstance(part, lib.Size), (lib.__name__, part)
+        assert s[1:] == (3, 4) and (1,) + s == (1, 2, 3, 4) and s * 2 == (2, 3, 4) * 2
+        assert pickle.loads(pickle.dumps(s)) == s and isinstance(copy.deepcopy(s), lib.Size)
+        assert lib.ones(s).shape == s and x.reshape(s[::-1]).shape == (4, 3, 2) and x.new_zeros(s).shape == s
+        assert np.zeros(s).shape == (2, 3, 4) and hash(s) == hash((2, 3, 4))
+    assert repr(tl.zeros(2, 3).shape) == "tl.Size([2, 3])" and f"{tl.zeros(2, 3).shape}" == "(2, 3)"

@@ -677,3 +677,39 @@ def test_the_ops_on_the_cuda_backend_are_counted_host_fallbacks():
         assert be.fallbacks["round"] == before + 1
     finally:
         gen.close()
+
+
+def test_in_place_unary_functions_and_their_errors_as_torch():
+    """exp_, relu_ and the rest write in place (a version bump, views see it), refuse a leaf that requires grad,
+    and exist under torch's other spellings (``tl.relu_``, ``F.relu_``, ``absolute_``)."""
+    for lib in (tl, torch):
+        x = lib.tensor([-1.0, 0.5, 2.0])
+        v = x[1:]
+        assert x.exp_() is x and lib.allclose(v, lib.tensor([0.5, 2.0]).exp())
+        lib.relu_(x.neg_())
+        assert x.tolist() == [0.0, 0.0, 0.0]
+        lib.nn.functional.relu_(x.sub_(1)).absolute_()
+        assert x.tolist() == [0.0, 0.0, 0.0]
+        w = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            w.sigmoid_()
+    t = tl.ones(2)
+    before = t._storage.version
+    t.sqrt_().tanh_()
+    assert t._storage.version == before + 2
+
+
+def test_heaviside_aminmax_addcdiv_edges_as_torch():
+    for lib in (tl, torch):
+        x = lib.tensor([-1.0, 0.0, 3.0], requires_grad=True)
+        h = lib.heaviside(x, lib.tensor(0.5))
+        assert h.tolist() == [0.0, 0.5, 1.0] and h.requires_grad
+        with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
+            h.sum().backward()
+        with pytest.raises(RuntimeError, match="different dtypes"):
+            lib.heaviside(x, lib.tensor(1))
+        with pytest.raises(RuntimeError, match="Integer division with addcdiv is no longer supported"):
+            lib.tensor([1, 2]).addcdiv(lib.tensor([1, 2]), lib.tensor([1, 2]))
+        r = lib.aminmax(lib.tensor([[1.0, 5.0], [3.0, 0.0]]), dim=1, keepdim=True)
+        assert type(r).__name__ == "aminmax" and r.min.tolist() == [[1.0], [0.0]] and r.max.tolist() == [[5.0], [3.0]]
+        assert lib.tensor([1, 2, 3]).cumsum(0, dtype=lib.float64).dtype == lib.float64

@@ -879,3 +879,35 @@ def test_tiny_gpt_block_trains_like_torch():
             opt.step()
             losses.append(loss.item())
         assert abs(losses[0] - losses[1]) < 1e-10
+
+
+@pytest.mark.parametrize("mean,std,a,b", [(0.0, 1.0, -2.0, 2.0), (0.0, 0.02, -0.04, 0.04), (1.0, 0.5, 0.2, 3.0),
+                                          (0.0, 1.0, 3.0, 4.0)])
+def test_trunc_normal_draws_torchs_distribution(mean, std, a, b):
+    """Bounds hold, and the moments match torch's trunc_normal_ on a large draw (same distribution, own stream;
+    the last window is far in the tail, where ours comes from the inverse CDF)."""
+    tl.manual_seed(0)
+    torch.manual_seed(0)
+    ours = tl.nn.init.trunc_normal_(tl.empty(200, 100), mean, std, a, b).numpy()
+    theirs = torch.nn.init.trunc_normal_(torch.empty(200, 100), mean, std, a, b).numpy()
+    assert ours.min() >= a and ours.max() <= b
+    np.testing.assert_allclose(ours.mean(), theirs.mean(), atol=4 * theirs.std() / 141)
+    np.testing.assert_allclose(ours.std(), theirs.std(), rtol=0.03)
+
+
+@pytest.mark.parametrize("shape,gain", [((3, 5), 1.0), ((5, 3), 2.0), ((6, 2, 2), 0.5), ((4, 4), 1.0)])
+def test_orthogonal_and_eye_init_as_torch(shape, gain):
+    w = tl.nn.init.orthogonal_(tl.empty(*shape), gain=gain)
+    m = w.reshape(shape[0], -1).numpy().astype(np.float64)
+    small = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+    np.testing.assert_allclose(small, gain ** 2 * np.eye(small.shape[0]), atol=1e-5)
+    t = torch.nn.init.orthogonal_(torch.empty(*shape), gain=gain).reshape(shape[0], -1).double().numpy()
+    ts = t @ t.T if t.shape[0] <= t.shape[1] else t.T @ t
+    np.testing.assert_allclose(ts, small, atol=1e-5)
+    for lib in (tl, torch):
+        with pytest.raises(ValueError, match="Only tensors with 2 or more dimensions"):
+            lib.nn.init.orthogonal_(lib.empty(3))
+        with pytest.raises(ValueError, match="Only tensors with 2 dimensions"):
+            lib.nn.init.eye_(lib.empty(2, 2, 2))
+    np.testing.assert_array_equal(tl.nn.init.eye_(tl.empty(2, 3)).numpy(),
+                                  torch.nn.init.eye_(torch.empty(2, 3)).numpy())

@@ -99,7 +99,7 @@ CASES = [
     # the bounds check reduces the int64 indices, and integer reductions have no kernel: two host calls
     ("embedding_fallback_bounds", lambda w: nnf(w).embedding(const(w, [[1, 4], [4, 0]]), w), [((5, 3), "n")],
      False),
-    ("cat_fallback", lambda a, b: tl_or_torch(a).cat([a, b], 0) * 2, [((2, 3), "n"), ((4, 3), "n")], False),
+    ("cat", lambda a, b: tl_or_torch(a).cat([a, b], 0) * 2, [((2, 3), "n"), ((4, 3), "n")], True),
     ("cumsum_fallback", lambda a: a.cumsum(1), [((3, 5), "n")], False),
     # wide rows: the *_reg_* kernels hold a row in registers (16-byte vectors when aligned and cols % 4 == 0,
     # scalar otherwise); rows too wide for them take the multi-pass *_block_* kernels
@@ -452,3 +452,43 @@ def test_a_cuda_model_deep_copies_and_pickles_on_its_device(cuda):
             assert type(q) is type(p) and q.device is p.device and q.storage is not p.storage
             np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
             np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())
+
+
+_MOVES = [  # (name, function of a NumPy-like module `m` and an array, input shape, dtype)
+    ("cat", lambda lib, x: lib.cat([x[:, :2], x.mT[:2].mT, x[:, :0], x.flip(1)], 1), (3, 4), "float32"),
+    ("cat_int", lambda lib, x: lib.cat([x, x[::2], x[1:2]], 0), (5, 3), "int64"),
+    ("stack_bool", lambda lib, x: lib.stack([x, ~x, x.mT.mT], -1), (2, 3), "bool"),
+    ("flip_strided", lambda lib, x: x[:, ::2].flip(0, 2), (3, 8, 2), "float32"),
+    ("flip_int32", lambda lib, x: x.flip(-1), (2, 5), "int32"),
+    ("pad", lambda lib, x: lib.nn.functional.pad(x.mT, (1, 2, 0, 3), value=-1.5), (3, 4), "float32"),
+    ("pad_int", lambda lib, x: lib.nn.functional.pad(x, (2, 0), value=7), (2, 3), "int64"),
+    ("roll", lambda lib, x: x.roll((-1, 5), (0, 2)), (3, 2, 4), "float32"),
+    ("roll_flat", lambda lib, x: x.mT.roll(3), (3, 4), "float32"),
+    ("tile", lambda lib, x: x.tile((2, 1, 3)), (2, 3), "float32"),
+    ("repeat", lambda lib, x: x[:, 1:].repeat(2, 2), (3, 4), "int32"),
+    ("tril", lambda lib, x: x.mT.tril(-1) + x.triu(2).mT, (2, 4, 4), "float32"),
+    ("triu_wide_int", lambda lib, x: lib.triu(x, 1) - lib.tril(x, 9), (3, 5), "int64"),
+    ("tril_bool_mask", lambda lib, x: lib.ones_like(x).tril().bool() & x, (4, 4), "bool"),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape,dtype", _MOVES, ids=[m[0] for m in _MOVES])
+def test_movement_ops_are_strided_copies_on_the_device(cuda, name, fn, shape, dtype):
+    """cat, flip, pad, roll, tile/repeat and eye run as copy kernels over views of the inputs and the output, and
+    tril/triu as a compare of two aranges and a where (no host fallback), for any input layout and every dtype the
+    kernels take."""
+    data = (RNG.standard_normal(shape) * 4).astype(dtype) if dtype != "bool" else RNG.random(shape) > 0.5
+    before = _fallbacks(cuda)
+    got = fn(tl, tl.tensor(data, device=cuda))
+    assert _fallbacks(cuda) == before, f"{name} fell back to the host"
+    want = fn(torch, torch.tensor(data))
+    assert got.device == cuda and got.dtype.name == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("n,m,dtype", [(3, 3, "float32"), (2, 5, "int64"), (4, 1, "bool"), (0, 3, "float16")])
+def test_eye_on_the_device(cuda, n, m, dtype):
+    before = _fallbacks(cuda)
+    got = tl.eye(n, m, dtype=getattr(tl, dtype), device=cuda)
+    assert _fallbacks(cuda) == before
+    np.testing.assert_array_equal(got.cpu().numpy(), np.eye(n, m, dtype=dtype))

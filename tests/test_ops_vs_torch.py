@@ -353,7 +353,7 @@ def test_one_hot(data, num_classes) -> None:
 
 
 # ---- dtype promotion -------------------------------------------------------------------------------
-PROMO_DTYPES = ("float32", "float64", "float16", "int64", "int32", "bool")
+PROMO_DTYPES = ("float32", "float64", "float16", "int64", "int32", "bool", "uint8", "int8", "int16", "bfloat16")
 
 
 def _operand(desc, rng):
@@ -361,7 +361,7 @@ def _operand(desc, rng):
     if not isinstance(desc, tuple):
         return desc, desc
     dtype, nd = desc
-    kind = "bool" if dtype == "bool" else "int" if dtype.startswith("int") else "pos"
+    kind = "bool" if dtype == "bool" else "int" if "int" in dtype else "pos"
     return pair(make_array((2, 3)[:nd] if nd else (), kind, rng, "float64" if kind == "pos" else "int64"),
                 dtype=dtype) if kind != "bool" else pair(make_array((2, 3)[:nd], "bool", rng, "bool"))
 
@@ -431,7 +431,8 @@ INT_INPUT_OPS: dict[str, Callable] = {
     "maximum": lambda m, x: m.maximum(x, x.flip(0)), "tril": lambda m, x: x.reshape(2, 2).tril(),
 }
 TORCH_REFUSES_BOOL = {"neg", "abs", "relu", "argmax", "3-x"}  # torch raises for bool inputs
-INT_INPUT_CASES = [(d, n) for d in ("int64", "int32", "bool", "float16") for n in INT_INPUT_OPS
+INT_INPUT_CASES = [(d, n) for d in ("int64", "int32", "bool", "float16", "uint8", "int8", "int16", "bfloat16")
+                   for n in INT_INPUT_OPS
                    if not (d == "bool" and n in TORCH_REFUSES_BOOL)]
 
 
@@ -441,7 +442,7 @@ def test_non_float32_inputs(dtype, name) -> None:
     """Result dtypes (and values) of ops on int/bool/half inputs, e.g. exp(int) -> float32."""
     a, b = pair(np.array([1, 2, 0, 3]), dtype=dtype)
     got, expected = INT_INPUT_OPS[name](tl, a), INT_INPUT_OPS[name](TH, b)
-    tol = 2e-3 if dtype == "float16" else 1e-6
+    tol = 2e-3 if dtype == "float16" else 1e-2 if dtype == "bfloat16" else 1e-6
     assert_close(got, expected, atol=tol, rtol=tol)
 
 

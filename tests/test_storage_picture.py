@@ -151,6 +151,12 @@ def test_other_group_and_filters(views):
     view.show_other = False
     view.set_filter(text="ALP")
     assert [blk["label"] for blk in view.widget.payload["blocks"]] == ["alpha"]
+    view.set_filter(text="alp|bet")  # alternatives
+    assert sorted(blk["label"] for blk in view.widget.payload["blocks"]) == ["alpha", "beta"]
+    view.set_filter(text="a ph")  # every word must match: only alpha has both
+    assert [blk["label"] for blk in view.widget.payload["blocks"]] == ["alpha"]
+    view.set_filter(text="alp zzz")
+    assert view.widget.payload["blocks"] == []
     view.set_filter(text="", dtype="int64")
     assert [blk["label"] for blk in view.widget.payload["blocks"]] == ["beta"]
     view.set_filter(dtype="", device="sim:0")

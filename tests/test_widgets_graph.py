@@ -660,3 +660,39 @@ def test_expanding_a_block_folded_in_a_run_opens_the_run_around_it():
         assert "run:0-1" not in ids and "group:1" in ids, ids
     finally:
         view.close()
+
+
+def test_a_selected_group_names_its_module_as_a_node_does():
+    """``view.selected_node.module`` works for a folded box too: a module group gives its path, a run of identical
+    blocks the container holding them (found writing tutorial 09, where a click on a folded block had no module)."""
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x).relu()
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.h = nn.Sequential(Block(), Block(), Block())
+            self.head = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.head(self.h(x))
+
+    model = Net()
+    view = GraphView(model(tl.randn(2, 4)).sum(), model)
+    try:
+        groups = view.model.groups
+        assert groups["group:h.1"].module == "h.1" and groups["group:head"].module == "head"
+        (run,) = [g for g in groups.values() if g.kind == "run"]
+        assert run.path == "h.0-2" and run.module == "h"
+        view.select(run.id)
+        assert view.selected_node is run and view.selected_node.module == "h"
+        node = next(n for n in view.model.nodes if n.module == "h.2.fc")
+        view.select(node.index)
+        assert view.selected_node.module == "h.2.fc"
+    finally:
+        view.close()

@@ -17,8 +17,8 @@ from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_li
                        rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
                        zeros_like)
 from .device import Device, get_device as device
-from .dtypes import (DType, bool_ as bool, float16, float32, float64, get_default_dtype, int32, int64,
-                     set_default_dtype)
+from .dtypes import (DType, bfloat16, bool_ as bool, float16, float32, float64, get_default_dtype, int8, int16,
+                     int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F403 - the functional spelling of every op
 from .functions_linalg import *  # noqa: F403
 from .functions_math import *  # noqa: F403
@@ -48,7 +48,7 @@ from .compat import Size, compile  # noqa: E402, A004 - torch's names
 # costs the op path nothing (an errstate context per op would cost ~1 us).
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tinygrad_like(\.|$)")
 
-half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001 - PyTorch's aliases
+half, float, double, long, int, short = float16, float32, float64, int64, int32, int16  # noqa: A001 - torch's aliases
 
 __all__ = [
     "nn", "optim", "utils", "datasets", "cuda", "linalg", "save", "load",
@@ -61,7 +61,8 @@ __all__ = [
     "softmax", "log_softmax", "matmul", "broadcast_tensors", "broadcast_shapes", "nonzero",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "manual_seed", "get_rng_state",
     "set_rng_state", "live_storages", "device", "float16", "float32", "float64", "int32", "int64", "bool",
-    "half", "float", "double", "long", "int", "get_default_dtype", "set_default_dtype",
+    "uint8", "int8", "int16", "bfloat16", "half", "float", "double", "long", "int", "short", "get_default_dtype",
+    "set_default_dtype",
 ]
 # the op families' free functions (issue 17), so that ``from tinygrad_like import *`` has them too
 __all__ += ["return_types", "Size", "compile", *functions_math.__all__, *functions_sorting.__all__,

@@ -197,6 +197,8 @@ def format_tensor(arr: np.ndarray, dtype_name: str, suffixes: Sequence[str] = ()
     unless it is that, int64 or bool (for an empty tensor: unless it is that).
     """
     arr = np.asarray(arr)
+    if arr.dtype.name == "bfloat16":  # (ml_dtypes' bfloat16, not a NumPy float kind): its values print as floats
+        arr = arr.astype(np.float32)
     name = dtype_name.rsplit(".", 1)[-1]
     indent = len(prefix)
     own = []

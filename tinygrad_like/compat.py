@@ -1,12 +1,15 @@
 """Two names PyTorch programs use that need no machinery here: ``torch.Size`` and ``torch.compile``.
 
-``Tensor.shape`` is a plain tuple (a subclass would cost every ``.shape`` read on the op path); ``tl.Size`` is the
-tuple subclass programs construct and compare with (``x.shape == torch.Size([2, 3])``), with ``numel()``.
-``tl.compile`` returns what it is given: tinygrad_like runs every op eagerly, so that the views can show each one.
+``Tensor.shape`` and ``Tensor.size()`` are a ``tl.Size``: a tuple of ints with ``numel()``, whose slices, sums and
+repeats are ``Size`` again, as torch's. Its ``repr`` names the type; its ``str`` (``print``, f-strings, so every
+error message and view label) is the tuple's ``(2, 3)``. It is made from the native array's shape tuple on each
+read (about 0.1 us); the core's own hot paths read ``x._x.shape``, the plain tuple. ``tl.compile`` returns what it
+is given: tinygrad_like runs every op eagerly, so that the views can show each one.
 
 >>> import tinygrad_like as tl
->>> tl.ones(2, 3).shape == tl.Size([2, 3]), tl.Size([2, 3]).numel(), tl.Size([2, 3])
-(True, 6, tl.Size([2, 3]))
+>>> x = tl.ones(2, 3)
+>>> x.shape, x.shape == (2, 3), x.shape.numel(), x.shape[1:]
+(tl.Size([2, 3]), True, 6, tl.Size([3]))
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["Size", "compile"]
+
+_tuple_new, _tuple_getitem, _tuple_add, _tuple_mul = tuple.__new__, tuple.__getitem__, tuple.__add__, tuple.__mul__
 
 
 class Size(tuple):
@@ -34,8 +39,32 @@ class Size(tuple):
     def numel(self) -> int:
         return math.prod(self)
 
+    # slices, concatenations and repeats of a Size are a Size (a plain index is an int), as in torch
+    def __getitem__(self, i):
+        r = _tuple_getitem(self, i)
+        return _tuple_new(Size, r) if type(i) is slice else r
+
+    def __add__(self, other):
+        return _tuple_new(Size, _tuple_add(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return _tuple_new(Size, _tuple_add(other, self))
+
+    def __mul__(self, n):
+        return _tuple_new(Size, _tuple_mul(self, n))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return Size, (tuple(self),)
+
     def __repr__(self) -> str:
         return f"tl.Size({list(self)})"
+
+    # str() (print, f-strings: every error message and view label that shows a shape) keeps the tuple's "(2, 3)"
+    __str__ = tuple.__repr__
 
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,  # noqa: A001

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
+from .backends.numpy_backend import NumpyBackend
 from .device import CPU, factory_device
 from .layout import Layout
 from .random import default_generator
@@ -26,9 +27,9 @@ def _infer_dtype(arr: np.ndarray, data) -> dtypes.DType:
         return dtypes.bool_
     if k in "iu":
         return dtypes.from_numpy(arr.dtype) if isinstance(data, np.ndarray) and arr.dtype in (
-            np.int32, np.int64) else dtypes.int64
-    if k == "f":
-        if isinstance(data, np.ndarray) and arr.dtype in (np.float16, np.float32, np.float64):
+            np.int32, np.int64, np.int16, np.int8, np.uint8) else dtypes.int64
+    if k == "f" or arr.dtype == dtypes.bfloat16.np:
+        if isinstance(data, np.ndarray) and arr.dtype in (np.float16, np.float32, np.float64, dtypes.bfloat16.np):
             return dtypes.from_numpy(arr.dtype)
         return dtypes.default_float
     raise TypeError(f"can't convert data of type {arr.dtype} to a tensor; expected numbers, bools, nested "
@@ -69,11 +70,25 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         arr = np.array(data, copy=True)
     dt = dtypes.to_dtype(dtype) if dtype is not None else (
         data.dtype if isinstance(data, Tensor) else _infer_dtype(arr, data))
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biuf" and arr.dtype != dtypes.bfloat16.np:
         raise TypeError(f"can't convert data of type {arr.dtype} to a tensor")
-    arr = np.asarray(arr.astype(dt.np, copy=False), order="C")  # ascontiguousarray makes 0-d 1-d
+    if dt.float_via is not None and not isinstance(data, (np.ndarray, Tensor)):
+        _check_fits(arr, dt)
+    arr = np.asarray(NumpyBackend.cast(arr, dt) if arr.dtype != dt.np else arr, order="C")  # (0-d stays 0-d)
     t = wrap_native(arr if dev is CPU else dev.backend.from_numpy(arr), dev)
     return _finish(t, requires_grad)
+
+
+def _check_fits(arr: np.ndarray, dt: dtypes.DType) -> None:
+    """Numbers written out for an int8/uint8/int16 tensor must fit it, as torch checks (``tensor([300],
+    dtype=uint8)`` is an error there, not 44); an array's values are cast (and wrap) instead."""
+    if arr.size and arr.dtype.kind in "iuf":
+        lo, hi = dtypes._RANGE[dt]
+        lo = -hi if not dt.is_signed else lo  # (torch lets -255..-1 wrap into uint8, as C does)
+        if arr.min() < lo or arr.max() > hi:
+            bad = arr[(arr < lo) | (arr > hi)].flat[0]
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {bad.item()} is "
+                               f"outside {lo}..{hi}")
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
@@ -105,6 +120,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if dtype is None:
         dtype = {0: dtypes.bool_, 1: dtypes.int64}.get(dtypes.scalar_category(fill_value), dtypes.default_float)
     dt, dev = dtypes.to_dtype(dtype), factory_device(device)
+    fill_value = dtypes.fill_value(fill_value, dt)
     return _finish(wrap_native(dev.backend.full(_shape_args((size,)), fill_value, dt), dev), requires_grad)
 
 

@@ -1,22 +1,49 @@
-"""The six dtypes and PyTorch's type-promotion rules for them."""
+"""The ten dtypes and PyTorch's type-promotion rules for them.
+
+``bfloat16`` has no NumPy dtype of its own: its arrays use ``ml_dtypes.bfloat16`` (the JAX team's NumPy extension
+dtypes), whose elementwise ufuncs compute each element in float32 and round, as torch's CPU kernels do.
+"""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 
 class DType:
-    """A tensor element type. Singletons: compare with ``is`` or ``==``."""
+    """A tensor element type. Singletons: compare with ``is`` or ``==``.
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "category", "rank")
+    ``category`` (0 bool, 1 integer, 2 floating) and ``rank`` (order inside the category) give PyTorch's
+    promotion; two dtypes of one rank that are not the same (uint8/int8, float16/bfloat16) promote to ``tie``
+    (a plain rank order cannot say that uint8 + int8 is int16).
 
-    def __init__(self, name: str, np_dtype, category: int, rank: int):
+    ``pycat`` is the highest Python-number category (as ``scalar_category``) that a NumPy op on this dtype's
+    arrays takes as it is: a number above it goes through ``ops._util.operands``' slow path, which wraps an
+    integer into range (uint8 + 300 wraps, as in torch; NumPy would raise) and rounds a number for bfloat16
+    (NumPy would give float32). int32 and int64 keep the fast path (``int32 + 2**40`` is NumPy's OverflowError,
+    where torch wraps: rare, and the check would cost every ``int + number``).
+
+    ``float_via``: the dtype a float array is cast to on its way to this one (int64 for the integer dtypes
+    narrower than int32: torch truncates to int64 and wraps, so -1.0 -> 255 in uint8, where NumPy's direct
+    cast is undefined, and saturates on ARM); None for a direct cast. ``acc``: the dtype ``sum`` accumulates
+    in: int64 for bool and the integers (their sum is int64, as in torch), float32 for bfloat16 (rounded back
+    after, as torch's CPU kernel; NumPy would round every partial sum to bfloat16), else None."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "category", "rank", "pycat", "tie", "is_signed",
+                 "float_via", "acc")
+
+    def __init__(self, name: str, np_dtype, category: int, rank: int, pycat: int | None = None):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == 2
         self.category = category  # 0 bool, 1 integer, 2 floating
         self.rank = rank  # order inside the category
+        self.pycat = category if pycat is None else pycat
+        self.tie: DType | None = None  # what a different dtype of the same category and rank promotes with it to
+        self.is_signed = name != "bool" and name != "uint8"
+        self.float_via = np.dtype(np.int64) if category == 1 and self.itemsize < 4 else None
+        self.acc: DType | None = None  # (set below, once the dtypes exist)
 
     def __repr__(self) -> str:
         return f"tinygrad_like.{self.name}"
@@ -26,18 +53,41 @@ class DType:
 
 
 bool_ = DType("bool", np.bool_, 0, 0)
-int32 = DType("int32", np.int32, 1, 1)
-int64 = DType("int64", np.int64, 1, 2)
+uint8 = DType("uint8", np.uint8, 1, 1, pycat=0)
+int8 = DType("int8", np.int8, 1, 1, pycat=0)
+int16 = DType("int16", np.int16, 1, 2, pycat=0)
+int32 = DType("int32", np.int32, 1, 3)
+int64 = DType("int64", np.int64, 1, 4)
 float16 = DType("float16", np.float16, 2, 1)
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, 2, 1, pycat=0)
 float32 = DType("float32", np.float32, 2, 2)
 float64 = DType("float64", np.float64, 2, 3)
+for _d in (bool_, uint8, int8, int16, int32, int64):
+    _d.acc = int64
+bfloat16.acc = float32
+uint8.tie = int8.tie = int16  # torch.promote_types(uint8, int8) is int16
+float16.tie = bfloat16.tie = float32  # and (float16, bfloat16) is float32
 
-ALL = (bool_, int32, int64, float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+INTEGER = (uint8, int8, int16, int32, int64)
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64, "int": int32})
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
+                 "short": int16})
+_BF16_NP = bfloat16.np
+_RANGE = {d: (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max)) for d in INTEGER}
 
 default_float = float32
+
+
+def is_float_np(np_dtype) -> bool:
+    """A NumPy dtype of floats, bfloat16 included (ml_dtypes' bfloat16 is of kind 'V', not 'f')."""
+    return np_dtype.kind == "f" or np_dtype == _BF16_NP
+
+
+def finfo(dt: DType):
+    """NumPy's ``finfo`` for a floating DType, bfloat16 included (``np.finfo`` refuses ml_dtypes' bfloat16)."""
+    return ml_dtypes.finfo(dt.np)
 
 
 def _by_name(name: str) -> DType:
@@ -46,7 +96,10 @@ def _by_name(name: str) -> DType:
 
 def from_numpy(np_dtype) -> DType:
     """The DType for a NumPy dtype, or a clear error naming the supported ones."""
-    d = _BY_NP.get(np.dtype(np_dtype))
+    try:
+        d = _BY_NP.get(np.dtype(np_dtype))
+    except TypeError:  # (NumPy's "Cannot interpret ... as a data type")
+        raise TypeError(f"expected a dtype (one of {', '.join(x.name for x in ALL)}), got {np_dtype!r}") from None
     if d is None:
         raise TypeError(f"unsupported dtype {np.dtype(np_dtype)}; tinygrad_like supports "
                         f"{', '.join(x.name for x in ALL)}")
@@ -79,7 +132,9 @@ _CAT_DEFAULT = {0: bool_, 1: int64, 2: None}  # float default is read at call ti
 def _higher(a: DType, b: DType) -> DType:
     if a.category != b.category:
         return a if a.category > b.category else b
-    return a if a.rank >= b.rank else b
+    if a.rank != b.rank:
+        return a if a.rank > b.rank else b
+    return a if a is b else a.tie
 
 
 def scalar_category(x) -> int:
@@ -115,12 +170,38 @@ def result_type(*operands) -> DType:
     return res
 
 
+def checked_int(value: int, dt: DType) -> int:
+    """``value`` for a fill of the integer dtype ``dt`` (``full``, ``fill_``, ``masked_fill``, ``clamp``, ``where``,
+    an exponent), as torch converts it: inside the range as it is; for uint8, -255..-1 wrap as in C (``fill_(-1)``
+    gives 255); anything else is an error (where ``uint8_tensor + 300`` wraps instead: see ``ops._util``)."""
+    lo, hi = _RANGE[dt]
+    if lo <= value <= hi:
+        return value
+    if not dt.is_signed and -hi <= value < 0:
+        return value + hi + 1
+    raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {value} is outside "
+                       f"{lo}..{hi}")
+
+
+def fill_value(value, dt: DType):
+    """A Python number written into an integer tensor (a fill, a bound, a masked value), checked and wrapped as by
+    :func:`checked_int` (a float truncated first, as torch's ``fill_(1.7)`` gives 1); anything else as it is."""
+    if dt.category == 1 and (type(value) is int or type(value) is float):
+        if type(value) is float:
+            if value != value or value in (float("inf"), float("-inf")):
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {value}")
+            value = int(value)
+        return checked_int(value, dt)
+    return value
+
+
 def get_default_dtype() -> DType:
     return default_float
 
 
 def set_default_dtype(d) -> None:
-    """Set the dtype of float literals and factories (float32 or float64, as in PyTorch)."""
+    """Set the dtype of float literals and factories (float32 or float64 usually; any float dtype, as in
+    PyTorch)."""
     global default_float
     d = to_dtype(d)
     if not d.is_floating_point:

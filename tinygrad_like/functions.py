@@ -115,7 +115,8 @@ _METHODS = ("add sub mul div pow neg abs exp log sqrt rsqrt sin cos tanh sigmoid
             "reshape permute transpose squeeze unsqueeze flatten unflatten expand broadcast_to gather "
             "scatter_add index_select masked_fill flip repeat tril triu split chunk narrow unbind "
             "any all sign isnan logical_not logical_and logical_or logical_xor eq ne lt le gt ge "
-            "numel clone detach").split()
+            "numel clone detach addcmul addcdiv heaviside logit aminmax "
+            "exp_ log_ sqrt_ rsqrt_ relu_ sigmoid_ tanh_ abs_ neg_ sin_ cos_ erf_ absolute_ negative_").split()
 for _n in _METHODS:
     globals()[_n] = _method(_n)
 del _n

@@ -6,7 +6,7 @@ of operands, so their gradients (and higher derivatives) are those ops' own.
 >>> import tinygrad_like as tl
 >>> a, b = tl.ones(2, 3), tl.ones(3, 4)
 >>> tl.einsum("ij,jk->ik", a, b).shape, tl.tensordot(a, b, dims=1).shape
-((2, 4), (2, 4))
+(tl.Size([2, 4]), tl.Size([2, 4]))
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .tensor_base import TensorBase
 
 __all__ = ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "kron", "addmm", "addmv", "addmv_", "baddbmm",
            "addbmm", "einsum", "tensordot", "norm", "dist", "cdist", "cross", "trace", "diag", "diagonal",
-           "diag_embed", "diagflat", "diagonal_scatter", "tril_indices", "triu_indices", "matrix_power"]
+           "diag_embed", "diagflat", "diagonal_scatter", "tril_indices", "triu_indices", "matrix_power", "svd"]
 
 
 def _t(x, op: str) -> None:
@@ -474,6 +474,15 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if diff.shape[-1] == 0:  # (no columns: every distance is 0, as torch's; the inf-norm has no identity there)
         return diff.sum(-1)
     return _vector_norm(diff, p, -1, False, None, "cdist")
+
+
+# ---- singular value decomposition ------------------------------------------------------------------
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
+    """``torch.svd``: ``(U, S, V)``, V itself (``linalg.svd`` gives its transpose); see ``Tensor.svd``."""
+    if out is not None:
+        raise NotImplementedError("svd: out= is not supported; assign the result instead")
+    _t(input, "svd")
+    return input.svd(some, compute_uv)
 
 
 # ---- cross product and diagonals ------------------------------------------------------------------

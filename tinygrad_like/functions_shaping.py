@@ -18,6 +18,7 @@ __all__ = [
     "movedim", "t", "take", "take_along_dim", "select", "tensor_split", "masked_select", "argwhere", "scatter",
     "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "masked_scatter", "hstack", "vstack",
     "dstack", "row_stack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "logspace",
+    "index_reduce",
 ]
 
 
@@ -127,6 +128,13 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return _input(input, "index_fill").index_fill(dim, index, value)
+
+
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True,
+                 out=None) -> Tensor:
+    if out is not None:
+        raise NotImplementedError("index_reduce: out= is not supported; assign the result instead")
+    return _input(input, "index_reduce").index_reduce(dim, index, source, reduce, include_self=include_self)
 
 
 def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:

@@ -16,7 +16,7 @@ from .tensor import Tensor, _shape_args, wrap_native
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique", "unique_consecutive",
     "searchsorted", "bucketize", "prod", "cumprod", "cummax", "cummin", "logcumsumexp", "nansum", "nanmean",
-    "count_nonzero", "std_mean", "var_mean", "multinomial", "bernoulli", "normal",
+    "count_nonzero", "std_mean", "var_mean", "multinomial", "bernoulli", "normal", "bincount", "histc", "histogram",
 ]
 
 def _input(input, op: str) -> Tensor:
@@ -131,6 +131,21 @@ def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# ---- counting ---------------------------------------------------------------------------------------
+def bincount(input, weights=None, minlength: int = 0) -> Tensor:
+    return _input(input, "bincount").bincount(weights, minlength)
+
+
+def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002 - torch's names
+    return _input(input, "histc").histc(bins, min, max)
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density: bool = False, out=None):  # noqa: A002
+    if out is not None:
+        raise NotImplementedError("histogram: out= is not supported; assign the result instead")
+    return _input(input, "histogram").histogram(bins, range=range, weight=weight, density=density)
 
 
 # ---- products, scans, nan-aware reductions ----------------------------------------------------------

@@ -3,7 +3,9 @@
 Why these two formats: both hold plain typed arrays, so loading a file can never run code (a pickle
 can). ``.safetensors`` is the format the wider ecosystem reads; ``.npz`` needs nothing but NumPy.
 Writes are atomic (a crash mid-save leaves the previous checkpoint intact) and a damaged file is
-reported as a :class:`CheckpointError` naming the file, not as a parser traceback.
+reported as a :class:`CheckpointError` naming the file, not as a parser traceback. All ten dtypes round-trip;
+bfloat16 is ``BF16`` in safetensors (as torch writes it) and, in ``.npz``, the 2-byte void NumPy writes for
+``ml_dtypes.bfloat16`` (as JAX's arrays save), which loads back as bfloat16.
 
 A flat dict of name -> Tensor (a model's ``state_dict()``) is written as exactly those named arrays,
 so any safetensors or NumPy reader sees the same names. Nested objects work too:
@@ -23,7 +25,7 @@ at save time naming where in the object it is.
 ...     io.save({"w": tl.ones(2, 3), "step": tl.tensor(7)}, path)
 ...     sd = io.load(path)
 >>> sorted(sd), sd["w"].shape, sd["step"].item()
-(['step', 'w'], (2, 3), 7)
+(['step', 'w'], tl.Size([2, 3]), 7)
 >>> w = tl.tensor([1.0, -1.0], requires_grad=True)
 >>> opt = tl.optim.Adam([w], lr=0.1)
 >>> (w * w).sum().backward()
@@ -581,9 +583,9 @@ _ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np
 
 
 def _read_with_bfloat16(path: str, body: bytes, entries: dict) -> dict[str, np.ndarray]:
-    """A valid safetensors file with bfloat16 tensors (NumPy has no bfloat16, so the library's NumPy reader
-    refuses the whole file): each BF16 tensor is widened to float32, which holds every bfloat16 value exactly
-    (its 16 bits are the top half of a float32); the other tensors load as they are."""
+    """A valid safetensors file with bfloat16 tensors (the library's NumPy reader refuses the whole file): each BF16
+    tensor's bytes are read as ``ml_dtypes.bfloat16`` (tinygrad_like's bfloat16), so it loads as a bfloat16
+    tensor, as in torch; the other tensors load as they are."""
     out = {}
     for name, e in entries.items():
         dt, shape, (start, stop) = e.get("dtype"), tuple(e.get("shape", ())), e.get("data_offsets", (0, 0))
@@ -593,7 +595,7 @@ def _read_with_bfloat16(path: str, body: bytes, entries: dict) -> dict[str, np.n
             if len(raw) != 2 * count:
                 raise CheckpointError(f"cannot read checkpoint {path!r}: tensor {name!r} holds {len(raw)} bytes, "
                                       f"expected {2 * count} for bfloat16 of shape {shape}")
-            out[name] = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
+            out[name] = np.frombuffer(raw, "<u2").view(dtypes.bfloat16.np).reshape(shape)
         elif dt in _ST_DTYPES:
             arr = np.frombuffer(raw, np.dtype(_ST_DTYPES[dt]).newbyteorder("<"))
             if arr.size != count:
@@ -634,6 +636,9 @@ def _read_safetensors(path: str, metadata_only: bool, raw: bytes | None = None) 
     return {k: arrays[k] for k in sorted(arrays, key=lambda k: (offset.get(k, 0), k))}, meta
 
 
+_V2 = np.dtype("V2")
+
+
 def _read_npz(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple[dict[str, np.ndarray], Any]:
     arrays: dict[str, np.ndarray] = {}
     meta: Any = {}
@@ -656,6 +661,8 @@ def _read_npz(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple
                     raise
                 if not isinstance(a, np.ndarray):
                     raise CheckpointError(f"cannot read checkpoint {path!r}: member {k!r} is not a NumPy array")
+                if a.dtype == _V2:  # (bfloat16: NumPy's .npy format writes ml_dtypes' bfloat16 as 2-byte voids)
+                    a = a.view(dtypes.bfloat16.np)
                 if k == _METADATA_KEY:
                     meta = json.loads(a.tobytes().decode())
                 else:
@@ -749,7 +756,7 @@ def load(path: PathLike | IO[bytes], map_location: Any = None, pickle_module: An
     ...     p = os.path.join(d, "m.safetensors")
     ...     save({"w": tl.zeros(2, 2)}, p)
     ...     load(p, expected={"w": tl.ones(2, 2)})["w"].shape
-    (2, 2)
+    tl.Size([2, 2])
     """
     arrays, meta = _read(path)
     if _is_file_object(path):

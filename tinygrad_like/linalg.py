@@ -1,5 +1,6 @@
 """``tl.linalg``: the part of ``torch.linalg`` this project computes (norms, cross and dot products, diagonals,
-matrix products). Decompositions and solvers (``svd``, ``inv``, ``solve``...) are not here.
+matrix products, the singular value decomposition and what is built on it). Other decompositions and the solvers
+(``inv``, ``solve``, ``qr``...) are not here.
 
 >>> import tinygrad_like as tl
 >>> tl.linalg.vector_norm(tl.tensor([3.0, 4.0])).item()
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 from .functions import matmul
 from .layout import normalize_dim
-from .mixin.linalg import _cross, _matrix_norm, _need_tensor, _vector_norm
+from .mixin.linalg import _cross, _matrix_norm, _need_tensor, _svd, _svdvals, _vector_norm
+from .ops.linalg import LinAlgError
 from .tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cross", "vecdot", "matmul", "diagonal", "multi_dot",
-           "matrix_power"]
+           "matrix_power", "svd", "svdvals", "cond", "LinAlgError"]
 
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
@@ -27,7 +29,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
 
 def matrix_norm(input: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """'fro' (Frobenius), 1/-1 (max/min column sum of ``|A|``), inf/-inf (max/min row sum) over the two dims
-    ``dim``; 'nuc', 2 and -2 need singular values and raise NotImplementedError."""
+    ``dim``; 'nuc' (the sum of the singular values), 2 and -2 (the largest and the smallest one)."""
     _need_tensor(input, "linalg.matrix_norm", "input")
     _no_out(out, "matrix_norm")
     return _matrix_norm(input, ord, dim, keepdim, dtype)
@@ -123,6 +125,63 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         if n:
             base = base @ base
     return result if result is not A else A.clone()
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
+    """``(U, S, Vh)`` with ``A = U @ diag(S) @ Vh`` for the matrices in the last two dims, singular values in
+    descending order (NumPy's LAPACK gesdd, as torch's CPU SVD; the signs of the singular vectors are LAPACK's).
+    ``full_matrices``: U is m x m and Vh n x n, else m x k and k x n (k = min(m, n)). The gradient is torch's; it is
+    well defined where the singular values are distinct (and, when U or Vh are used on a non-square A, nonzero).
+
+    >>> import tinygrad_like as tl
+    >>> U, S, Vh = tl.linalg.svd(tl.tensor([[3.0, 0.0], [0.0, -4.0]]))
+    >>> S.tolist(), (U @ S.diag() @ Vh).tolist()
+    ([4.0, 3.0], [[3.0, 0.0], [0.0, -4.0]])
+    """
+    _need_tensor(A, "linalg.svd", "A")
+    _no_out(out, "svd")
+    _no_driver(driver, "svd")
+    return _svd(A, full_matrices)
+
+
+def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
+    """The singular values of the matrices in the last two dims, descending; the gradient is ``U diag(g) Vh``."""
+    _need_tensor(A, "linalg.svdvals", "A")
+    _no_out(out, "svdvals")
+    _no_driver(driver, "svdvals")
+    return _svdvals(A)
+
+
+def cond(A: Tensor, p=None, *, out=None) -> Tensor:
+    """The condition number in the 2-norm (``p`` None or 2: largest / smallest singular value; -2: the inverse), of
+    the matrices in the last two dims (any shape: no inverse is needed). The other orders need an inverse, which
+    this project does not compute: NotImplementedError (after torch's square-matrix check)."""
+    _need_tensor(A, "linalg.cond", "A")
+    _no_out(out, "cond")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if isinstance(p, str) or (p is not None and p not in (2, -2)):
+        if p not in ("fro", "nuc", 1, -1, float("inf"), float("-inf")):
+            raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+        m, n = A.shape[-2], A.shape[-1]
+        if m != n:
+            raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but they are {m} by {n} "
+                               f"matrices")
+        raise NotImplementedError(f"linalg.cond: ord={p!r} needs the inverse of A, which tinygrad_like does not "
+                                  f"compute; use p=None (2), or -2")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got {A.dtype.name}")
+    if A.numel() == 0:  # (torch's: zeros, one per matrix)
+        return A._wrap(A._dev.backend.full(tuple(A.shape[:-2]), 0, A.dtype), A._dev)
+    s = _svdvals(A)
+    s_max, s_min = s[..., 0], s[..., -1]
+    return s_min / s_max if p == -2 else s_max / s_min
+
+
+def _no_driver(driver, name: str) -> None:
+    if driver is not None:
+        raise RuntimeError(f"torch.linalg.{name}: keyword argument `driver=` is only supported on CUDA inputs with "
+                           f"cuSOLVER backend.")
 
 
 def _no_out(out, name: str) -> None:

@@ -8,6 +8,9 @@
 
 from __future__ import annotations
 
+from .mixin.linalg import linalg_svd_result as linalg_svd
+from .mixin.linalg import svd_result as svd
+from .mixin.reduce import _AMINMAX_RESULT as aminmax
 from .mixin.reduce import _MAX_RESULT as max  # noqa: A004 - torch's names
 from .mixin.reduce import _MIN_RESULT as min  # noqa: A004
 from .mixin.sorting import RETURN_TYPES
@@ -20,5 +23,7 @@ nanmedian = RETURN_TYPES["nanmedian"]
 mode = RETURN_TYPES["mode"]
 cummax = RETURN_TYPES["cummax"]
 cummin = RETURN_TYPES["cummin"]
+histogram = RETURN_TYPES["histogram"]
 
-__all__ = ["max", "min", "topk", "sort", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"]
+__all__ = ["max", "min", "topk", "sort", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
+           "linalg_svd", "svd", "aminmax"]

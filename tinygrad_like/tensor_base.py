@@ -15,10 +15,13 @@ import numpy as np
 
 from . import dtypes
 from .autograd import grad_mode
+from .compat import Size
 from .device import CPU, Device
 from .dtypes import DType
 from .layout import Layout, contiguous_strides, normalize_dim
 from .storage import Storage
+
+_tuple_new = tuple.__new__
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from .tensor import Tensor
@@ -114,13 +117,14 @@ class TensorBase:
         return lay
 
     @property
-    def shape(self) -> tuple:
-        return self._x.shape
+    def shape(self) -> Size:
+        """The sizes as a ``tl.Size`` (torch's ``torch.Size``); the core's hot paths read ``_x.shape``, the tuple."""
+        return _tuple_new(Size, self._x.shape)
 
     def size(self, dim: int | None = None):
         if dim is None:
-            return self._layout.shape
-        return self._layout.shape[normalize_dim(dim, self.ndim)]
+            return _tuple_new(Size, self._x.shape)
+        return self._x.shape[normalize_dim(dim, self.ndim)]
 
     @property
     def ndim(self) -> int:
@@ -235,7 +239,9 @@ class TensorBase:
         return v
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The elements as NumPy; a CPU tensor shares memory (as in PyTorch)."""
+        """The elements as NumPy; a CPU tensor shares memory (as in PyTorch). A bfloat16 tensor gives an array of
+        ``ml_dtypes.bfloat16`` (where torch raises ``TypeError: Got unsupported ScalarType BFloat16``): NumPy has no
+        bfloat16 of its own, and this keeps memory shared; ``.float().numpy()`` gives float32, as in torch."""
         if self.requires_grad and _grad.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
@@ -296,7 +302,7 @@ class TensorBase:
             if not isinstance(value, TensorBase):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if value.shape != self.shape:
+            if value._x.shape != self._x.shape:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
                                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
                                    f"the same size")
@@ -385,7 +391,7 @@ class TensorBase:
     # ---- factories on an existing tensor ----------------------------------------------------------
     def _full_like(self, value, dtype: DType | None = None) -> Tensor:
         """A new tensor of this one's shape and device, filled with ``value``."""
-        return self._wrap(self._dev.backend.full(self.shape, value, dtype or self.dtype), self._dev)
+        return self._wrap(self._dev.backend.full(self._x.shape, value, dtype or self.dtype), self._dev)
 
     def _from_value(self, value) -> Tensor:
         """``value`` (a number or array) as a tensor on this one's device; numbers take this one's dtype."""
@@ -404,7 +410,8 @@ class TensorBase:
 
     def new_full(self, size, fill_value, dtype=None) -> Tensor:
         dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
-        return self._wrap(self._dev.backend.full(_shape_args((size,)), fill_value, dt), self._dev)
+        return self._wrap(self._dev.backend.full(_shape_args((size,)), dtypes.fill_value(fill_value, dt), dt),
+                          self._dev)
 
     def new_tensor(self, data, dtype=None) -> Tensor:
         from .creation import tensor

@@ -83,6 +83,15 @@ class Group:
     members: list = field(default_factory=list)  # node indices directly inside
     size: int = 0  # node indices anywhere inside
 
+    @property
+    def module(self) -> str:
+        """The module path, as a node's ``module``: the module's own ("blocks.3"), or for a run of identical
+        blocks the container holding them ("blocks" for blocks.0-39; "" at the top level)."""
+        if self.kind == "module":
+            return self.path
+        first = self.path.rsplit("-", 1)[0]  # "blocks.0-39" -> "blocks.0"
+        return first.rsplit(".", 1)[0] if "." in first else ""
+
 
 @dataclass
 class GraphModel:

@@ -445,9 +445,8 @@ def _matches(row: dict, text: str, device: str, dtype: str) -> bool:
     if dtype and row["dtype"] != dtype:
         return False
     if text:
-        t = text.lower()
         hay = [n.lower() for n in row["names"]] + [f"#{row['id']}"] + [v["label"].lower() for v in row["views"]]
-        return any(t in h for h in hay)
+        return all(any(alt in h for alt in term.split("|") if alt for h in hay) for term in text.lower().split())
     return True
 
 
@@ -794,7 +793,10 @@ class StorageView(View):
         self.refresh()
 
     def set_filter(self, text: str | None = None, device: str | None = None, dtype: str | None = None) -> None:
-        """Show only storages whose names contain ``text`` (any case), on ``device``, of ``dtype`` ("" = any)."""
+        """Show only storages whose names match ``text`` (any case), on ``device``, of ``dtype`` ("" = any).
+
+        ``text`` is words that must all appear in a storage's names, its views' labels or its ``#id``; a word may
+        list alternatives with ``|``: ``"h.0 weight"`` is block 0's weights, ``"c_attn|c_proj bias"`` two biases."""
         with self.widget.hold_trait_notifications():
             if text is not None:
                 self.widget.filter_text = text

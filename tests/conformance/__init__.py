@@ -151,6 +151,26 @@ def run_case(case: Case, dtype: str, device: str = "cpu") -> None:
         assert_close(a.grad, b.grad, atol, rtol, msg=f"grad of input {i}: ")
 
 
+def run_ours(case: Case, dtype: str, device: str = "cpu") -> None:
+    """Run one row on our side only (forward, and backward from random upstream grads where it is differentiable):
+    what a census of the primitives a row uses needs, with no oracle (so no dependence on torch's version)."""
+    rng = np.random.default_rng(zlib.crc32(f"{case.id}/{dtype}".encode()))
+    leaves = [tl.tensor(make_array(s.leaf_shape(), s.kind, rng, dtype), requires_grad=True, device=device)
+              for s in case.specs]
+    outs = [o for o in _flat(case.fn(tl, *(s.apply_view(t) for s, t in zip(case.specs, leaves))))
+            if isinstance(o, tl.Tensor) and o.requires_grad]
+    if case.grad and outs:
+        gs = [tl.tensor(make_array(o.shape, "n", rng, dtype), device=device) for o in outs]
+        try:
+            if len(outs) == 1:  # (as run_case does it, so that the same primitives run)
+                outs[0].backward(gs[0])
+            else:
+                sum(((o * g).sum() for o, g in zip(outs, gs)), tl.tensor(0.0, dtype=dtype, device=device)).backward()
+        except RuntimeError as e:  # (an op torch also refuses to differentiate: its forward was still counted)
+            if "not implemented" not in str(e):
+                raise
+
+
 def collect() -> list[Case]:
     """The ``CASES`` of every module in this package, in module-name order."""
     cases: list[Case] = []

@@ -17,7 +17,10 @@ def F(m):
 _ACT_SHAPES = U_SHAPES  # (3, 4), 0-d, (0, 3), (2, 3, 4), transposed, strided
 
 ACTIVATIONS = (
-    unary("hardtanh", lambda m, x: F(m).hardtanh(x * 2))
+    # GELU over more than 512 elements: the CPU's vectorised erf and the state its backward reuses
+    [C("gelu-large", lambda m, x: F(m).gelu(x * 3), S((40, 30), view="T")),
+     C("gelu-tanh-large", lambda m, x: F(m).gelu(x * 3, approximate="tanh"), S((40, 30)))]
+    + unary("hardtanh", lambda m, x: F(m).hardtanh(x * 2))
     + unary("hardtanh_bounds", lambda m, x: F(m).hardtanh(x * 3, -0.5, 2.0), shapes=_ACT_SHAPES[:2])
     + unary("relu6", lambda m, x: F(m).relu6(x * 5 + 2))
     + unary("hardsigmoid", lambda m, x: F(m).hardsigmoid(x * 4))
@@ -131,6 +134,14 @@ ATTENTION = [
       S((4, 5))),
     C("sdpa-T", lambda m, q, kk, v: F(m).scaled_dot_product_attention(q, kk, v), S((3, 4), view="T"),
       S((5, 4), view="step"), S((5, 2))),
+    # the fused node (no dropout, no user mask): causal views, broadcast batch dims, and scores so spread that the
+    # CPU kernel shifts each row by its own maximum instead of each matrix's
+    C("sdpa-causal-views", lambda m, q, kk, v: F(m).scaled_dot_product_attention(q, kk, v, is_causal=True),
+      S((2, 3, 4, 6), view="T"), S((2, 3, 5, 6), view="step"), S((2, 3, 5, 6), view="T")),
+    C("sdpa-bcast", lambda m, q, kk, v: F(m).scaled_dot_product_attention(q, kk, v, is_causal=True),
+      S((2, 3, 4, 8)), S((3, 5, 8)), S((3, 5, 6))),
+    C("sdpa-spread", lambda m, q, kk, v: F(m).scaled_dot_product_attention(q * 30, kk, v, is_causal=True),
+      S((2, 6, 4)), S((2, 6, 4)), S((2, 6, 3))),
 ]
 
 CASES = ACTIVATIONS + NORMS + PADS + DISTANCES + LOSSES + ATTENTION

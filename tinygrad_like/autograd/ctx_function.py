@@ -240,7 +240,7 @@ def ctx_apply(cls, *args, **kwargs):
             and o.dtype.is_floating_point and id(r) not in non_diff]
     first = next(a for a, t in zip(args, is_t) if t)
     ctx._arg_is_tensor = is_t
-    ctx._out_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, TensorBase) else None for o in final)
+    ctx._out_meta = tuple((o._x.shape, o.dtype, o.device) if isinstance(o, TensorBase) else None for o in final)
     for o in final:
         if id(o) in dirty and o.grad_fn is None and o.requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")

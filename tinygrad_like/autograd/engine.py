@@ -45,7 +45,7 @@ def _as_input(g, shape: tuple, dtype, node=None, index: int = 0):
     a leaf's own), so a backward formula returns the gradient in the shape its arithmetic gives. With
     ``create_graph`` the sum and the cast are recorded like any other op. A gradient the input's shape does not
     broadcast to is a wrong formula (``node``'s ``index``-th gradient): refused, as torch refuses it."""
-    gs = g.shape
+    gs = g._x.shape
     if gs != shape:
         extra = len(shape) - len(gs)
         if extra > 0 and all(n == 1 for n in shape[:extra]) and _expands_to(shape[extra:], gs):
@@ -224,7 +224,7 @@ class _Pass:
             leaf_pending = self.leaf_pending
             if gi is not None:
                 if gi._x.shape != p._x.shape or gi.dtype is not p.dtype:
-                    gi = _as_input(gi, p.shape, p.dtype, node, i)
+                    gi = _as_input(gi, p._x.shape, p.dtype, node, i)
                 prev = leaf_pending.get(p)
                 leaf_pending[p] = gi if prev is None else add(prev, gi)
             left = self.leaf_deps[p] - 1

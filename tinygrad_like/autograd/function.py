@@ -10,7 +10,7 @@ Because backward is written with Tensor ops, ``create_graph=True`` gives higher 
 >>> x = tl.tensor([1.0, 2.0], requires_grad=True)
 >>> y = x * x
 >>> y.grad_fn.name, [t.shape for t in y.grad_fn.saved_tensors]
-('Mul', [(2,), (2,)])
+('Mul', [tl.Size([2]), tl.Size([2])])
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 
 from .. import events
+from ..compat import Size
 from ..sites import context as _context
 from ..sites import origin
 from ..storage import summarize_writes
@@ -50,7 +51,7 @@ class VersionMismatchError(RuntimeError):
 
     def __init__(self, node, index, tensor, saved_version, current_version, bumps):
         self.node, self.index = node, index
-        self.shape, self.dtype = tensor.shape, tensor.dtype.name
+        self.shape, self.dtype = tensor._x.shape, tensor.dtype.name
         self.saved_version, self.current_version, self.bumps = saved_version, current_version, bumps
         self.writes = summarize_writes(bumps)
         self.unrecorded = max(0, current_version - saved_version - sum(w.count for w in self.writes))
@@ -243,7 +244,7 @@ class Function:
         """Per input, the ``(shape, dtype)`` its gradient is summed and cast to by the engine: a parent node's
         output, a leaf's own; None for an input that gets no gradient (a number, a tensor not requiring grad)."""
         return tuple(None if p is None else (p.out_shape, p.out_dtype) if isinstance(p, Function) else
-                     (p.shape, p.dtype) for p in self.next)
+                     (p._x.shape, p.dtype) for p in self.next)
 
     def attributes(self) -> dict:
         """The op's own attributes (dims, shapes, scalars) for graph views and debugging."""
@@ -253,7 +254,8 @@ class Function:
                 break
             for s in getattr(klass, "__slots__", ()):
                 if hasattr(self, s):
-                    out[s] = getattr(self, s)
+                    v = getattr(self, s)
+                    out[s] = tuple(v) if type(v) is Size else v  # shown as the shape it is, "(3, 4)"
         return out
 
     def saved_info(self) -> list[dict]:
@@ -272,7 +274,7 @@ class Function:
                 continue  # (not kept: backward does not read it)
             st = t._storage
             bumps = st.bumps_since(v)
-            rows.append({"shape": t.shape, "dtype": t.dtype.name, "saved_version": v,
+            rows.append({"shape": t._x.shape, "dtype": t.dtype.name, "saved_version": v,
                          "current_version": st.version, "stale": st.version != v,
                          "storage_id": st.id, "bumps": bumps, "writes": summarize_writes(bumps)})
         return rows
@@ -343,7 +345,7 @@ def _watched(node: Function, out, x, args) -> None:
         node.origin = origin()
     if events.ACTIVE and events.wants(events.OpRecorded):
         events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
-                                      out.shape, out.dtype.name, str(out._dev), events.now()))
+                                      out._x.shape, out.dtype.name, str(out._dev), events.now()))
 
 
 def _edge(t):

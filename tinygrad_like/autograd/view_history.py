@@ -97,7 +97,7 @@ def refresh_views(base) -> None:
         alive.append(ref)
         if v._base is base:
             node = ViewOfBase()
-            node.base_shape, node.positions = base.shape, _positions_tensor(v, base)
+            node.base_shape, node.positions = base._x.shape, _positions_tensor(v, base)
             record(node, (base,), v)
     base._storage.views = alive
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import bfloat16, finfo, is_float_np
+
 
 def _arr(r):
     """A fresh ndarray (NumPy's ufuncs return scalars for 0-d inputs)."""
@@ -27,7 +29,7 @@ def _round(x, decimals):
 def _trunc_divide(a, b):
     """``a / b`` rounded toward zero: ``trunc(a / b)`` for floats (torch's formula), exact for integers (NumPy's
     integer ``//`` rounds toward minus infinity: one up where the remainder is nonzero and the signs differ)."""
-    if np.result_type(a, b).kind == "f":
+    if is_float_np(np.result_type(a, b)):
         return _arr(np.trunc(np.true_divide(a, b)))
     q = np.floor_divide(a, b)
     fix = (np.remainder(a, b) != 0) & ((np.less(a, 0)) != (np.less(b, 0)))
@@ -48,6 +50,10 @@ def _xlogy(x, y):
 
 def _nan_to_num(x, nan, posinf, neginf):
     """NaN, +inf and -inf replaced (``None``: the dtype's largest/smallest finite value), as torch's."""
+    if x.dtype == bfloat16.np:  # (np.nan_to_num passes a dtype NumPy does not know as a float through unchanged)
+        big = float(finfo(bfloat16).max)
+        return _arr(np.nan_to_num(x.astype(np.float32), nan=nan, posinf=big if posinf is None else posinf,
+                                  neginf=-big if neginf is None else neginf).astype(x.dtype))
     return _arr(np.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf))
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import is_float_np
+
 
 def _along(index, axis: int) -> tuple:
     """The advanced index that addresses ``out[..., index[i, j, ...], ...]`` along ``axis`` (scatter's rule: every
@@ -19,7 +21,7 @@ def _identity(reduce: str, dtype):
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "f":
+    if is_float_np(dtype):
         return -np.inf if reduce == "amax" else np.inf
     if dtype.kind == "b":
         return reduce == "amin"
@@ -71,7 +73,7 @@ class NumpyShapingPrimitives:
             count = np.full(out.shape, 1 if include_self else 0, dtype=np.int64)
             np.add.at(count, at, 1)
             count[count == 0] = 1
-            if out.dtype.kind == "f":
+            if is_float_np(out.dtype):
                 out = (out / count).astype(out.dtype, copy=False)
             else:
                 out = np.floor_divide(out, count).astype(out.dtype, copy=False)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import is_float_np
+
 _I64 = np.int64
 
 
@@ -23,7 +25,7 @@ def _argsort(x, axis: int, descending: bool):
 
 def _nan_count(x, axis: int):
     """How many non-NaN elements each lane along ``axis`` has (keepdims), or None for a dtype without NaN."""
-    if x.dtype.kind != "f":
+    if not is_float_np(x.dtype):
         return None
     return x.shape[axis] - np.isnan(x).sum(axis=axis, keepdims=True)
 
@@ -166,6 +168,39 @@ class NumpySortingPrimitives:
             out[r] = np.searchsorted(s2[r], v2[r], side=side)
         return out.reshape(values.shape)
 
+    # ---- counting: bincount, histograms --------------------------------------------------------------
+    @staticmethod
+    def bincount(x, weights, minlength):
+        """How often each value of the 1-D non-negative integer ``x`` occurs (int64), or the sum of ``weights`` per
+        value (in ``weights``' dtype); at least ``minlength`` bins."""
+        if weights is None:
+            return np.bincount(x, minlength=minlength).astype(_I64, copy=False)
+        return np.bincount(x, weights, minlength).astype(weights.dtype, copy=False)
+
+    @staticmethod
+    def histc(x, bins, lo, hi):
+        """Counts of ``x``'s elements in ``bins`` equal bins over ``[lo, hi]``, in ``x``'s dtype; elements outside
+        (and NaN) are left out. The bin is found as torch's ``histc`` finds it, by arithmetic in ``x``'s dtype:
+        ``int((v - lo) * bins / (hi - lo))``, the last bin including ``hi``."""
+        t = x.dtype.type
+        lo_t, hi_t = t(lo), t(hi)
+        v = x.reshape(-1)
+        v = v[(v >= lo_t) & (v <= hi_t)]
+        pos = ((v - lo_t) * t(bins) / (hi_t - lo_t)).astype(_I64)
+        return np.bincount(np.clip(pos, 0, bins - 1), minlength=bins).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def histogram(x, edges, weight):
+        """Counts (or sums of ``weight``) of ``x``'s elements in the bins between consecutive ``edges`` (1-D,
+        increasing, ``x``'s dtype): ``edges[i] <= v < edges[i+1]``, the last bin including its right edge; elements
+        outside ``[edges[0], edges[-1]]`` (and NaN) are left out. In ``edges``' dtype."""
+        nb = edges.shape[0] - 1
+        v = x.reshape(-1)
+        keep = (v >= edges[0]) & (v <= edges[-1])
+        pos = np.searchsorted(edges, v[keep], side="right") - 1
+        w = None if weight is None else weight.reshape(-1)[keep]
+        return np.bincount(np.clip(pos, 0, nb - 1), w, nb).astype(edges.dtype, copy=False)
+
     # ---- products, scans ---------------------------------------------------------------------------
     @staticmethod
     def prod(x, axis, keepdims, dtype):
@@ -183,7 +218,7 @@ class NumpySortingPrimitives:
         shape = [1] * x.ndim
         shape[axis] = x.shape[axis]
         hit = x == v
-        if x.dtype.kind == "f":
+        if is_float_np(x.dtype):
             hit |= np.isnan(x)
         pos = np.where(hit, np.arange(x.shape[axis]).reshape(shape), 0)
         return v, np.maximum.accumulate(pos, axis=axis).astype(_I64, copy=False)

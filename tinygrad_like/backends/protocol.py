@@ -82,9 +82,16 @@ _TABLE: list[Primitive] = [
     Primitive("layer_norm", "fused", "(xhat, mean, rstd)"),
     Primitive("cross_entropy", "fused", "(loss, logp, coef, coef_sum)"),
     Primitive("cross_entropy_coefs", "fused", "(coef, coef_sum)"),
+    # GELU: the state is what its backward reads again (the CPU keeps Phi(x) or the tanh, so it computes no erf)
+    Primitive("gelu", "fused", "(out, state)"),
+    Primitive("gelu_backward", "fused", "array"),
+    # softmax(q @ k^T * scale + mask) @ v; the weights (the softmax) are returned for the backward
+    Primitive("attention", "fused", "(out, weights)"),
     # linalg family (issue 17): cross products, triangle indices
     Primitive("cross", "fused", "array"),
     *_rows("creation", "tril_indices triu_indices"),
+    Primitive("svd", "fused", "(U, S, Vh)"),  # singular value decomposition (NumPy's LAPACK gesdd)
+    Primitive("svdvals", "fused", "array"),
     # sorting family (issue 17): sorts, order statistics, products and scans, sampling
     *_rows("movement", "sort", "(values, indices)"),
     *_rows("reduce", "topk kthvalue median mode cummax", "(values, indices)"),
@@ -92,6 +99,7 @@ _TABLE: list[Primitive] = [
     Primitive("searchsorted", "index", "array"),
     *_rows("reduce", "prod cumprod logcumsumexp"),
     *_rows("random", "multinomial exponential"),
+    *_rows("reduce", "bincount histc histogram"),  # counting (issue 17 follow-up): counts per value / per bin
     # math family (issue 17): rounding, inverse trig and hyperbolic, logs/exps, remainders, bits, finiteness
     *_rows("elementwise", "floor ceil trunc round acos asin atan tan sinh cosh asinh acosh atanh log2 log10 log1p "
                           "expm1 exp2 isinf isfinite nan_to_num bitwise_not"),

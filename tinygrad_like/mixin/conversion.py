@@ -71,6 +71,18 @@ class ConversionMixin:
     def bool(self):
         return self.to(dtypes.bool_)
 
+    def byte(self):
+        return self.to(dtypes.uint8)
+
+    def char(self):
+        return self.to(dtypes.int8)
+
+    def short(self):
+        return self.to(dtypes.int16)
+
+    def bfloat16(self):
+        return self.to(dtypes.bfloat16)
+
     def cpu(self) -> Tensor:
         return self.to("cpu")
 

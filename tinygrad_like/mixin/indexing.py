@@ -119,7 +119,9 @@ def _normalize_index(index, t: Tensor) -> tuple[Any, Any]:
                 index._dev is t._dev:  # (the common advanced case, an embedding lookup: one index tensor)
             if index.dtype.name == "bool":
                 _check_masks([index], t.shape)
-            return None, (index,)
+                return None, (index,)
+            if index.dtype is dtypes.int64 or index.dtype is dtypes.int32:
+                return None, (index,)  # (uint8, int8, int16 go the general way: see _index_dtype)
         if isinstance(index, tuple):
             index = tuple(index)
         elif type(index) is list and _sequence_as_tuple(index):
@@ -189,9 +191,7 @@ def _split_index(index: tuple, t: Tensor) -> tuple[Any, Any]:
             items.append(("slice", _slice(i)))
         else:
             if isinstance(i, TensorBase):
-                if i.dtype.is_floating_point:
-                    raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got "
-                                     f"{i.dtype.name}")
+                i = _index_dtype(i)
                 if i._dev is not t._dev:
                     from .shaping import _index_on
                     i = _index_on(i, t)
@@ -248,6 +248,21 @@ def _split_index(index: tuple, t: Tensor) -> tuple[Any, Any]:
     if masks:
         _check_masks(adv, t._layout.getitem(tuple(basic)).shape if view else t.shape)
     return (tuple(basic) if view else None), tuple(adv)
+
+
+def _index_dtype(i):
+    """An index tensor as torch takes it: int64, int32 and bool as they are; uint8 as a bool mask, with torch's
+    deprecation warning (a uint8 index *selects* where it is nonzero, it does not pick positions; torch 2.13
+    raises for it in an assignment, ``x[mask_u8] = v``, which here does what ``x[mask_u8]`` reads); other dtypes
+    refused with torch's error, except as a 0-d tensor, which is an int."""
+    dt = i.dtype
+    if dt is dtypes.uint8:
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                      UserWarning, stacklevel=5)
+        return i.bool()
+    if dt.is_floating_point or (i.ndim and dt not in (dtypes.int64, dtypes.int32, dtypes.bool_)):
+        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {dt.name}")
+    return i
 
 
 def _slice(i: slice) -> slice:

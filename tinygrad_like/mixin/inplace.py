@@ -173,6 +173,7 @@ class InplaceMixin:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                    f"{value.ndim} dimensions.")
             value = value.item()
+        value = dtypes.fill_value(value, self.dtype)
         self._check_inplace("fill_", overlap_ok=True)  # one value everywhere: shared elements agree (as torch)
         if _grad.enabled and self.requires_grad:
             self._rebase(self._overwritten(self._graph_input(), value), "fill_")

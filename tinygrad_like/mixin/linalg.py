@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections import namedtuple
 from typing import TYPE_CHECKING
 
 from .. import dtypes
@@ -101,9 +102,70 @@ def _vector_norm(x, ord, dim, keepdim, dtype, op: str = "linalg.vector_norm"):
     return L.VectorNorm.apply(x, float(ord), normalize_dims(dim, x.ndim), keepdim)
 
 
+# ---- singular value decomposition ------------------------------------------------------------------
+linalg_svd_result = namedtuple("linalg_svd", ["U", "S", "Vh"])
+linalg_svd_result.__doc__ = "``linalg.svd``'s result, as ``torch.return_types.linalg_svd``: ``(U, S, Vh)``."
+svd_result = namedtuple("svd", ["U", "S", "V"])
+svd_result.__doc__ = "``torch.svd``'s result, as ``torch.return_types.svd``: ``(U, S, V)`` (V, not its transpose)."
+
+
+def _check_svd(A, op: str = "linalg.svd") -> None:
+    """torch's checks of an SVD's input: a (batch of) float32/float64 matrices. (LAPACK's own failure, on NaN
+    entries, is raised as :class:`~..ops.linalg.LinAlgError`; inf entries give NaN results, as in torch.)"""
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {A.dtype.name}")
+    if A.dtype not in (dtypes.float32, dtypes.float64):
+        raise NotImplementedError(f"\"linalg_svd_cpu\" not implemented for '{A.dtype.name}' (as in torch): convert "
+                                  f"with .float() first")
+
+
+def _svd(A, full_matrices: bool, op: str = "linalg.svd"):
+    """``(U, S, Vh)``; while recording, one :class:`~..ops.linalg.Svd` node whose packed output they are views of."""
+    _check_svd(A, op)
+    full = bool(full_matrices)
+    if _grad.enabled and A.requires_grad:
+        return linalg_svd_result(*L.svd_parts(L.Svd.apply(A, full), A.shape[-2], A.shape[-1], full))
+    u, s, vh = L.svd_native(A, full)
+    dev = A._dev
+    return linalg_svd_result(A._wrap(u, dev), A._wrap(s, dev), A._wrap(vh, dev))
+
+
+def _svdvals(A, op: str = "linalg.svd"):
+    """The singular values, descending. Differentiable through the reduced SVD (its gradient is U diag(gS) Vh)."""
+    if _grad.enabled and A.requires_grad:
+        return _svd(A, False, op).S
+    _check_svd(A, op)
+    return A._wrap(L.svd_native(A, None), A._dev)
+
+
+def _svd_norm(A, ord, d0: int, d1: int, keepdim: bool, dtype):
+    """The matrix norms of singular values over dims ``(d0, d1)``: 'nuc' their sum, 2 the largest, -2 the smallest
+    (torch's: the dims moved last, ``svdvals``, then a sum, amax or amin)."""
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{A.dtype.name}")
+    if dtype is not None:
+        A = A.to(dtypes.to_dtype(dtype))
+    s = _svdvals(A.permute([d for d in range(A.ndim) if d not in (d0, d1)] + [d0, d1]))
+    if ord == "nuc":
+        out = s.sum(-1)
+    elif s.shape[-1] == 0:  # an empty matrix: 0 without history for ord 2, no minimum for -2 (as torch)
+        if ord < 0:
+            raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+        out = A._wrap(A._dev.backend.full(s.shape[:-1], 0, s.dtype), A._dev)
+    else:
+        out = s.amax(-1) if ord > 0 else s.amin(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            out = out.unsqueeze(d)
+    return out
+
+
 def _matrix_norm(A, ord, dim, keepdim, dtype):
-    """``linalg.matrix_norm``: 'fro' and the orders that are sums and maxima (1, -1, inf, -inf); 'nuc', 2 and -2
-    need singular values, which this project does not compute."""
+    """``linalg.matrix_norm``: 'fro' and the orders that are sums and maxima (1, -1, inf, -inf), and those of the
+    singular values ('nuc', 2, -2)."""
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     dim = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -115,8 +177,7 @@ def _matrix_norm(A, ord, dim, keepdim, dtype):
     if ord == "fro":
         return _vector_norm(A, 2, (d0, d1), keepdim, dtype, "linalg.matrix_norm")
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs the singular values (an SVD), which "
-                                  f"tinygrad_like does not compute; use ord='fro', 1, -1, inf or -inf")
+        return _svd_norm(A, ord, d0, d1, keepdim, dtype)
     if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if not A.dtype.is_floating_point:
@@ -277,6 +338,22 @@ class LinalgMixin:
                 raise RuntimeError(f"dist(): input dtype should be either floating point or complex. Got "
                                    f"{t.dtype.name} instead.")
         return _vector_norm(self - other, p, None, False, None, "dist")
+
+    # ---- singular value decomposition -----------------------------------------------------------------
+    def svd(self, some: bool = True, compute_uv: bool = True):
+        """``torch.svd``: ``(U, S, V)`` with ``A = U diag(S) V^T`` (V itself, where ``linalg.svd`` gives its
+        transpose Vh); ``some``: the reduced U (m x k) and V (n x k), else the full ones. Without ``compute_uv``
+        only S is computed, and U and V are zeros (m x m and n x n), as in torch."""
+        if self.ndim < 2:
+            raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {self.ndim} dimensions "
+                               f"instead")
+        if not compute_uv:
+            s = _svdvals(self)
+            be, bat, (m, n) = self._dev.backend, tuple(self.shape[:-2]), self.shape[-2:]
+            return svd_result(self._wrap(be.full(bat + (m, m), 0, self.dtype), self._dev), s,
+                              self._wrap(be.full(bat + (n, n), 0, self.dtype), self._dev))
+        u, s, vh = _svd(self, not some)
+        return svd_result(u, s, vh.mT)
 
     # ---- cross product ------------------------------------------------------------------------------
     def cross(self, other, dim=None) -> Tensor:

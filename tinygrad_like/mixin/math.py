@@ -46,6 +46,15 @@ def _floor_divide(x, other):
     return x.floor_divide(other)
 
 
+def _pow(x, exponent):
+    return x.pow(exponent)
+
+
+def _grad_operand(t1, t2):
+    """Of two operands, the one ``_inplace`` should look at to decide whether grad flows (one that requires it)."""
+    return t2 if isinstance(t2, TensorBase) and t2.requires_grad else t1
+
+
 def _clamp_min(x, bound):
     return x.clamp_min(bound)
 
@@ -448,6 +457,58 @@ class MathMixin:
     __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_
     __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
 
+    # ---- the rest of torch's in-place unary functions (exp_, relu_, ...: see _INPLACE_UNARY below) -------------
+    def pow_(self, exponent) -> Tensor:
+        return self._inplace("pow_", _pow, exponent)
+
+    # ---- fused-looking arithmetic that optimizers and learners write ---------------------------------------
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        """``self + value * tensor1 * tensor2`` (broadcast, promoted), as ``torch.addcmul``."""
+        prod = tensor1 * tensor2
+        return self + (prod if value == 1 else value * prod)
+
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        """``self + value * tensor1 / tensor2``; integer ``tensor1`` and ``tensor2`` are refused, as torch does."""
+        if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+            raise RuntimeError("Integer division with addcdiv is no longer supported: use (input + value * "
+                               "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs, or float ones")
+        quot = tensor1 / tensor2
+        return self + (quot if value == 1 else value * quot)
+
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        return self._inplace("addcmul_", lambda x, _: x.addcmul(tensor1, tensor2, value=value),
+                             _grad_operand(tensor1, tensor2))
+
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+        return self._inplace("addcdiv_", lambda x, _: x.addcdiv(tensor1, tensor2, value=value),
+                             _grad_operand(tensor1, tensor2))
+
+    def heaviside(self, values: Tensor) -> Tensor:
+        """0 where ``self < 0``, ``values`` where ``self == 0``, 1 where ``self > 0``. Not differentiable (torch's
+        result requires grad and its backward raises; so does ours)."""
+        if not isinstance(values, TensorBase):
+            raise TypeError(f"heaviside(): argument 'values' must be Tensor, not {type(values).__name__}")
+        if values.dtype is not self.dtype:
+            raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes "
+                               f"({self.dtype.name} and {values.dtype.name}).")
+        from ..ops.sorting import NoDerivative
+        with grad_mode.no_grad():
+            out = E.where(self == 0, values, (self > 0).to(self.dtype))
+        if _grad.enabled and (self.requires_grad or values.requires_grad):
+            return NoDerivative.apply(self, out._x, "heaviside", values)
+        return out
+
+    def heaviside_(self, values: Tensor) -> Tensor:
+        return self._inplace("heaviside_", lambda x, v: x.heaviside(v), values)
+
+    def logit(self, eps: float | None = None) -> Tensor:
+        """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given (its gradient is then
+        0 outside that range, as torch's)."""
+        return M.Logit.apply(self, eps)
+
+    def logit_(self, eps: float | None = None) -> Tensor:
+        return self._inplace("logit_", lambda x, _: x.logit(eps), None)
+
     # ---- tensor details ------------------------------------------------------------------------------------
     def nelement(self) -> int:
         """The number of elements (``numel``)."""
@@ -478,3 +539,22 @@ class MathMixin:
         if self.ndim == 0 and type(self) is Tensor:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)
+
+
+# exp_, log_, relu_, ...: each writes its out-of-place op's result into the tensor, with _inplace's checks, version bump
+# and autograd history (as floor_, acos_ and the rest above)
+_INPLACE_UNARY = ("exp", "log", "sqrt", "rsqrt", "relu", "sigmoid", "tanh", "abs", "neg", "sin", "cos", "erf")
+
+
+def _inplace_unary(name: str):
+    def method(self) -> Tensor:
+        return self._inplace(name + "_", _call, name)
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"``{name}`` written into this tensor (a version bump; recorded for autograd)."
+    return method
+
+
+for _name in _INPLACE_UNARY:
+    setattr(MathMixin, _name + "_", _inplace_unary(_name))
+MathMixin.absolute_, MathMixin.negative_ = MathMixin.abs_, MathMixin.neg_
+del _name

@@ -32,7 +32,7 @@ class MovementMixin:
 
     def reshape(self, *shape) -> Tensor:
         shape = infer_shape(_shape_args_neg(shape), self.numel())
-        if shape == self.shape:
+        if shape == self._x.shape:
             return self if self.grad_fn is None and not self.requires_grad else M.Reshape.apply(self, shape)
         lay = self._layout.view(shape)
         if lay is None:

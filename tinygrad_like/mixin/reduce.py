@@ -12,6 +12,7 @@ from ..tensor_base import TensorBase
 ReturnTypes = namedtuple("ReturnTypes", ["values", "indices"])
 # max(dim)/min(dim)'s results, named as torch.return_types.max/min
 _MAX_RESULT, _MIN_RESULT = namedtuple("max", ["values", "indices"]), namedtuple("min", ["values", "indices"])
+_AMINMAX_RESULT = namedtuple("aminmax", ["min", "max"])
 
 
 class ReduceMixin:
@@ -110,18 +111,31 @@ class ReduceMixin:
             raise TypeError("logsumexp() missing required argument 'dim' (an int or a tuple of ints)")
         return R.LogSumExp.apply(self, dim, keepdim)
 
-    def cumsum(self, dim: int):
-        return R.Cumsum.apply(self, dim)
+    def cumsum(self, dim: int, *, dtype=None):
+        """Running sums along ``dim``; with ``dtype`` the input is cast first, as torch's."""
+        return R.Cumsum.apply(self if dtype is None else self.to(dtype), dim)
+
+    def aminmax(self, *, dim=None, keepdim: bool = False):
+        """``(min, max)`` over ``dim`` (every element when None), as ``torch.aminmax``; each gradient goes to the
+        extreme elements (split evenly among ties), as ``amin``'s and ``amax``'s."""
+        return _AMINMAX_RESULT(self.amin(dim, keepdim), self.amax(dim, keepdim))
 
     def any(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
         if keepdims is not None or axis is not None:
             dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
-        return self._wrap(self._dev.backend.any(self._x, _axes(dim, self.ndim), keepdim), self._dev)
+        return _uint8_stays(self, self._dev.backend.any(self._x, _axes(dim, self.ndim), keepdim))
 
     def all(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
         if keepdims is not None or axis is not None:
             dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
-        return self._wrap(self._dev.backend.all(self._x, _axes(dim, self.ndim), keepdim), self._dev)
+        return _uint8_stays(self, self._dev.backend.all(self._x, _axes(dim, self.ndim), keepdim))
+
+
+def _uint8_stays(x, r):
+    """``any``/``all``'s bool result, as uint8 for a uint8 input (torch's rule for that dtype alone)."""
+    if x.dtype is dtypes.uint8:
+        r = x._dev.backend.cast(r, dtypes.uint8)
+    return x._wrap(r, x._dev)
 
 
 def _aliases(dim, keepdim, axis, keepdims):

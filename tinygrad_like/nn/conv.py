@@ -1,5 +1,5 @@
 """Convolution layers and patch extraction: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``,
-``ConvTranspose2d``, ``Unfold``, ``Fold``.
+``ConvTranspose2d``, ``ConvTranspose3d``, ``Unfold``, ``Fold``.
 
 Constructor signatures, defaults, errors, parameter names and shapes are torch's (weight (out, in / groups, k...),
 or (in, out / groups, k...) for the transposed ones), and so is the initialisation (kaiming-uniform with
@@ -9,7 +9,7 @@ a = sqrt(5), a uniform bias in +-1/sqrt(fan_in)), so a torch state dict loads as
 >>> tl.nn.Conv1d(4, 8, 3, padding="same", padding_mode="reflect", groups=2)
 Conv1d(4, 8, kernel_size=(3,), stride=(1,), padding=same, groups=2, padding_mode=reflect)
 >>> tl.nn.ConvTranspose2d(8, 3, 4, stride=2, padding=1)(tl.zeros(1, 8, 5, 5)).shape
-(1, 3, 10, 10)
+tl.Size([1, 3, 10, 10])
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from . import init
 from .functional_conv import _ntuple
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Unfold", "Fold"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -213,6 +213,20 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _nd = 2
     _functional = staticmethod(F.conv_transpose2d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                         dilation, padding_mode, device, dtype)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution (the input gradient of ``Conv3d``): weight (in_channels, out_channels //
+    groups, KD, KH, KW)."""
+
+    _nd = 3
+    _functional = staticmethod(F.conv_transpose3d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,

@@ -11,7 +11,7 @@ Tensor ops, so every function here is differentiable (twice, with ``create_graph
 >>> round(loss.item(), 4)
 0.2413
 >>> loss.backward(); logits.grad.shape
-(1, 3)
+tl.Size([1, 3])
 """
 
 from __future__ import annotations
@@ -30,22 +30,38 @@ from ..ops._util import check_index_device
 from ..ops.elementwise import where
 from ..random import default_generator
 from ..tensor import Tensor, wrap_native
-from .functional_conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, fold, unfold  # noqa: F401
+from .functional_conv import (  # noqa: F401
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
 from .functional_pool import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,
     adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     max_pool1d,
     max_pool1d_with_indices,
     max_pool2d,
     max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
     max_unpool1d,
     max_unpool2d,
+    max_unpool3d,
 )
 from .functional_resample import (  # noqa: F401
     interpolate,
@@ -62,7 +78,7 @@ _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 __all__ = [
     "linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "dropout", "layer_norm",
     "batch_norm", "embedding", "one_hot", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu", "leaky_relu", "gelu", "silu",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "relu", "relu_", "leaky_relu", "gelu", "silu",
     "sigmoid", "tanh", "softplus", "elu", "softmax", "log_softmax",
     # activations
     "softmin", "hardtanh", "relu6", "hardsigmoid", "hardswish", "selu", "celu", "mish", "softsign", "logsigmoid",
@@ -75,11 +91,14 @@ __all__ = [
     # attention
     "scaled_dot_product_attention", "multi_head_attention_forward",
     # convolution, pooling, resampling, patches, lookups (functional_conv, _pool, _resample, _sparse)
-    "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d",
+    "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold", "max_pool1d",
     "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "max_unpool1d",
     "max_unpool2d", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
     "pixel_unshuffle", "embedding_bag",
+    # 3-D pooling (functional_pool)
+    "max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "max_unpool3d",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -161,6 +180,11 @@ def _same_shape(input, target, fn: str) -> None:
 # result is a new tensor and the input is left as it was (write ``x = F.relu(x, inplace=True)``, as usual).
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu()
+
+
+def relu_(input: Tensor) -> Tensor:
+    """``relu`` written into ``input`` (a version bump), as ``torch.nn.functional.relu_``."""
+    return input.relu_()
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -532,7 +556,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
 
 
 def _finfo_eps(dtype) -> float:
-    return float(np.finfo(dtype.np).eps)
+    return float(dtypes.finfo(dtype).eps)
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
@@ -548,9 +572,12 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"rms_norm: expected a floating point input, got {input.dtype.name}")
     axes = tuple(range(input.ndim - len(ns), input.ndim))
-    e = _finfo_eps(input.dtype) if eps is None else eps
-    out = input * ((input * input).mean(axes, keepdim=True) + e).rsqrt()
-    return out if weight is None else out * weight
+    low = input.dtype is dtypes.float16 or input.dtype is dtypes.bfloat16  # (in float32, as torch's: its gradient
+    x = input.float() if low else input  # has a difference that half precision would cancel away; eps too)
+    e = _finfo_eps(x.dtype) if eps is None else eps
+    out = x * ((x * x).mean(axes, keepdim=True) + e).rsqrt()
+    out = out if weight is None else out * weight
+    return out.to(input.dtype) if low else out
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
@@ -1013,6 +1040,23 @@ def _masked_softmax_safe(scores: Tensor) -> Tensor:
     return where(dead, 0.0, where(dead, 0.0, scores).softmax(-1))
 
 
+_CAUSAL_MASKS: dict = {}
+
+
+def _causal_mask(L: int, S: int, np_dtype) -> np.ndarray:
+    """The additive causal mask of ``is_causal`` (0 where a query may attend, -inf after it: top-left aligned, as
+    PyTorch), built once per shape and dtype, read-only."""
+    key = (L, S, np.dtype(np_dtype))
+    m = _CAUSAL_MASKS.get(key)
+    if m is None:
+        m = np.triu(np.full((L, S), -np.inf, np_dtype), 1)
+        m.flags.writeable = False
+        if len(_CAUSAL_MASKS) >= 64:
+            _CAUSAL_MASKS.clear()
+        _CAUSAL_MASKS[key] = m
+    return m
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
@@ -1046,6 +1090,14 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
     L, S = query.shape[-2], key.shape[-2]
     s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if (dropout_p == 0.0 and attn_mask is None and query.dtype in (dtypes.float32, dtypes.float64)
+            and query._dev is key._dev is value._dev):  # one fused node (the composed path below: the same math)
+        mask = None
+        if is_causal:
+            be = query._dev.backend
+            mask = _causal_mask(L, S, query.dtype.np)
+            mask = mask if be.is_host else be.from_numpy(mask)
+        return N.ScaledDotProductAttention.apply(query, key, value, s, mask)
     scores = (query @ key.transpose(-2, -1)) * s
     if is_causal:
         keep = np.tril(np.ones((L, S), dtype=bool))

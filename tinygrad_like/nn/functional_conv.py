@@ -1,4 +1,5 @@
-"""Convolutions and patches for ``tl.nn.functional``: ``conv1d/2d/3d``, ``conv_transpose1d/2d``, ``unfold``, ``fold``.
+"""Convolutions and patches for ``tl.nn.functional``: ``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``, ``unfold``,
+``fold``.
 
 Every convolution is a 2-D one underneath. A plain convolution (``groups=1``) is the one fused node
 :class:`~tinygrad_like.ops.nn.Conv2d` (im2col and one GEMM, the path the benchmarks time); a grouped or depthwise
@@ -6,15 +7,16 @@ one is :class:`~tinygrad_like.ops.nn.Im2Col` followed by one batched matrix mult
 is a 2-D convolution of height 1; ``conv3d`` stacks the depth taps of each output slice as extra input channels
 and runs one 2-D convolution over all slices. A transposed convolution is the input gradient of a convolution:
 :class:`~tinygrad_like.ops.conv_extra.ConvTranspose2d` for ``groups=1`` (the fused kernel), else a batched
-matrix multiply followed by :class:`~tinygrad_like.ops.nn.Col2Im`.
+matrix multiply followed by :class:`~tinygrad_like.ops.nn.Col2Im`; ``conv_transpose3d`` folds the depth taps into
+output channels of one 2-D transposed convolution and sums them into place with a 1-D col2im along depth.
 
 >>> import tinygrad_like as tl
 >>> import tinygrad_like.nn.functional as F
 >>> x = tl.ones(1, 4, 8)
 >>> F.conv1d(x, tl.ones(4, 1, 3), groups=4, padding="same").shape
-(1, 4, 8)
+tl.Size([1, 4, 8])
 >>> F.conv_transpose2d(tl.ones(1, 2, 3, 3), tl.ones(2, 5, 3, 3), stride=2, output_padding=1).shape
-(1, 5, 8, 8)
+tl.Size([1, 5, 8, 8])
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from ..ops import conv_extra as CX
 from ..ops import nn as N
 from ..tensor import Tensor
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold",
+           "fold"]
 
 
 # ---- argument helpers shared by the convolution, pooling and resampling functions ------------------------
@@ -262,33 +265,62 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     if nd == 1:
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         kernel, stride, pads, opad, dilation = (1,) + kernel, (1,) + stride, (0,) + pads, (0,) + opad, (1,) + dilation
-    n, cin, h, w = x.shape
-    oc = weight.shape[1] * groups
+    spatial = x.shape[2:]
     out_sp = tuple((s - 1) * st - 2 * p + d * (k - 1) + op + 1
-                   for s, st, p, d, k, op in zip((h, w), stride, pads, dilation, kernel, opad))
+                   for s, st, p, d, k, op in zip(spatial, stride, pads, dilation, kernel, opad))
     if min(out_sp) <= 0:
         lo = int(nd == 1)
         raise RuntimeError(f"{fn}: the output size {out_sp[lo:]} is too small: input size {x.shape[2 + lo:]}, stride "
                            f"{stride[lo:]}, padding {pads[lo:]}, dilation {dilation[lo:]}, kernel {kernel[lo:]}, "
                            f"output_padding {opad[lo:]}")
-    # the convolution whose input gradient this is maps out_sp back to (h2, w2) >= (h, w) positions (more when an
-    # output_padding reaches past a stride): the extra positions take zeros
-    h2, w2 = (_out_size(o, k, s, p, d) for o, k, s, p, d in zip(out_sp, kernel, stride, pads, dilation))
-    if (h2, w2) != (h, w):
-        x = _constant_pad(x, (0, w2 - w, 0, h2 - h))
-    out_shape = (n, oc) + out_sp
-    if groups == 1:
-        out = CX.ConvTranspose2d.apply(x, weight, out_shape, stride, pads, dilation)
+    # the convolution whose input gradient this is maps out_sp back to as many positions as the input has, or more
+    # when an output_padding reaches past a stride: the extra positions take zeros
+    back = [_out_size(o, k, s, p, d) for o, k, s, p, d in zip(out_sp, kernel, stride, pads, dilation)]
+    if tuple(back) != spatial:
+        widths = []
+        for b, s in zip(reversed(back), reversed(spatial)):
+            widths += [0, b - s]
+        x = _constant_pad(x, tuple(widths))
+    if nd == 3:
+        out = _conv_transpose3d(x, weight, out_sp, stride, pads, dilation, groups)
     else:
-        ocg, (kh, kw) = oc // groups, kernel
-        wg = weight.reshape(groups, cin // groups, ocg * kh * kw).mT  # (G, OC/G*K, C/G)
-        cols = (wg @ x.reshape(n, groups, cin // groups, h2 * w2)).reshape(n, oc * kh * kw, h2 * w2)
-        out = N.Col2Im.apply(cols, out_shape, kernel, stride, pads, dilation)
+        out = _conv_transpose2d(x, weight, out_sp, stride, pads, dilation, groups)
     if bias is not None:
-        out = out + bias.reshape(oc, 1, 1)
+        out = out + bias.reshape((-1,) + (1,) * len(out_sp))
     if nd == 1:
         out = out.squeeze(2)
     return out.squeeze(0) if unbatched else out
+
+
+def _conv_transpose2d(x, weight, out_sp: tuple, stride, pads, dilation, groups: int):
+    """The 2-D transposed convolution of a padded, checked input (no bias): the fused node for groups=1, else a
+    batched matrix multiply per group and one col2im."""
+    n, cin, h2, w2 = x.shape
+    oc = weight.shape[1] * groups
+    out_shape = (n, oc) + tuple(out_sp)
+    if groups == 1:
+        return CX.ConvTranspose2d.apply(x, weight, out_shape, stride, pads, dilation)
+    ocg, (kh, kw) = oc // groups, weight.shape[2:]
+    wg = weight.reshape(groups, cin // groups, ocg * kh * kw).mT  # (G, OC/G*K, C/G)
+    cols = (wg @ x.reshape(n, groups, cin // groups, h2 * w2)).reshape(n, oc * kh * kw, h2 * w2)
+    return N.Col2Im.apply(cols, out_shape, (kh, kw), stride, pads, dilation)
+
+
+def _conv_transpose3d(x, weight, out_sp: tuple, stride, pads, dilation, groups: int):
+    """Depth by folding, the adjoint of ``_conv3d``'s stacking: each depth tap t of the kernel becomes extra output
+    channels of one 2-D transposed convolution over all N*D input slices, giving slice i's contribution to output
+    slice i*s - p + t*d; a 1-D col2im along depth (kernel (KD, 1)) then sums those contributions into place."""
+    n, cin, d2, h2, w2 = x.shape
+    ocg, kd = weight.shape[1], weight.shape[2]
+    oc, (od, oh, ow) = ocg * groups, out_sp
+    # (C_in, OC/G, KD, KH, KW) -> (C_in, KD*OC/G, KH, KW): within each group, channel t*OC/G + o
+    wt = weight.transpose(1, 2).reshape(cin, kd * ocg, *weight.shape[3:])
+    xs = x.transpose(1, 2).reshape(n * d2, cin, h2, w2)
+    y = _conv_transpose2d(xs, wt, (oh, ow), stride[1:], pads[1:], dilation[1:], groups)  # (N*D, G*KD*OC/G, OH, OW)
+    # columns for col2im over an (OD, 1) image with OC*OH*OW channels: row (channel, tap), one column per input slice
+    cols = y.reshape(n, d2, groups, kd, ocg, oh, ow).permute(0, 2, 4, 5, 6, 3, 1).reshape(n, oc * oh * ow * kd, d2)
+    out = N.Col2Im.apply(cols, (n, oc * oh * ow, od, 1), (kd, 1), (stride[0], 1), (pads[0], 0), (dilation[0], 1))
+    return out.reshape(n, oc, oh, ow, od).permute(0, 1, 4, 2, 3)
 
 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
@@ -304,6 +336,13 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """The adjoint of ``conv2d`` in its input: ``weight`` is (in_channels, out_channels // groups, KH, KW)."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                            "conv_transpose2d")
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The adjoint of ``conv3d`` in its input: ``weight`` is (in_channels, out_channels // groups, KD, KH, KW)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                           "conv_transpose3d")
 
 
 # ---- patches --------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Pooling for ``tl.nn.functional``: max/avg pooling in 1-D and 2-D (padding, dilation, ``ceil_mode``,
+"""Pooling for ``tl.nn.functional``: max/avg pooling in 1-D, 2-D and 3-D (padding, dilation, ``ceil_mode``,
 ``count_include_pad``, ``divisor_override``, ``return_indices``), adaptive average and max pooling, and max unpooling.
 
 Max pooling is the fused :class:`~tinygrad_like.ops.nn.MaxPool2d` node (1-D pooling is 2-D pooling of height 1);
@@ -6,6 +6,11 @@ Max pooling is the fused :class:`~tinygrad_like.ops.nn.MaxPool2d` node (1-D pool
 over the taps, divided as torch divides (the taps inside the padded input, or only the real ones). Adaptive max
 pooling gathers each window's taps (windows of unequal size repeat their last tap) and takes the max, or is plain
 max pooling when the windows tile the input. Max unpooling scatters into zeros.
+
+3-D pooling is 2-D pooling twice, because a box window is separable: first over (H, W) for every depth slice, then
+over (D, 1) of that result (depth as the height of a 2-D pooling whose width is the OH*OW positions). For max pooling
+the first winner in row-major order, and a window's last NaN, stay the ones torch picks: each pass picks them within
+its own dims. The divisor of average pooling is the product of the per-dim window lengths, as torch counts it.
 
 >>> import tinygrad_like as tl
 >>> import tinygrad_like.nn.functional as F
@@ -26,15 +31,21 @@ from ..ops import nn as N
 from ..tensor import Tensor, wrap_native
 from .functional_conv import _check_tensor, _const, _is_int, _ntuple
 
-__all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
-           "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+           "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 
 def _pool_input(input, nd: int, fn: str):
-    """(N, C, *spatial) or unbatched (C, *spatial) -> a 4-D tensor, and what to undo at the end."""
+    """(N, C, *spatial) or unbatched (C, *spatial) -> a 4-D tensor (5-D for 3-D pooling), and what to undo at the
+    end."""
     _check_tensor(input, fn)
     if input.ndim not in (nd + 1, nd + 2):
+        if nd == 3:
+            raise RuntimeError(f"{fn}: non-empty 4D or 5D (batch mode) tensor expected for input, got shape "
+                               f"{input.shape}")
         if nd == 1:
             raise RuntimeError(f"{fn}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                                f"input, but got:{list(input.shape)}")
@@ -51,6 +62,7 @@ def _pool_input(input, nd: int, fn: str):
 
 
 def _pool_output(out, nd: int, unbatched: bool):
+    """Undo ``_pool_input``: drop 1-D pooling's height and an unbatched input's batch dim."""
     if nd == 1:
         out = out.squeeze(2)
     return out.squeeze(0) if unbatched else out
@@ -89,43 +101,76 @@ def _pool_args(kernel_size, stride, padding, dilation, nd: int, fn: str):
 
 
 def _sizes(x, k, s, p, d, ceil_mode: bool, nd: int, fn: str):
-    h, w = x.shape[2:]
-    oh = _pool_out_size(h, k[0], s[0], p[0], d[0], ceil_mode)
-    ow = _pool_out_size(w, k[1], s[1], p[1], d[1], ceil_mode)
-    if oh <= 0 or ow <= 0:
-        c = x.shape[1]
-        given = f"{c}x{w}" if nd == 1 else f"{c}x{h}x{w}"
-        calc = f"{c}x{ow}" if nd == 1 else f"{c}x{oh}x{ow}"
+    """The output size of every spatial dim of ``x``, then how far ceil mode's last window reaches past the padded
+    input, per dim (``_sizes(...)[-1]``)."""
+    spatial = x.shape[2:]
+    outs = tuple(_pool_out_size(*a, ceil_mode) for a in zip(spatial, k, s, p, d))
+    if min(outs) <= 0:
+        c, lo = x.shape[1], len(spatial) - nd
+        given, calc = "x".join(map(str, (c,) + spatial[lo:])), "x".join(map(str, (c,) + outs[lo:]))
         raise RuntimeError(f"Given input size: ({given}). Calculated output size: ({calc}). Output size is too small "
-                           f"({fn}: input of spatial size {h}x{w} is too small for kernel {k[2 - nd:]}, padding "
-                           f"{p[2 - nd:]}, dilation {d[2 - nd:]})")
+                           f"({fn}: input of spatial size {'x'.join(map(str, spatial))} is too small for kernel "
+                           f"{k[lo:]}, padding {p[lo:]}, dilation {d[lo:]})")
     # in ceil mode the last window may reach past the padded input: how far, per dim
     extra = tuple(max(0, (o - 1) * si + di * (ki - 1) + 1 - (n + 2 * pi))
-                  for o, si, di, ki, n, pi in zip((oh, ow), s, d, k, (h, w), p))
-    return oh, ow, extra
+                  for o, si, di, ki, n, pi in zip(outs, s, d, k, spatial, p))
+    return (*outs, extra)
 
 
 # ---- max pooling ----------------------------------------------------------------------------------
-def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd: int, fn: str):
-    x, unbatched = _pool_input(input, nd, fn)
-    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, fn)
-    _, _, extra = _sizes(x, k, s, p, d, ceil_mode, nd, fn)
-    dtype = x.dtype
-    if dtype is dtypes.bool_:
-        raise RuntimeError(f"{fn}: \"max_pool2d\" not implemented for 'Bool'")
-    if not dtype.is_floating_point:  # integers pool exactly as float64 (|values| < 2**53) and come back
-        x = x.to(dtypes.float64)
-    h, w = x.shape[2:]
+def _max_pool2d(x, k, s, p, d, extra, return_indices: bool):
+    """The fused 2-D max pooling of a 4-D ``x``, widened with -inf by ``extra`` at the ends (ceil mode); the indices
+    (or None) are flat (h * W + w) over ``x`` itself."""
+    w = x.shape[3]
     if any(extra):
         x = _constant_pad(x, (0, extra[1], 0, extra[0]), value=float("-inf"))
     pooled = N.MaxPool2d.apply(x, k, s, p, d)
-    out = pooled if dtype.is_floating_point else pooled.to(dtype)
     if not return_indices:
-        return _pool_output(out, nd, unbatched)
+        return pooled, None
     idx = wrap_native(x._dev.backend.max_pool2d_indices(x._x, pooled._x, k, s, p, d), x._dev)
     if extra[1]:  # flat indices of the widened input -> of the input
         wp = w + extra[1]
         idx = idx // wp * w + idx % wp
+    return pooled, idx
+
+
+def _then_depth(x, first, pool2d):
+    """3-D pooling of ``x`` (N, C, D, H, W) as two 2-D ones: ``first`` = (out, idx) of the pooling of (N, C*D, H, W)
+    over (H, W); ``pool2d(t)`` pools (N, C, D, OH*OW) over depth. Returns (out, flat d * H * W + h * W + w indices
+    or None)."""
+    n, c, dd, h, w = x.shape
+    y, idx_hw = first
+    oh, ow = y.shape[2:]
+    out, idx_d = pool2d(y.reshape(n, c, dd, oh * ow))  # idx_d: d * (OH*OW) + j, the column j its own
+    od = out.shape[2]
+    out = out.reshape(n, c, od, oh, ow)
+    if idx_d is None:
+        return out, None
+    depth = idx_d // (oh * ow)
+    hw = idx_hw.reshape(n, c, dd, oh * ow).gather(2, depth)  # the (H, W) winner in the depth slice that won
+    return out, (depth * (h * w) + hw).reshape(n, c, od, oh, ow)
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd: int, fn: str):
+    x, unbatched = _pool_input(input, nd, fn)
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, nd, fn)
+    extra = _sizes(x, k, s, p, d, ceil_mode, nd, fn)[-1]
+    dtype = x.dtype
+    if dtype is dtypes.bool_:
+        raise NotImplementedError(f"{fn}: \"max_pool{max(nd, 2)}d\" not implemented for 'Bool'")
+    if not dtype.is_floating_point:  # integers pool exactly as float64 (|values| < 2**53) and come back
+        x = x.to(dtypes.float64)
+    if nd == 3:
+        n, c, dd, h, w = x.shape
+        first = _max_pool2d(x.reshape(n, c * dd, h, w), k[1:], s[1:], p[1:], d[1:], extra[1:], return_indices)
+        out, idx = _then_depth(x, first, lambda t: _max_pool2d(t, (k[0], 1), (s[0], 1), (p[0], 0), (d[0], 1),
+                                                               (extra[0], 0), return_indices))
+    else:
+        out, idx = _max_pool2d(x, k, s, p, d, extra, return_indices)
+    if not dtype.is_floating_point:
+        out = out.to(dtype)
+    if not return_indices:
+        return _pool_output(out, nd, unbatched)
     return _pool_output(out, nd, unbatched), _pool_output(idx, nd, unbatched)
 
 
@@ -143,6 +188,13 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2, "max_pool2d")
 
 
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over each window of (N, C, D, H, W) or (C, D, H, W); with ``return_indices`` also the flat
+    (d * H * W + h * W + w) input index of each maximum. Two fused 2-D poolings (see the module's docstring)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3, "max_pool3d")
+
+
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                             return_indices: bool = False):
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
@@ -151,6 +203,11 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                             return_indices: bool = False):
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 # ---- average pooling ------------------------------------------------------------------------------
@@ -164,32 +221,49 @@ def _divisor(size: int, out: int, k: int, s: int, p: int, include_pad: bool):
     return pool if include_pad else real
 
 
+def _window_sums(x, k, s, p):
+    """Sums over the windows of the last two dims of a 4-D ``x``: im2col of every channel plane, summed over taps."""
+    n, c, h, w = x.shape
+    cols = N.Im2Col.apply(x.reshape(n * c, 1, h, w), k, s, p, (1, 1))  # (N*C, KH*KW, OH*OW)
+    oh, ow = (_pool_out_size(*a, False) for a in zip((h, w), k, s, p, (1, 1)))
+    return cols.sum(1).reshape(n, c, oh, ow)
+
+
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, fn):
     x, unbatched = _pool_input(input, nd, fn)
     k, s, p, d = _pool_args(kernel_size, stride, padding, 1, nd, fn)
     if divisor_override is not None and (not _is_int(divisor_override) or divisor_override == 0):
         raise RuntimeError(f"{fn}: divisor must be not zero, got divisor_override={divisor_override!r}")
-    oh, ow, extra = _sizes(x, k, s, p, d, ceil_mode, nd, fn)
+    *outs, extra = _sizes(x, k, s, p, d, ceil_mode, nd, fn)
     dtype = x.dtype
     if dtype is dtypes.bool_:
-        raise RuntimeError(f"{fn}: \"avg_pool2d\" not implemented for 'Bool'")
+        raise NotImplementedError(f"{fn}: \"avg_pool{max(nd, 2)}d\" not implemented for 'Bool'")
     if not dtype.is_floating_point:  # torch divides integer sums with truncation
         x = x.to(dtypes.float64)
-    n, c, h, w = x.shape
+    spatial = x.shape[2:]
+    n, c = x.shape[:2]
     if any(extra):
-        x = _constant_pad(x, (0, extra[1], 0, extra[0]))
-    hp, wp = x.shape[2:]
-    cols = N.Im2Col.apply(x.reshape(n * c, 1, hp, wp), k, s, p, d)  # (N*C, KH*KW, OH*OW)
-    total = cols.sum(1)
+        widths = []
+        for e in reversed(extra):
+            widths += [0, e]
+        x = _constant_pad(x, tuple(widths))
+    if nd == 3:  # (H, W) windows of every depth slice, then (D, 1) windows of those sums
+        dp, hp, wp = x.shape[2:]
+        y = _window_sums(x.reshape(n, c * dp, hp, wp), k[1:], s[1:], p[1:])
+        total = _window_sums(y.reshape(n, c, dp, -1), (k[0], 1), (s[0], 1), (p[0], 0))
+    else:
+        total = _window_sums(x, k, s, p)
+    total = total.reshape(n, c, -1)
     if divisor_override is not None:
         out = total / divisor_override
-    elif not any(extra) and (count_include_pad or p == (0, 0)):
-        out = total / (k[0] * k[1])
+    elif not any(extra) and (count_include_pad or not any(p)):
+        out = total / int(np.prod(k))
     else:
-        div = np.outer(_divisor(h, oh, k[0], s[0], p[0], count_include_pad),
-                       _divisor(w, ow, k[1], s[1], p[1], count_include_pad)).reshape(-1)
-        out = total / _const(div.astype(x.dtype.np), x)
-    out = out.reshape(n, c, oh, ow)
+        div = np.ones(1)
+        for a in zip(spatial, outs, k, s, p):
+            div = np.multiply.outer(div, _divisor(*a, count_include_pad))
+        out = total / _const(div.reshape(-1).astype(x.dtype.np), x)
+    out = out.reshape(n, c, *outs)
     if not dtype.is_floating_point:
         out = out.trunc().to(dtype)
     return _pool_output(out, nd, unbatched)
@@ -209,9 +283,17 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      "avg_pool2d")
 
 
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over each window of (N, C, D, H, W) or (C, D, H, W): window sums over (H, W), then over depth, divided
+    as ``avg_pool2d`` divides (the divisor the product of the per-dim window lengths)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3,
+                     "avg_pool3d")
+
+
 # ---- adaptive pooling -----------------------------------------------------------------------------
 def _adaptive_sizes(x, output_size, nd: int, fn: str) -> tuple:
-    spatial = x.shape[2:] if nd == 2 else x.shape[3:]
+    spatial = x.shape[-nd:]
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != nd:
             raise ValueError(f"{fn}: output_size must be an int or a tuple of {nd}, got {output_size!r}")
@@ -224,7 +306,7 @@ def _adaptive_sizes(x, output_size, nd: int, fn: str) -> tuple:
                            f"{list(sizes)}")
     if min(sizes) == 0:
         raise RuntimeError(f"{fn}: output_size must be positive, got {sizes}")
-    return sizes if nd == 2 else (1,) + sizes
+    return (1,) + sizes if nd == 1 else sizes
 
 
 def _adaptive_matrix(size: int, out: int, like) -> Tensor:
@@ -238,10 +320,20 @@ def _adaptive_matrix(size: int, out: int, like) -> Tensor:
 
 def _adaptive_avg(input, output_size, nd: int, fn: str):
     x, unbatched = _pool_input(input, nd, fn)
-    oh, ow = _adaptive_sizes(x, output_size, nd, fn)
+    sizes = _adaptive_sizes(x, output_size, nd, fn)
     if not x.dtype.is_floating_point:
         raise NotImplementedError(f"\"{fn}\" not implemented for '{x.dtype.name}' (expected a floating point "
                                   f"input)")
+    if nd == 3:  # one averaging matrix per dim whose size changes
+        if sizes == (1, 1, 1):
+            out = x.mean((2, 3, 4), keepdim=True)
+        else:
+            out = x
+            for dim, (n_in, n_out) in enumerate(zip(x.shape[2:], sizes), 2):
+                if n_in != n_out:
+                    out = (out.movedim(dim, -1) @ _adaptive_matrix(n_in, n_out, x).T).movedim(-1, dim)
+        return _pool_output(out, nd, unbatched)
+    oh, ow = sizes
     h, w = x.shape[2:]
     if (oh, ow) == (1, 1):
         out = x.mean((2, 3), keepdim=True)
@@ -263,6 +355,12 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
 
 
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Average-pool (N, C, D, H, W) or (C, D, H, W) to a fixed ``output_size`` (an int, or a triple whose None
+    entries keep the input's size): one small averaging matrix per dim."""
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
+
+
 def _adaptive_taps(size: int, out: int):
     """(out, kmax) input positions of each adaptive window, a short window repeating its last position."""
     i = np.arange(out)
@@ -273,10 +371,24 @@ def _adaptive_taps(size: int, out: int):
 
 def _adaptive_max(input, output_size, return_indices: bool, nd: int, fn: str):
     x, unbatched = _pool_input(input, nd, fn)
-    oh, ow = _adaptive_sizes(x, output_size, nd, fn)
+    sizes = _adaptive_sizes(x, output_size, nd, fn)
     if not x.dtype.is_floating_point:
         raise NotImplementedError(f"\"{fn}\" not implemented for '{x.dtype.name}' (expected a floating point "
                                   f"input)")
+    if nd == 3:
+        n, c, dd, h, w = x.shape
+        first = _adaptive_max2d(x.reshape(n, c * dd, h, w), sizes[1:], return_indices)
+        out, idx = _then_depth(x, first, lambda t: _adaptive_max2d(t, (sizes[0], t.shape[3]), return_indices))
+    else:
+        out, idx = _adaptive_max2d(x, sizes, return_indices)
+    if not return_indices:
+        return _pool_output(out, nd, unbatched)
+    return _pool_output(out, nd, unbatched), _pool_output(idx, nd, unbatched)
+
+
+def _adaptive_max2d(x, sizes: tuple, return_indices: bool):
+    """Adaptive max pooling of a 4-D ``x`` to ``sizes``: (out, flat h * W + w indices or None)."""
+    oh, ow = sizes
     n, c, h, w = x.shape
     if h % oh == 0 and w % ow == 0:  # equal windows that tile the input: plain max pooling
         k = (h // oh, w // ow)
@@ -295,9 +407,7 @@ def _adaptive_max(input, output_size, return_indices: bool, nd: int, fn: str):
             flat = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, kh * kw)
             table = _const(flat, x).expand(n, c, oh, ow, kh * kw)
             idx = table.gather(4, which.unsqueeze(-1)).squeeze(-1)
-    if not return_indices:
-        return _pool_output(out, nd, unbatched)
-    return _pool_output(out, nd, unbatched), _pool_output(idx, nd, unbatched)
+    return out, idx
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
@@ -312,12 +422,22 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """Max-pool (N, C, D, H, W) or (C, D, H, W) to a fixed ``output_size``; with ``return_indices`` also the flat
+    (d * H * W + h * W + w) input index of each maximum."""
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
     return adaptive_max_pool1d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
     return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 # ---- max unpooling --------------------------------------------------------------------------------
@@ -371,3 +491,9 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """The partial inverse of ``max_pool2d``: each value put back at its flat (h * W + w) index, zeros elsewhere."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The partial inverse of ``max_pool3d``: each value put back at its flat (d * H * W + h * W + w) index, zeros
+    elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")

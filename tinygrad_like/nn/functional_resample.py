@@ -12,7 +12,7 @@ input position feeds several outputs.
 >>> F.interpolate(tl.tensor([[[1.0, 2.0]]]), scale_factor=2, mode="linear")
 tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
 >>> F.pixel_shuffle(tl.arange(8.0).reshape(1, 4, 1, 2), 2).shape
-(1, 1, 2, 4)
+tl.Size([1, 1, 2, 4])
 """
 
 from __future__ import annotations

@@ -15,12 +15,13 @@ come from our own generator, so exact values differ from torch's for the same se
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "kaiming_uniform_",
-           "kaiming_normal_", "xavier_uniform_", "xavier_normal_"]
+           "kaiming_normal_", "xavier_uniform_", "xavier_normal_", "trunc_normal_", "orthogonal_", "eye_"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "sigmoid")
@@ -113,3 +114,60 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _fans(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator=None) -> Tensor:
+    """N(mean, std) truncated to ``[a, b]`` (absolute bounds, as torch's). Drawn by redrawing the values that fall
+    outside, a few rounds; what is still outside then (a window far in a tail) comes from the inverse CDF."""
+    if not a <= b:
+        raise ValueError(f"trunc_normal_: expected a <= b, got a={a}, b={b}")
+    with grad_mode.no_grad():
+        tensor.normal_(mean, std, generator=generator)
+        for _ in range(20):
+            outside = (tensor < a) | (tensor > b)
+            if not bool(outside.any()):
+                return tensor
+            fresh = tensor.new_empty(tensor.shape).normal_(mean, std, generator=generator)
+            tensor.copy_(fresh.where(outside, tensor))
+        dist = NormalDist(mean, std)
+        lo, hi = dist.cdf(a), dist.cdf(b)
+        u = tensor.new_empty(tensor.numel()).uniform_(0.0, 1.0, generator=generator).tolist()
+        flat = tensor.reshape(-1)
+        for i in outside.reshape(-1).nonzero().reshape(-1).tolist():
+            p = min(max(lo + (hi - lo) * u[i], 1e-300), 1 - 1e-16)
+            flat[i] = min(max(dist.inv_cdf(p), a), b)
+        return tensor
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """A (semi-)orthogonal matrix (Saxe et al. 2013), as torch's: the Q of a Gaussian matrix's QR, its columns'
+    signs fixed by R's diagonal; a tensor of more dims is filled as its (dim 0, rest) matrix."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    import numpy as np
+
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with grad_mode.no_grad():
+        flat = tensor.new_empty((rows, cols)).normal_(0.0, 1.0, generator=generator).numpy().astype(np.float64)
+        if rows < cols:
+            flat = flat.T
+        q, r = np.linalg.qr(flat)
+        q *= np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        tensor.copy_(tensor.new_tensor(q * gain).reshape(tensor.shape))
+    return tensor
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """The identity matrix (ones on the diagonal of a 2-D tensor), as torch's ``eye_``."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from ..creation import eye
+
+    with grad_mode.no_grad():
+        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))

@@ -10,7 +10,7 @@ and check every name, shape and dtype before writing anything.
 >>> [name for name, _ in net.named_parameters()]
 ['0.weight', '0.bias', '2.weight', '2.bias']
 >>> net(tl.zeros(5, 4)).shape
-(5, 2)
+tl.Size([5, 2])
 """
 
 from __future__ import annotations
@@ -347,6 +347,9 @@ class Module:
 
     def half(self) -> Module:
         return self._convert(lambda t: t.half() if t.dtype.is_floating_point else t)
+
+    def bfloat16(self) -> Module:
+        return self._convert(lambda t: t.bfloat16() if t.dtype.is_floating_point else t)
 
     def cpu(self) -> Module:
         return self._convert(lambda t: t.cpu())

@@ -2,7 +2,7 @@
 
 >>> import tinygrad_like as tl
 >>> tl.nn.Bilinear(2, 3, 4).weight.shape
-(4, 2, 3)
+tl.Size([4, 2, 3])
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 >>> tl.nn.Upsample(scale_factor=2, mode="bilinear")
 Upsample(scale_factor=2.0, mode='bilinear')
 >>> tl.nn.PixelShuffle(2)(tl.zeros(1, 8, 3, 3)).shape
-(1, 2, 6, 6)
+tl.Size([1, 2, 6, 6])
 """
 
 from __future__ import annotations

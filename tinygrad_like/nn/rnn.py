@@ -5,14 +5,20 @@ LSTM projections, ``..._reverse`` for the backward direction), shapes, gate orde
 output; GRU: reset, update, new) and initialisation (every weight U(-1/sqrt(hidden), 1/sqrt(hidden))), so a
 torch ``state_dict`` loads as it is. Inputs are (L, N, H_in) (or (N, L, H_in) with ``batch_first``) or unbatched
 (L, H_in); the input projection of a whole sequence is one matrix multiply, then each time step is a small graph
-of Tensor ops (so every gradient, and ``create_graph``, comes from the autograd engine). Packed sequences are not
-supported: pad the batch and mask instead.
+of Tensor ops (so every gradient, and ``create_graph``, comes from the autograd engine).
+
+A :class:`~tinygrad_like.nn.utils.rnn.PackedSequence` input runs each sequence over its own steps only, as torch's:
+the sequences still running at step t are the first ``batch_sizes[t]`` (they are sorted longest first), so a step
+takes that prefix of the hidden state, and a sequence that has ended keeps the state of its own last step, which
+is what ``h_n`` reports. The reverse direction starts each sequence from the initial state at its own last step.
+The output is a PackedSequence with the same ``batch_sizes`` and permutations; ``h_n`` (and ``c_n``) are in the
+caller's order, and a given ``hx`` is read in the caller's order, as torch's.
 
 >>> import tinygrad_like as tl
 >>> lstm = tl.nn.LSTM(4, 8, num_layers=2, batch_first=True)
 >>> out, (h, c) = lstm(tl.randn(3, 5, 4))
 >>> out.shape, h.shape, c.shape
-((3, 5, 8), (2, 3, 8), (2, 3, 8))
+(tl.Size([3, 5, 8]), tl.Size([2, 3, 8]), tl.Size([2, 3, 8]))
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -133,10 +140,12 @@ class RNNBase(Module):
                 get("weight_hr" + sfx))
 
     # ---- checks -----------------------------------------------------------------------------------
-    def _check_input(self, input: Tensor) -> bool:
+    def _check_input(self, input: Tensor, packed: bool = False) -> bool:
         if not isinstance(input, Tensor):
-            raise TypeError(f"{type(self).__name__}: expected a Tensor input (packed sequences are not supported: "
-                            f"pad the batch instead), got {type(input).__name__}")
+            raise TypeError(f"{type(self).__name__}: expected a Tensor or a PackedSequence input, got "
+                            f"{type(input).__name__}")
+        if packed and input.ndim != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {input.ndim}")
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D tensor instead")
         w0 = self.weight_ih_l0
@@ -157,65 +166,122 @@ class RNNBase(Module):
             raise RuntimeError(msg.format(want, list(h.shape)))
 
     # ---- the loop ---------------------------------------------------------------------------------
-    def _run(self, x: Tensor, hs: list):
-        """x: (L, N, H_in); hs: the initial states, each (layers * dirs, N, H). Returns (output, final states)."""
+    def _cell(self, x_t: Tensor, state: list, w_hh, b_hh, w_hr) -> list:
+        """One time step of this layer's kind: the new state (h, or [h, c] for LSTM)."""
+        if self.mode == "LSTM":
+            return list(_lstm_step(x_t, state[0], state[1], w_hh, b_hh, w_hr))
+        if self.mode == "GRU":
+            return [_gru_step(x_t, state[0], w_hh, b_hh)]
+        return [_rnn_step(x_t, state[0], w_hh, b_hh, self.mode == "RNN_RELU")]
+
+    def _direction(self, xp: Tensor, state: list, weights: tuple, reverse: bool, batch_sizes: list | None):
+        """One direction of one layer over the projected inputs ``xp``: (L, N, gates) padded, or (sum of lengths,
+        gates) packed with ``batch_sizes``. Returns (output, final state)."""
+        if batch_sizes is None:
+            steps = xp.shape[0]
+            ys = [None] * steps
+            for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+                state = self._cell(xp[t], state, *weights)
+                ys[t] = state[0]
+            return (stack(ys) if steps else xp.new_zeros((0, xp.shape[1], state[0].shape[-1]))), state
+        starts = [0]
+        for b in batch_sizes:
+            starts.append(starts[-1] + b)
+        ys = [None] * len(batch_sizes)
+        if not reverse:
+            ended = []  # the final states of the sequences that stopped, in the order they stopped
+            for t, b in enumerate(batch_sizes):
+                if b < state[0].shape[0]:  # sequences b.. had their last step at t - 1
+                    ended.append([s[b:] for s in state])
+                    state = [s[:b] for s in state]
+                state = self._cell(xp[starts[t]:starts[t + 1]], state, *weights)
+                ys[t] = state[0]
+            if ended:  # the last to stop are the first after the running ones
+                state = [F.cat([s] + [e[i] for e in reversed(ended)]) for i, s in enumerate(state)]
+        else:
+            initial = state
+            state = [s[:batch_sizes[-1]] for s in initial]
+            for t in range(len(batch_sizes) - 1, -1, -1):
+                b, have = batch_sizes[t], state[0].shape[0]
+                if b > have:  # sequences have..b start here (their last step), from their initial states
+                    state = [F.cat([s, s0[have:b]]) for s, s0 in zip(state, initial)]
+                state = self._cell(xp[starts[t]:starts[t + 1]], state, *weights)
+                ys[t] = state[0]
+        return F.cat(ys), state
+
+    def _run(self, x: Tensor, hs: list, batch_sizes: list | None = None):
+        """x: (L, N, H_in), or packed (sum of lengths, H_in) with ``batch_sizes``; hs: the initial states, each
+        (layers * dirs, N, H). Returns (output, final states)."""
         dirs = 2 if self.bidirectional else 1
-        steps = x.shape[0]
         finals = [[] for _ in hs]
-        relu = self.mode == "RNN_RELU"
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
-                xp = F.linear(x, w_ih, b_ih)  # (L, N, gates): the whole sequence's input projection at once
+                xp = F.linear(x, w_ih, b_ih)  # the whole sequence's input projection at once
                 state = [h[layer * dirs + d] for h in hs]
-                ys = [None] * steps
-                for t in (range(steps - 1, -1, -1) if d else range(steps)):
-                    if self.mode == "LSTM":
-                        state = list(_lstm_step(xp[t], state[0], state[1], w_hh, b_hh, w_hr))
-                    elif self.mode == "GRU":
-                        state = [_gru_step(xp[t], state[0], w_hh, b_hh)]
-                    else:
-                        state = [_rnn_step(xp[t], state[0], w_hh, b_hh, relu)]
-                    ys[t] = state[0]
+                y, state = self._direction(xp, state, (w_hh, b_hh, w_hr), bool(d), batch_sizes)
                 for f, s in zip(finals, state):
                     f.append(s)
-                outs.append(stack(ys) if steps else x.new_zeros((0, x.shape[1], hs[0].shape[-1])))
+                outs.append(y)
             x = outs[0] if dirs == 1 else F.cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, [stack(f) for f in finals]
 
+    def _initial_states(self, hx, n: int, like: Tensor, nd: int) -> list:
+        """The initial states as a list (h, or [h, c]): zeros, or ``hx`` checked (``nd``-D, torch's messages)."""
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            h0 = zeros(*self._expected_hidden(n), dtype=like.dtype, device=like.device)
+            return [h0, zeros(*self._expected_hidden(n, True), dtype=like.dtype, device=like.device)] if lstm else [h0]
+        hs = list(hx) if lstm else [hx]
+        if lstm and len(hs) != 2:
+            raise RuntimeError(f"{type(self).__name__}: hx must be a tuple (h_0, c_0), got {len(hs)} tensors")
+        if any(h.ndim != nd for h in hs):
+            dims = ", ".join(f"{h.ndim}-D" for h in hs)
+            what = "hx and cx" if lstm else "hx"
+            got = f"({dims}) tensors" if lstm else f"{dims} tensor"
+            raise RuntimeError(f"For {'unbatched 2-D' if nd == 2 else 'batched 3-D'} input, {what} should also be "
+                               f"{nd}-D but got {got}")
+        return hs
+
+    def _check_states(self, hs: list, n: int) -> None:
+        if self.mode == "LSTM":
+            self._check_hidden(hs[0], self._expected_hidden(n), "Expected hidden[0] size {}, got {}")
+            self._check_hidden(hs[1], self._expected_hidden(n, True), "Expected hidden[1] size {}, got {}")
+        else:
+            self._check_hidden(hs[0], self._expected_hidden(n), "Expected hidden size {}, got {}")
+
+    def _forward_packed(self, input: PackedSequence, hx):
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        self._check_input(data, packed=True)
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        hs = self._initial_states(hx, sizes[0], data, 3)
+        self._check_states(hs, sizes[0])
+        if hx is not None and sorted_indices is not None:  # hx is in the caller's order, the batch is sorted
+            hs = [h.index_select(1, sorted_indices) for h in hs]
+        out, finals = self._run(data, hs, sizes)
+        if unsorted_indices is not None:
+            finals = [f.index_select(1, unsorted_indices) for f in finals]
+        packed = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
+        return (packed, (finals[0], finals[1])) if self.mode == "LSTM" else (packed, finals[0])
+
     def forward(self, input: Tensor, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         batched = self._check_input(input)
         lstm = self.mode == "LSTM"
-        name = type(self).__name__
         if not batched:
             x = input.unsqueeze(1)
         else:
             x = input.transpose(0, 1) if self.batch_first else input
         n = x.shape[1]
-        if hx is None:
-            h0 = zeros(*self._expected_hidden(n), dtype=input.dtype, device=input.device)
-            hs = [h0, zeros(*self._expected_hidden(n, True), dtype=input.dtype, device=input.device)] if lstm else [h0]
-        else:
-            hs = list(hx) if lstm else [hx]
-            if lstm and len(hs) != 2:
-                raise RuntimeError(f"{name}: hx must be a tuple (h_0, c_0), got {len(hs)} tensors")
-            nd = 2 if not batched else 3
-            if any(h.ndim != nd for h in hs):
-                dims = ", ".join(f"{h.ndim}-D" for h in hs)
-                what = "hx and cx" if lstm else "hx"
-                got = f"({dims}) tensors" if lstm else f"{dims} tensor"
-                raise RuntimeError(f"For {'unbatched 2-D' if not batched else 'batched 3-D'} input, {what} should "
-                                   f"also be {nd}-D but got {got}")
+        hs = self._initial_states(hx, n, input, 3 if batched else 2)
+        if hx is not None:
             if not batched:
                 hs = [h.unsqueeze(1) for h in hs]
-            if lstm:
-                self._check_hidden(hs[0], self._expected_hidden(n), "Expected hidden[0] size {}, got {}")
-                self._check_hidden(hs[1], self._expected_hidden(n, True), "Expected hidden[1] size {}, got {}")
-            else:
-                self._check_hidden(hs[0], self._expected_hidden(n), "Expected hidden size {}, got {}")
+            self._check_states(hs, n)
         out, finals = self._run(x, hs)
         if not batched:
             out, finals = out.squeeze(1), [f.squeeze(1) for f in finals]

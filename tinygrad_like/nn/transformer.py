@@ -12,7 +12,7 @@ torch's regular path) returns the computed values.
 >>> x = tl.randn(3, 5, 8)
 >>> out, w = mha(x, x, x)
 >>> out.shape, w.shape
-((3, 5, 8), (3, 5, 5))
+(tl.Size([3, 5, 8]), tl.Size([3, 5, 5]))
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ from .. import dtypes
 from ..dtypes import result_type, scalar_category
 from ..tensor_base import TensorBase
 
+_BF16 = dtypes.bfloat16
+
 
 def check_same_device(a, b, op: str) -> None:
     raise RuntimeError(f"{op}: expected all tensors to be on the same device, but found tensors on "
@@ -34,14 +36,34 @@ def operands(a, b, op: str):
         return xa, xb, dt
     if isinstance(b, np.generic):  # (before the Python numbers: np.float64 is a float subclass, and NumPy would
         # promote with its own dtype, where torch treats a NumPy number as a Python number)
-        if b.ndim == 0 and b.dtype.kind in "biuf":
+        if b.ndim == 0 and (b.dtype.kind in "biuf" or b.dtype == _BF16.np):  # (ml_dtypes' bfloat16 is kind 'V')
             return operands(a, b.item(), op)
     elif isinstance(b, (int, float)):
-        if scalar_category(b) <= a.dtype.category:
+        cat = scalar_category(b)
+        if cat <= a.dtype.pycat:
             return a._x, b, a.dtype
-        dt = result_type(a, b)
-        return a._dev.backend.cast(a._x, dt), b, dt
+        if cat <= a.dtype.category:  # a number of a's category that NumPy would not take as it is (DType.pycat)
+            return a._x, native_number(b, a.dtype, op), a.dtype
+        dt = result_type(a, b)  # (with tl.set_default_dtype(tl.bfloat16), an int tensor + 1.5 is bfloat16)
+        return a._dev.backend.cast(a._x, dt), b if cat <= dt.pycat else native_number(b, dt, op), dt
     raise TypeError(f"{op}: unsupported operand type {type(b).__name__}; expected a Tensor or a Python number")
+
+
+def native_number(b, dt, op: str):
+    """The Python number ``b`` as a binary op computing in ``dt`` uses it, torch's way: an int beyond an integer
+    dtype's range wraps into it (``uint8 + 300`` adds 44, where NumPy would raise; ``float_operands`` takes the
+    number itself back for true division, which computes in float); for bfloat16 the number is rounded to bfloat16
+    first (NumPy would compute in float32), except in mul and div, which torch computes in float32 with the number
+    as it is and rounds the result (their ops do that: ``elementwise._Binary._scaling_forward``). ``pow`` and
+    ``where`` take a value, not an operand of modular arithmetic: out of range, it is an error (as in torch)."""
+    if dt.is_floating_point:  # (bfloat16: the one float dtype sent here)
+        return b if op == "mul" or op == "div" else dt.np.type(b)
+    lo, hi = dtypes._RANGE[dt]
+    if lo <= b <= hi:
+        return b
+    if op == "pow" or op == "where":  # (a value, not an operand of modular arithmetic: torch checks it)
+        return dtypes.checked_int(b, dt)
+    return (b - lo) % (hi - lo + 1) + lo
 
 
 def float_operands(a, b, op: str):
@@ -53,16 +75,30 @@ def float_operands(a, b, op: str):
         xa = be.cast(xa, dt)
         if isinstance(b, TensorBase):
             xb = be.cast(xb, dt)
+        elif xb is not b:  # the number itself, not wrapped into the integer dtype's range (uint8 / 300)
+            xb = b.item() if isinstance(b, np.generic) else b
     return xa, xb, dt
+
+
+def in_float32(x):
+    """``x``'s native operand, in float32 when it is bfloat16: an op that rounds its result back once (see
+    :func:`rounded`) then matches torch's CPU kernels, which compute bfloat16 in float32 (NumPy's bfloat16 ufuncs
+    round after each step, and mixed with a Python float they give float32)."""
+    return x._dev.backend.cast(x._x, dtypes.float32) if x.dtype is _BF16 else x._x
+
+
+def rounded(x, r):
+    """The result ``r`` of an op on ``x`` rounded back to bfloat16 when ``x`` is bfloat16 (see :func:`in_float32`)."""
+    return x._dev.backend.cast(r, _BF16) if x.dtype is _BF16 else r
 
 
 def sum_to(g, shape: tuple):
     """Reduce a broadcast gradient back to ``shape`` (the inverse of broadcasting)."""
-    gs = g.shape
+    gs = g._x.shape
     if gs == shape:
         return g
     lead = len(gs) - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gs[i + lead] != 1)
     if axes:
         g = g.sum(axes, keepdim=True)
-    return g.reshape(shape) if g.shape != shape else g
+    return g.reshape(shape) if g._x.shape != shape else g

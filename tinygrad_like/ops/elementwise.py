@@ -15,9 +15,10 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor_base import TensorBase
 from . import _util
-from ._util import float_operands, operands
+from ._util import float_operands, operands, rounded
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_BF16 = dtypes.bfloat16
 
 
 def _num(x) -> bool:
@@ -73,6 +74,9 @@ class _Binary(Function):
                     self.save_for_backward(a if rb else None, b if ra or (rb and primitive == "div") else None)
         else:  # (a number: operands() accepted it)
             self.value = b
+            if promoted[2] is _BF16:  # torch multiplies (divides) a bfloat16 by a number in float32, rounding once
+                be = a._dev.backend
+                return be.cast(getattr(be, primitive)(be.cast(xa, dtypes.float32), xb), _BF16)
         try:
             return getattr(a._dev.backend, primitive)(xa, xb)
         except ValueError:
@@ -158,8 +162,12 @@ class Pow(_Binary):
             self.value = None
             if _grad.enabled:
                 self.save_for_backward(a, b)
-        if not dt.is_floating_point and dt.name != "bool":
-            return _integer_pow(a, b, xa, xb, dt)
+        if not dt.is_floating_point:
+            if dt.name != "bool":
+                return _integer_pow(a, b, xa, xb, dt)
+            if not _num(b):  # (NumPy would give int8)
+                raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+            return a._dev.backend.copy(xa) if b else a._dev.backend.full(a._x.shape, True, dt)  # x**True, x**False
         try:
             out = a._dev.backend.pow(xa, xb)
         except ValueError:
@@ -439,6 +447,8 @@ class Sigmoid(Function):
     save_output = True
 
     def forward(self, x):
+        if x.dtype is _BF16:  # (NumPy's composite sigmoid would round each step: in float32, rounded once)
+            return rounded(x, x._dev.backend.sigmoid(_wide(x)))
         return x._dev.backend.sigmoid(_float(x))
 
     def backward(self, g):
@@ -529,8 +539,8 @@ class LeakyRelu(Function):
         _need_float(x, "leaky_relu")
         self.negative_slope = negative_slope
         self.save_for_backward(x)
-        be, xx = x._dev.backend, _float(x)  # integer input: computed in the default float, not float64
-        return be.where(be.gt(xx, 0), xx, be.mul(xx, negative_slope))
+        be, xx = x._dev.backend, _wide(x)  # integer input: computed in the default float, not float64
+        return rounded(x, be.where(be.gt(xx, 0), xx, be.mul(xx, negative_slope)))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -557,9 +567,12 @@ class LeakyReluBackward(Function):
 
 
 class Gelu(Function):
-    """GELU, exact (erf) or with PyTorch's tanh approximation."""
+    """GELU, exact ``x * Phi(x)`` (``Phi`` the normal CDF, ``0.5 * (1 + erf(x / sqrt(2)))``) or with PyTorch's tanh
+    approximation ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``, as one fused kernel. When a backward
+    will follow, the kernel also returns a state for it (on the CPU ``gelu'(x)`` itself, computed from what forward
+    has at hand), kept here privately."""
 
-    __slots__ = ("approximate",)
+    __slots__ = ("approximate", "state")
 
     def forward(self, x, approximate):
         _need_float(x, "gelu")
@@ -567,23 +580,48 @@ class Gelu(Function):
             raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
         self.save_for_backward(x)
-        be, xx = x._dev.backend, _float(x)
-        if approximate == "tanh":
-            inner = be.mul(be.add(xx, be.mul(be.mul(be.mul(xx, xx), xx), 0.044715)), math.sqrt(2 / math.pi))
-            return be.mul(be.mul(xx, 0.5), be.add(be.tanh(inner), 1))
-        return be.mul(be.mul(xx, 0.5), be.add(be.erf(be.mul(xx, 1 / math.sqrt(2))), 1))
+        y, self.state = x._dev.backend.gelu(x._x, approximate, _grad.enabled and x.requires_grad)
+        return y
 
     def backward(self, g):
         (x,) = self.saved_tensors
+        return GeluBackward.apply(g, x, self.approximate, self.state), None
+
+    def release(self) -> None:
+        super().release()
+        self.state = None
+
+
+class GeluBackward(Function):
+    """``g * gelu'(x)`` as one fused kernel, a node of its own (see TanhBackward):
+    ``gelu'(x) = Phi(x) + x * phi(x)`` (``phi`` the normal density ``exp(-x**2 / 2) / sqrt(2 pi)``), or for the tanh
+    form ``0.5 * (1 + t) + 0.5 * x * (1 - t**2) * k'(x)`` with ``t = tanh(k(x))``. It reads the state gelu's forward
+    kept (``state``, held here too; None: computed from ``x``), so it computes no erf again; its own derivative
+    below is written in ``x``."""
+
+    __slots__ = ("approximate", "state")
+
+    def forward(self, g, x, approximate, state):
+        self.approximate, self.state = approximate, state
+        if _grad.enabled:
+            self.save_for_backward(g, x)
+        return g._dev.backend.gelu_backward(g._x, x._x, state, approximate)
+
+    def backward(self, gg):
+        """``gg * gelu'(x)`` for ``g`` (this same node) and ``gg * g * gelu''(x)`` for ``x``."""
+        g, x = self.saved_tensors
         if self.approximate == "tanh":
-            c = math.sqrt(2 / math.pi)
-            t = (c * (x + 0.044715 * x * x * x)).tanh()
-            d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x)
+            c, k = math.sqrt(2 / math.pi), 0.044715
+            dk = c * (1 + 3 * k * x * x)  # k'(x) of the inner term k(x) = c * (x + k x^3)
+            t = (c * (x + k * x * x * x)).tanh()
+            d2 = (1 - t * t) * (dk + 0.5 * x * (6 * c * k * x - 2 * t * dk * dk))
         else:
-            cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
-            pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
-            d = cdf + x * pdf
-        return g * d, None
+            d2 = (2 - x * x) * (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+        return GeluBackward.apply(gg, x, self.approximate, self.state), gg * g * d2, None, None
+
+    def release(self) -> None:
+        super().release()
+        self.state = None
 
 
 class Silu(Function):
@@ -592,8 +630,8 @@ class Silu(Function):
     def forward(self, x):
         _need_float(x, "silu")
         self.save_for_backward(x)
-        be, xx = x._dev.backend, _float(x)
-        return be.mul(xx, be.sigmoid(xx))
+        be, xx = x._dev.backend, _wide(x)
+        return rounded(x, be.mul(xx, be.sigmoid(xx)))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -608,7 +646,7 @@ class Softplus(Function):
         _need_float(x, "softplus")
         self.beta, self.threshold = beta, threshold
         self.save_for_backward(x)
-        return x._dev.backend.softplus(_float(x), beta, threshold)
+        return rounded(x, x._dev.backend.softplus(_wide(x), beta, threshold))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -623,8 +661,8 @@ class Elu(Function):
         _need_float(x, "elu")
         self.alpha = alpha
         self.save_for_backward(x)
-        be, xx = x._dev.backend, _float(x)
-        return be.where(be.gt(xx, 0), xx, be.mul(be.sub(be.exp(be.minimum(xx, 0)), 1), alpha))
+        be, xx = x._dev.backend, _wide(x)
+        return rounded(x, be.where(be.gt(xx, 0), xx, be.mul(be.sub(be.exp(be.minimum(xx, 0)), 1), alpha)))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -644,8 +682,12 @@ class Clamp(Function):
         be, xx = x._dev.backend, x._x
         from ..dtypes import result_type
         dt = result_type(x, *(v for v in (lo, hi) if v is not None))  # int tensor, float bound -> float32
+        if dt.category == 1:  # (an int bound beyond the dtype is an error, as in torch; NumPy would not clamp)
+            lo, hi = (None if v is None else dtypes.fill_value(v, dt) for v in (lo, hi))
         if dt is not x.dtype:
             xx = be.cast(xx, dt)
+        elif dt is _BF16:  # (NumPy's clip has no bfloat16 loop: float32, rounded back; the same as rounding the bounds)
+            return be.cast(be.clip(be.cast(xx, dtypes.float32), lo, hi), _BF16)
         return be.clip(xx, lo, hi)
 
     def backward(self, g):
@@ -683,7 +725,7 @@ class MaskedFill(Function):
         if not x.dtype.is_floating_point and isinstance(value, float) and not math.isfinite(value):
             raise RuntimeError(f"masked_fill: value {value} cannot be converted to type {x.dtype.name} without "
                                f"overflow (as torch; fill a floating point tensor, or use a finite value)")
-        self.value = value
+        self.value = value = dtypes.fill_value(value, x.dtype)
         self.save_for_backward(mask)
         be = x._dev.backend
         return be.cast(be.where(mask._x, value, x._x), x.dtype)
@@ -702,6 +744,12 @@ class Cast(Function):
 
     def backward(self, g):
         return g.to(self.src_dtype), None
+
+
+def _wide(x):
+    """As :func:`_float`, with bfloat16 in float32: for the ops composed of several primitives (or with Python
+    float constants), which round their result back once with ``rounded``, as torch's fused kernels do."""
+    return _float(x) if x.dtype is not _BF16 else _util.in_float32(x)
 
 
 def _float(x):

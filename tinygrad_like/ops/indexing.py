@@ -44,7 +44,7 @@ class Gather(Function):
                 raise RuntimeError(f"gather: size of index {index.shape} must not exceed input {x.shape} in "
                                    f"dimension {d} (only dim={dim} may be larger)")
         _check_bounds(index, x.shape[dim] if x.ndim else 1, "gather", dim, RuntimeError)
-        self.dim, self.in_shape = dim, x.shape
+        self.dim, self.in_shape = dim, x._x.shape
         self.save_for_backward(index)
         return x._dev.backend.gather(x._x, dim, index._x)
 
@@ -89,7 +89,7 @@ class IndexSelect(Function):
             raise IndexError(f"index_select(): Index is supposed to be a vector, got shape {index.shape}")
         dim = normalize_dim(dim, max(x.ndim, 1))
         _check_bounds(index, x.shape[dim] if x.ndim else 1, "index_select", dim)
-        self.dim, self.in_shape = dim, x.shape
+        self.dim, self.in_shape = dim, x._x.shape
         self.save_for_backward(index)
         return x._dev.backend.index_select(x._x, dim, x._dev.backend.reshape(index._x, (-1,)))
 
@@ -106,7 +106,7 @@ class Index(Function):
     __slots__ = ("index", "in_shape")
 
     def forward(self, x, index):
-        self.index, self.in_shape = index, x.shape
+        self.index, self.in_shape = index, x._x.shape
         _save_index(self, index)
         try:
             return x._dev.backend.index(x._x, native_index(index))

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import Layout
+from ._util import rounded
 from .elementwise import where
 from .movement import ViewFunction
 
@@ -40,8 +43,8 @@ class AddMatmul(Function):
             if r1 or r2:
                 self.save_for_backward(mat1 if r2 else None, mat2 if r1 else None)
         if beta == 0:
-            return p
-        return be.add(input._x if beta == 1 else be.mul(input._x, beta), p)
+            return rounded(input, p)  # (bfloat16: NumPy's product is float32; rounded once, at the end)
+        return rounded(input, be.add(input._x if beta == 1 else be.mul(input._x, beta), p))
 
     def backward(self, g):
         m1, m2 = self.saved_tensors
@@ -212,3 +215,91 @@ class Cross(Function):
         a, b = self.saved_tensors
         return (None if b is None else Cross.apply(b, g, self.dim),
                 None if a is None else Cross.apply(g, a, self.dim), None)
+
+
+# ---- singular value decomposition -------------------------------------------------------------------
+class LinAlgError(RuntimeError):
+    """A matrix a decomposition can not take (non-finite entries), as ``torch.linalg.LinAlgError``."""
+
+
+def svd_native(A, full_matrices: bool | None):
+    """The backend's SVD of ``A`` (``full_matrices`` None: the singular values alone), LAPACK's failure (NaN in the
+    input) raised as torch raises it."""
+    be = A._dev.backend
+    try:
+        return be.svdvals(A._x) if full_matrices is None else be.svd(A._x, full_matrices)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.svd: The algorithm failed to converge because the input matrix contained "
+                          "non-finite values.") from None
+
+
+def svd_sizes(m: int, n: int, full_matrices: bool) -> tuple:
+    """``(k, ku, kv)``: the number of singular values, U's columns and Vh's rows of an ``m x n`` matrix."""
+    k = min(m, n)
+    return (k, m, n) if full_matrices else (k, k, k)
+
+
+def svd_parts(packed, m: int, n: int, full_matrices: bool) -> tuple:
+    """``(U, S, Vh)`` as views of :class:`Svd`'s packed output (or of its gradient): its last dim holds, per
+    matrix, U's ``m * ku`` entries, the ``k`` singular values, then Vh's ``kv * n`` entries."""
+    k, ku, kv = svd_sizes(m, n, full_matrices)
+    bat = tuple(packed.shape[:-1])
+    a = m * ku
+    return (packed.narrow(-1, 0, a).reshape(bat + (m, ku)), packed.narrow(-1, a, k),
+            packed.narrow(-1, a + k, kv * n).reshape(bat + (kv, n)))
+
+
+class Svd(Function):
+    """``linalg.svd(A, full_matrices)``: ``A = U diag(S) Vh`` for the matrices in the last two dims.
+
+    One node for the three results: its output packs each matrix's U, S and Vh along one last dim, and U, S, Vh
+    are views of it (:func:`svd_parts`), so the gradients of whichever the loss reads meet in this one backward.
+    The backward is PyTorch's ``svd_backward`` (its ``FunctionsManual.cpp``), which assumes distinct singular values
+    (and a full-rank A when it is not square) wherever U or Vh are used: with ``E_ij = S_j^2 - S_i^2``,
+
+        gA = U [ (skew(U^T gU) S + S skew(Vh gVh^T)) / E + diag(gS) ] Vh
+             + (I - U U^T) gU S^-1 Vh      (m > n)
+             + U S^-1 gVh (I - Vh^T Vh)    (m < n)
+
+    With ``full_matrices`` only U's first k columns and Vh's first k rows take part (the rest is not unique), as in
+    torch. Where a gradient term is exactly 0 it stays 0 (PyTorch skips the terms of outputs the loss does not read,
+    so that svdvals and the norms built on it have a gradient at repeated or zero singular values too)."""
+
+    __slots__ = ("m", "n", "full_matrices")
+    save_output = True
+
+    def forward(self, A, full_matrices):
+        m, n = A.shape[-2], A.shape[-1]
+        self.m, self.n, self.full_matrices = m, n, full_matrices
+        be = A._dev.backend
+        u, s, vh = svd_native(A, full_matrices)
+        k, ku, kv = svd_sizes(m, n, full_matrices)
+        bat = tuple(A.shape[:-2])
+        return be.cat([be.reshape(u, bat + (m * ku,)), s, be.reshape(vh, bat + (kv * n,))], -1)
+
+    def backward(self, g):
+        (packed,) = self.saved_tensors
+        m, n, full = self.m, self.n, self.full_matrices
+        U, S, Vh = svd_parts(packed, m, n, full)
+        gU, gS, gVh = svd_parts(g, m, n, full)
+        k = S.shape[-1]
+        if full:
+            U, gU, Vh, gVh = U.narrow(-1, 0, k), gU.narrow(-1, 0, k), Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
+        Ut, V = U.mT, Vh.mT
+        UhgU = Ut @ gU
+        VhgV = Vh @ gVh.mT
+        S2 = S * S
+        from ..creation import eye
+        # (1 on the diagonal, as torch's: the skew parts are exactly 0 there)
+        E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye(k, dtype=S.dtype, device=S.device)
+        num = (UhgU - UhgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mT)
+        inner = num / where(num == 0, 1.0, E) + gS.diag_embed()  # (0 stays 0 where E is 0: no 0/0)
+        if m > n:
+            gUSinv = gU / where(gU == 0, 1.0, S.unsqueeze(-2))
+            gA = (U @ inner + gUSinv - U @ (Ut @ gUSinv)) @ Vh
+        elif m < n:
+            SinvgVh = gVh / where(gVh == 0, 1.0, S.unsqueeze(-1))
+            gA = U @ (inner @ Vh + SinvgVh - (SinvgVh @ V) @ Vh)
+        else:
+            gA = U @ (inner @ Vh)
+        return gA, None

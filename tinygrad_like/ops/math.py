@@ -17,7 +17,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..dtypes import result_type
 from ..tensor_base import TensorBase
-from ._util import check_same_device, float_operands, operands
+from ._util import check_same_device, float_operands, in_float32, operands, rounded
 from .elementwise import _broadcast_error, _float, where
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
@@ -146,6 +146,27 @@ class Frac(Function):
 
     def backward(self, g):
         return (g,)
+
+
+class Logit(Function):
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given. Gradient ``g / (x (1 - x))``;
+    outside ``[eps, 1 - eps]`` it is 0, and with no eps it is NaN outside ``[0, 1]`` (torch's logit_backward)."""
+
+    __slots__ = ("eps",)
+
+    def forward(self, x, eps):
+        self.eps = eps
+        self.save_for_backward(x)
+        be = x._dev.backend
+        p = _float(x)
+        if eps is not None:
+            p = be.clip(p, eps, 1.0 - eps)
+        return be.sub(be.log(p), be.log1p(be.neg(p)))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        lo, hi, outside = (0.0, 1.0, math.nan) if self.eps is None else (self.eps, 1.0 - self.eps, 0.0)
+        return (g / (x * (1 - x))).masked_fill((x < lo) | (x > hi), outside), None
 
 
 # ---- inverse trigonometric and hyperbolic -------------------------------------------------------
@@ -455,7 +476,7 @@ class Remainder(_Remainder):
 def _rounded_quotient(a, b, mode: str):
     """The native ``a / b`` rounded toward zero ('trunc') or minus infinity ('floor'), torch's way for each dtype."""
     op = "floor_divide" if mode == "floor" else "trunc_divide"
-    xa, xb, dt = operands(a, b, "div")
+    xa, xb, dt = operands(a, b, op)  # (not "div": the number is used as an integer or bfloat16 quotient uses it)
     if dt is dtypes.bool_:
         raise _not_implemented(f"div with rounding_mode={mode!r}", dt)
     _check_divisor(a, b, xb, dt)
@@ -515,7 +536,7 @@ class Lerp(Function):
         be = start._dev.backend
         if end._dev is not start._dev:
             check_same_device(start, end, "lerp")
-        xa, xb = start._x, end._x
+        xa, xb = in_float32(start), in_float32(end)  # (bfloat16 in float32, rounded once: torch's kernel)
         try:
             d = be.sub(xb, xa)
             if not isinstance(weight, TensorBase):
@@ -523,7 +544,8 @@ class Lerp(Function):
                     raise TypeError(f"lerp(): argument 'weight' must be Tensor or Number, not "
                                     f"{type(weight).__name__}")
                 self.value = weight
-                return be.add(xa, be.mul(d, weight)) if _is_small(weight) else be.sub(xb, be.mul(d, 1 - weight))
+                return rounded(start, be.add(xa, be.mul(d, weight)) if _is_small(weight) else
+                               be.sub(xb, be.mul(d, 1 - weight)))
             self.value = None
             if weight._dev is not start._dev:
                 check_same_device(start, weight, "lerp")
@@ -538,7 +560,7 @@ class Lerp(Function):
                 self.save_for_backward(start if weight.requires_grad else None, end if weight.requires_grad else None,
                                        weight if need_w else None)
             small = be.lt(be.abs(xw), 0.5)
-            return be.where(small, be.add(xa, be.mul(xw, d)), be.sub(xb, be.mul(d, be.sub(1, xw))))
+            return rounded(start, be.where(small, be.add(xa, be.mul(xw, d)), be.sub(xb, be.mul(d, be.sub(1, xw)))))
         except ValueError:
             from ..layout import broadcast_shapes
             shapes = [start.shape, end.shape] + ([weight.shape] if isinstance(weight, TensorBase) else [])
@@ -747,7 +769,8 @@ def isneginf(x):
 
 def _torch_type_name(dt) -> str:
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "bool": "Bool"}.get(dt.name, dt.name)
+            "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "bfloat16": "BFloat16"}.get(dt.name,
+                                                                                                       dt.name)
 
 
 def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):

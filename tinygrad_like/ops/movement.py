@@ -15,7 +15,7 @@ class ViewFunction(Function):
     returns_fresh = True
 
     def forward(self, x, *args):
-        self.in_shape = x.shape
+        self.in_shape = x._x.shape
         return x._view(self.layout(x, *args))
 
     def layout(self, x, *args):
@@ -41,7 +41,7 @@ class Permute(ViewFunction):
     __slots__ = ("dims",)
 
     def forward(self, x, dims):  # (not layout(): the backend permutes the input's array, cheaper than a new view)
-        self.in_shape = x.shape
+        self.in_shape = x._x.shape
         lay = x._layout
         self.dims = dims = lay.permutation(dims)
         return x._view(lay.permuted(dims), x._dev.backend.permute(x._x, dims))
@@ -202,7 +202,7 @@ class Repeat(Function):
         if len(reps) < x.ndim:
             raise RuntimeError(f"Number of dimensions of repeat dims ({len(reps)}) can not be smaller than "
                                f"number of dimensions of tensor ({x.ndim})")
-        self.reps, self.in_shape = reps, x.shape
+        self.reps, self.in_shape = reps, x._x.shape
         return x._dev.backend.tile(x._x, reps)
 
     def backward(self, g):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ._util import in_float32, rounded
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -32,6 +33,7 @@ class Linear(Function):
         out = be.matmul(x2, be.swap_last(weight._x))
         if bias is not None:
             out = be.add(out, bias._x)
+        out = rounded(x, out)  # (bfloat16: NumPy's product is float32, the bias added there: rounded once)
         return out if x.ndim == 2 else be.reshape(out, x.shape[:-1] + (weight.shape[0],))
 
     def backward(self, g):
@@ -57,7 +59,7 @@ class Conv2d(Function):
             self.save_for_backward(x, weight)
         out, self.cols = x._dev.backend.conv2d(x._x, weight._x, None if bias is None else bias._x, stride, padding,
                                                dilation)
-        return out
+        return rounded(x, out)  # (bfloat16: the GEMM ran in float32)
 
     def backward(self, g):
         x, weight = self.saved_tensors
@@ -83,8 +85,8 @@ class ConvInputGrad(Function):
         self.x_shape, self.stride, self.padding, self.dilation = x_shape, stride, padding, dilation
         if _grad.enabled:
             self.save_for_backward(g, weight)
-        return g._dev.backend.conv2d_backward(g._x, None, weight._x, x_shape, stride, padding, dilation,
-                                              True, False, False)[0]
+        return rounded(g, g._dev.backend.conv2d_backward(g._x, None, weight._x, x_shape, stride, padding, dilation,
+                                                         True, False, False)[0])  # (bfloat16: GEMM in float32)
 
     def backward(self, gg):
         g, weight = self.saved_tensors
@@ -207,7 +209,7 @@ class LayerNorm(Function):
         be = x._dev.backend
         self.axes = tuple(range(x.ndim - ndim, x.ndim))
         self.eps = eps
-        xhat, _, self.rstd = be.layer_norm(x._x, self.axes, eps)
+        xhat, _, self.rstd = be.layer_norm(in_float32(x), self.axes, eps)
         self.xhat = xhat
         self.has_weight, self.has_bias = weight is not None, bias is not None
         self.save_for_backward(x, weight) if weight is not None else self.save_for_backward(x)
@@ -218,7 +220,7 @@ class LayerNorm(Function):
             y = be.add(y, bias._x)
         if y is xhat and _grad.enabled and x.requires_grad:  # no affine part: when a backward will read x-hat, the
             y = be.copy(xhat)  # output must not be that array (an in-place op on it); else nothing keeps it
-        return y
+        return rounded(x, y)  # (bfloat16: the statistics were computed in float32)
 
     def _statistics(self, x):
         """x-hat and 1/std as tensors for the formulas below: x-hat as forward kept it; or, when a graph of the
@@ -360,3 +362,49 @@ class Dropout(Function):
     def release(self) -> None:
         super().release()
         self.mask = None
+
+
+class ScaledDotProductAttention(Function):
+    """``softmax(q @ k^T * scale + mask) @ v`` as one node, through one fused primitive (``attention``): no dropout
+    and no user mask; ``mask`` is None or the additive causal mask (0 / -inf), a native array (``causal``).
+
+    The attention weights ``w`` are kept privately (as softmax keeps its output). The backward is written with Tensor
+    ops: ``gv = w^T @ g``, ``gs = SoftmaxBackward(g * scale @ v^T, w)``, ``gq = gs @ k``, ``gk = gs^T @ q``; when a
+    graph of it is recorded (``create_graph``), ``w`` is computed again with Tensor ops from ``q`` and ``k`` so that
+    its dependence on them is recorded (the same values)."""
+
+    __slots__ = ("scale", "causal", "mask", "w")
+
+    def forward(self, q, k, v, scale, mask):
+        self.scale, self.mask, self.causal = scale, mask, mask is not None
+        out, w = q._dev.backend.attention(q._x, k._x, v._x, scale, mask)
+        if _grad.enabled:
+            self.save_for_backward(q, k, v)
+        self.w = w
+        return out
+
+    def _weights(self, q, k):
+        if not _grad.enabled:
+            return q._wrap(self.w, q._dev)
+        s = (q * self.scale) @ k.mT
+        if self.mask is not None:
+            s = s + q._wrap(q._dev.backend.copy(self.mask), q._dev)
+        return s.softmax(-1)
+
+    def backward(self, g):
+        from .reduce import SoftmaxBackward
+
+        q, k, v = self.saved_tensors
+        w = self._weights(q, k)
+        nq, nk, nv = self.next[:3]
+        gv = w.mT @ g if nv is not None else None
+        gq = gk = None
+        if nq is not None or nk is not None:
+            gs = SoftmaxBackward.apply((g * self.scale) @ v.mT, w, w.ndim - 1)
+            gq = gs @ k if nq is not None else None
+            gk = gs.mT @ q if nk is not None else None
+        return gq, gk, gv, None, None
+
+    def release(self) -> None:
+        super().release()
+        self.w = None

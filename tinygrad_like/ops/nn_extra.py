@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ._util import in_float32, rounded
 from .elementwise import where
 
 
@@ -22,7 +23,8 @@ class Hardtanh(Function):
     def forward(self, x, lo, hi):
         self.lo, self.hi = lo, hi
         self.save_for_backward(x)
-        return x._dev.backend.clip(x._x, lo, hi)
+        be = x._dev.backend
+        return rounded(x, be.clip(in_float32(x), lo, hi))  # (NumPy's clip has no bfloat16 loop)
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -57,7 +59,7 @@ class Hardsigmoid(Function):
     def forward(self, x):
         self.save_for_backward(x)
         be = x._dev.backend
-        return be.div(be.clip(be.add(x._x, 3.0), 0.0, 6.0), 6.0)
+        return rounded(x, be.div(be.clip(be.add(in_float32(x), 3.0), 0.0, 6.0), 6.0))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -74,9 +76,9 @@ class Celu(Function):
     def forward(self, x, alpha):
         self.alpha = alpha
         self.save_for_backward(x)
-        be, xx = x._dev.backend, x._x
+        be, xx = x._dev.backend, in_float32(x)
         neg = be.mul(be.sub(be.exp(be.mul(be.minimum(xx, 0), 1.0 / alpha)), 1), alpha)
-        return be.where(be.gt(xx, 0), xx, neg)
+        return rounded(x, be.where(be.gt(xx, 0), xx, neg))
 
     def backward(self, g):
         (x,) = self.saved_tensors

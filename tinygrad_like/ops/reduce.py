@@ -9,7 +9,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..layout import normalize_dim, normalize_dims
 from ..tensor_base import TensorBase
-from ._util import operands
+from ._util import in_float32, operands, rounded
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -23,6 +23,13 @@ def _expand_back(g, in_shape, dims, keepdim):
 
 
 _ALL = {n: tuple(range(n)) for n in range(8)}
+_BF16, _F32 = dtypes.bfloat16, dtypes.float32
+
+
+def _bf16_sum(be, xx, axis, keepdim):
+    """A bfloat16 sum as torch's CPU kernel makes it: accumulated in float32, rounded once."""
+    return be.cast(be.sum(xx, axis, keepdim, _F32), _BF16)
+
 
 
 def _axis(dims, ndim):
@@ -40,8 +47,12 @@ class Sum(Function):
             self.dims = dims = normalize_dims(dim, len(shape))
             axis = _axis(dims, len(shape))
         self.keepdim = keepdim
-        if dtype is None and not x.dtype.is_floating_point:
-            dtype = dtypes.int64
+        if dtype is None:
+            dtype = x.dtype.acc  # int64 for bool and the integers, float32 for bfloat16 (DType.acc), else None
+            if dtype is _F32:
+                return _bf16_sum(x._dev.backend, x._x, axis, keepdim)
+        elif dtype is _BF16:
+            return _bf16_sum(x._dev.backend, x._x, axis, keepdim)
         return x._dev.backend.sum(x._x, axis, keepdim, dtype)
 
     def backward(self, g):
@@ -56,14 +67,16 @@ class Mean(Function):
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be a floating "
                                f"point dtype, but got {x.dtype.name}; call .float() first")
         self.dims = dims = normalize_dims(dim, x.ndim)
-        self.keepdim, self.in_shape = keepdim, x.shape
+        self.keepdim, self.in_shape = keepdim, x._x.shape
         n = 1
         for d in dims:
             n *= x.shape[d]
         self.count = n
         be = x._dev.backend
-        s = be.sum(x._x, _axis(dims, x.ndim), keepdim)
-        return be.div(s, n) if n else be.mul(s, float("nan"))
+        bf16 = x.dtype is _BF16  # (accumulated in float32, rounded once: see in_float32)
+        s = be.sum(be.cast(x._x, _F32) if bf16 else x._x, _axis(dims, x.ndim), keepdim)
+        m = be.div(s, n) if n else be.mul(s, float("nan"))
+        return be.cast(m, _BF16) if bf16 else m
 
     def backward(self, g):
         return _expand_back(g / max(self.count, 1), self.in_shape, self.dims, self.keepdim), None, None
@@ -85,7 +98,7 @@ class Var(Function):
         self.count = n
         self.save_for_backward(x)
         be, ax = x._dev.backend, _axis(dims, x.ndim)
-        xx = x._x
+        xx = in_float32(x)
         mean = be.div(be.sum(xx, ax, True), max(n, 1))
         d = be.sub(xx, mean)
         ss = be.sum(be.mul(d, d), ax, keepdim)
@@ -93,8 +106,8 @@ class Var(Function):
         if denom <= 0:  # nan, with PyTorch's warning (not an error)
             warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                           f"reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
-            return be.mul(ss, float("nan"))
-        return be.div(ss, denom)
+            return rounded(x, be.mul(ss, float("nan")))
+        return rounded(x, be.div(ss, denom))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -167,7 +180,7 @@ class MaxMinDim(Function):
     __slots__ = ("dim", "keepdim", "in_shape")
 
     def forward(self, x, dim, keepdim, is_max, indices):
-        self.dim, self.keepdim, self.in_shape = dim, keepdim, x.shape
+        self.dim, self.keepdim, self.in_shape = dim, keepdim, x._x.shape
         self.save_for_backward(indices)
         be = x._dev.backend
         return (be.max if is_max else be.min)(x._x, dim, keepdim)
@@ -196,8 +209,8 @@ class LogSumExp(Function):
         self.keepdim = keepdim
         self.save_for_backward(x)
         be, ax = x._dev.backend, _axis(dims, x.ndim)
-        xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
-        return be.logsumexp(xx, ax, keepdim)
+        xx = in_float32(x) if x.dtype.is_floating_point else be.cast(x._x, dtypes.default_float)
+        return rounded(x, be.logsumexp(xx, ax, keepdim))
 
     def backward(self, g):
         x, y = self.saved_tensors
@@ -256,6 +269,8 @@ class Matmul(Function):
         except ValueError:
             _explain_matmul(a, b)
             raise
+        if a.dtype is _BF16:  # (NumPy multiplies bfloat16 in float32, accumulating there as torch does: round once)
+            out = a._dev.backend.cast(out, _BF16)
         self.a_ndim, self.b_ndim = a.ndim, b.ndim
         if _grad.enabled:  # the gradient of a reads b and the gradient of b reads a: keep only those
             ra, rb = a.requires_grad, b.requires_grad
@@ -297,7 +312,10 @@ class _SoftmaxFamily(Function):
             raise NotImplementedError(f"{type(self).__name__.lower()}: not implemented for {x.dtype.name} tensors (as "
                                       f"in torch): expected a floating point input; convert with .float() first")
         self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
-        return getattr(x._dev.backend, self.forward_primitive)(x._x, dim if x.ndim else None)
+        be = x._dev.backend
+        if x.dtype is _BF16:  # (in float32, rounded once: see in_float32)
+            return be.cast(getattr(be, self.forward_primitive)(be.cast(x._x, _F32), dim if x.ndim else None), _BF16)
+        return getattr(be, self.forward_primitive)(x._x, dim if x.ndim else None)
 
 
 class Softmax(_SoftmaxFamily):
@@ -328,7 +346,7 @@ class SoftmaxBackward(Function):
         self.dim = dim
         if _grad.enabled:
             self.save_for_backward(g, y)
-        return g._dev.backend.softmax_backward(g._x, y._x, dim if y.ndim else None)
+        return rounded(g, g._dev.backend.softmax_backward(in_float32(g), in_float32(y), dim if y.ndim else None))
 
     def backward(self, gg):
         g, y = self.saved_tensors
@@ -348,7 +366,7 @@ class LogSoftmaxBackward(Function):
         self.dim = dim
         if _grad.enabled:
             self.save_for_backward(g, y)
-        return g._dev.backend.log_softmax_backward(g._x, y._x, dim if y.ndim else None)
+        return rounded(g, g._dev.backend.log_softmax_backward(in_float32(g), in_float32(y), dim if y.ndim else None))
 
     def backward(self, gg):
         g, y = self.saved_tensors

@@ -8,8 +8,6 @@ once. Its gradient goes back to the picked positions (a scatter-add of the incom
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -33,7 +31,7 @@ class _PickAlong(Function):
 
     def _picked(self, x, dim: int, keepdim: bool, native_indices, box: Picked) -> None:
         box.indices = idx = x._wrap(native_indices, x._dev)
-        self.dim, self.keepdim, self.in_shape = dim, keepdim, x.shape
+        self.dim, self.keepdim, self.in_shape = dim, keepdim, x._x.shape
         if _grad.enabled and x.requires_grad:  # the indices are all backward reads (a write into them is refused)
             self.save_for_backward(idx)
 
@@ -253,10 +251,29 @@ class LogCumSumExp(Function):
         if g.ndim == 0 or g.numel() == 0:
             return g, None
         d = self.dim
-        lowest = float(np.finfo(g.dtype.np).min)
+        lowest = float(dtypes.finfo(g.dtype).min)
         log_abs = g.abs().log()
         pos = where(g > 0, log_abs, lowest) - y
         neg = where(g < 0, log_abs, lowest) - y
         pos = pos.flip(d).logcumsumexp(d).flip(d)
         neg = neg.flip(d).logcumsumexp(d).flip(d)
         return (pos + x).exp() - (neg + x).exp(), None
+
+
+# ---- counting: outputs without a derivative ------------------------------------------------------
+class NoDerivative(Function):
+    """An output PyTorch marks as requiring grad but whose derivative it does not implement: ``bincount`` with
+    weights that require grad, ``histogram``'s two outputs. The node carries the result (computed by the caller,
+    ``native``) so the graph shows where it came from; its backward raises, naming the op, as torch's does.
+    ``others``: further tensor inputs (``histogram``'s weight), so the node has an edge to each."""
+
+    __slots__ = ("op",)
+
+    def forward(self, x, native, op, *others):
+        self.op = op
+        return native
+
+    def backward(self, g):
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented (as in torch): detach its inputs "
+                           f"(`.detach()`) before calling {self.op}, or compute what you need with differentiable "
+                           f"ops (e.g. a one_hot(...).sum(0) for counts)")

@@ -259,7 +259,7 @@ class Optimizer:
             what = f"{type(self).__name__}.step(): the gradient of param {i} in group {gi}"
             if not isinstance(g, Tensor):
                 raise TypeError(f"{what} is a {_typename(g)}, not a Tensor")
-            if g.shape != p.shape:
+            if g._x.shape != p._x.shape:
                 raise RuntimeError(f"{what} has shape {tuple(g.shape)} but the parameter has shape {tuple(p.shape)}")
             if g.dtype is not p.dtype:
                 raise RuntimeError(f"{what} has dtype {g.dtype.name} but the parameter has dtype {p.dtype.name}")

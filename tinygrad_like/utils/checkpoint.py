@@ -17,7 +17,7 @@ Like PyTorch's reentrant checkpoint, parameters used inside ``fn`` receive their
 >>> y.grad_fn.name
 'Checkpoint'
 >>> y.sum().backward(); x.grad.shape, lin.weight.grad.shape
-((2, 3), (3, 3))
+(tl.Size([2, 3]), tl.Size([3, 3]))
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ function render({ model, el }) {
   const toolbar = h("div", "tl-toolbar");
   const filter = h("input", "tl-st-filter");
   filter.type = "search";
-  filter.placeholder = "filter names…";
+  filter.placeholder = "filter names… (words: all; a|b: either)";
   filter.setAttribute("aria-label", "Filter by name");
   filter.spellcheck = false;
   const devSel = h("select", "tl-st-device");

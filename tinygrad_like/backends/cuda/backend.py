@@ -35,7 +35,7 @@ THREADS = 256
 UNARY = {"neg": 0, "abs": 1, "sign": 2, "exp": 3, "log": 4, "sqrt": 5, "rsqrt": 6, "sin": 7, "cos": 8,
          "tanh": 9, "sigmoid": 10, "relu": 11, "erf": 12, "identity": 26, "add_s": 32, "sub_s": 33,
          "rsub_s": 34, "mul_s": 35, "div_s": 36, "rdiv_s": 37, "pow_s": 38, "rpow_s": 39, "max_s": 40,
-         "min_s": 41, "clamp": 42, "softplus": 45}
+         "min_s": 41, "clamp": 42, "softplus": 45, "gelu": 22, "gelu_tanh": 23}
 UNARY_INT = frozenset({"neg", "abs", "sign", "identity", "add_s", "sub_s", "rsub_s", "mul_s", "max_s", "min_s",
                        "clamp"})
 BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "pow": 4, "maximum": 5, "minimum": 6, "relu_backward": 7,
@@ -253,8 +253,8 @@ class CudaBackend:
 
     def contiguous(self, x: CudaArray, dtype=None) -> CudaArray:
         out = self._empty(x.shape, x.dtype if dtype is None else dtype)
-        if x.dtype not in _SFX or out.dtype not in _SFX or x.ndim > _MAXDIM:
-            host = self.to_numpy(x).astype(out.dtype)
+        if x.dtype not in _SFX or out.dtype not in _SFX or x.ndim > _MAXDIM:  # (the host's cast: float -> uint8 wraps)
+            host = self._host.cast(self.to_numpy(x), from_numpy_dtype(out.dtype))
             self.upload_into(host, out.buf)
             return out
         self._copy_into(out, x)
@@ -322,6 +322,115 @@ class CudaBackend:
             self._launch(f"arange_{sfx}", self._grid(n), (out.ptr, int(start), int(step), n), ((n,),), out.nbytes)
         elif n:
             self.upload_into(self._host.arange(start, end, step, dtype), out.buf)
+        return out
+
+    # ---- movement ops as strided copies: no kernel of their own, each is copy_cast over views ----------
+    @staticmethod
+    def _copyable(*xs: CudaArray) -> bool:
+        return all(x.dtype in _SFX and x.ndim <= _MAXDIM for x in xs)
+
+    @staticmethod
+    def _narrow(a: CudaArray, axis: int, start: int, n: int) -> CudaArray:
+        """``a[..., start:start+n, ...]`` along ``axis``: a view."""
+        shape = a.shape[:axis] + (n,) + a.shape[axis + 1:]
+        return a.with_layout(shape, a.strides, a.offset + start * a.strides[axis])
+
+    def cat(self, xs, axis):
+        xs = list(xs)
+        ref = xs[0] if xs else None
+        if (ref is None or not self._copyable(*xs) or any(x.dtype != ref.dtype or x.ndim != ref.ndim for x in xs)
+                or not ref.ndim):
+            return self._fallback("cat", (xs, axis))
+        axis %= ref.ndim
+        shape = list(ref.shape)
+        shape[axis] = sum(x.shape[axis] for x in xs)
+        out = self._empty(tuple(shape), ref.dtype)
+        start = 0
+        for x in xs:
+            if x.size:
+                self._copy_into(self._narrow(out, axis, start, x.shape[axis]), x)
+            start += x.shape[axis]
+        return out
+
+    def flip(self, x, axes):
+        if not self._copyable(x):
+            return self._fallback("flip", (x, axes))
+        strides, offset = list(x.strides), x.offset
+        for a in {a % x.ndim for a in axes} if x.ndim else ():
+            if x.shape[a] > 1:  # read the axis backwards: start at its last element, step back
+                offset += (x.shape[a] - 1) * strides[a]
+                strides[a] = -strides[a]
+        return self.contiguous(x.with_layout(x.shape, tuple(strides), offset))
+
+    def pad(self, x, widths, value):
+        if not self._copyable(x) or any(lo < 0 or hi < 0 for lo, hi in widths):
+            return self._fallback("pad", (x, widths, value))
+        shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths))
+        out = self.full(shape, value, from_numpy_dtype(x.dtype))
+        if x.size:
+            inner = out.with_layout(x.shape, out.strides, sum(lo * s for (lo, _), s in zip(widths, out.strides)))
+            self._copy_into(inner, x)
+        return out
+
+    def eye(self, n, m, dtype):
+        out = self.full((n, m), 0, dtype)
+        k = min(n, m)
+        if k and out.dtype in _SFX:  # the diagonal is a 1-D view with stride m + 1
+            self._copy_into(out.with_layout((k,), (m + 1,), 0), self._scalar(1, out.dtype))
+        elif k:
+            return self._fallback("eye", (n, m, dtype))
+        return out
+
+    def _triangle(self, name: str, x, k: int):
+        """``tril``/``triu``: ``where(col <= row + k, x, 0)`` (or ``>=``) from two aranges and one compare."""
+        if not self._copyable(x) or x.ndim < 2:
+            return self._fallback(name, (x, k))
+        n, m = x.shape[-2:]
+        rows = self.arange(k, n + k, 1, from_numpy_dtype(np.dtype(np.int64)))  # row + k, as a column
+        cols = self.arange(0, m, 1, from_numpy_dtype(np.dtype(np.int64)))
+        keep = self._compare("le" if name == "tril" else "ge", self.reshape(cols, (1, m)), self.reshape(rows, (n, 1)))
+        return self.where(keep, x, self._scalar(0, x.dtype))
+
+    def tril(self, x, k):
+        return self._triangle("tril", x, k)
+
+    def triu(self, x, k):
+        return self._triangle("triu", x, k)
+
+    def roll(self, x, shifts, axes):
+        if not self._copyable(x):
+            return self._fallback("roll", (x, shifts, axes))
+        if axes is None:  # over the flattened tensor
+            return self.reshape(self.roll(self.reshape(x, (-1,)), shifts, (0,)), x.shape)
+        shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        axes = (axes,) if isinstance(axes, int) else tuple(axes)
+        for s, a in zip(shifts, axes):  # one axis at a time: two copies, the tail to the front and the head after it
+            a %= x.ndim
+            n = x.shape[a]
+            s = s % n if n else 0
+            out = self._empty(x.shape, x.dtype)
+            if x.size:
+                if s:
+                    self._copy_into(self._narrow(out, a, 0, s), self._narrow(x, a, n - s, s))
+                self._copy_into(self._narrow(out, a, s, n - s), self._narrow(x, a, 0, n - s))
+            x = out
+        return x if x.is_contiguous else self.contiguous(x)
+
+    def tile(self, x, reps):
+        reps = tuple(reps)
+        nd = max(len(reps), x.ndim)
+        if not self._copyable(x) or 2 * nd > _MAXDIM:
+            return self._fallback("tile", (x, reps))
+        reps = (1,) * (nd - len(reps)) + reps
+        dims = (1,) * (nd - x.ndim) + x.shape
+        xstr = (0,) * (nd - x.ndim) + x.strides
+        out = self._empty(tuple(r * d for r, d in zip(reps, dims)), x.dtype)
+        if out.size:  # out as (r0, d0, r1, d1, ...), x broadcast over the r's
+            ostr = out.strides
+            o = out.with_layout(tuple(v for r, d in zip(reps, dims) for v in (r, d)),
+                                tuple(v for d, s in zip(dims, ostr) for v in (d * s, s)), 0)
+            xv = x.with_layout(tuple(v for d in dims for v in (1, d)), tuple(v for s in xstr for v in (0, s)))
+            self._copy_into(o, xv)
         return out
 
     # ---- elementwise --------------------------------------------------------------------------
@@ -436,6 +545,39 @@ class CudaBackend:
     def softplus(self, x, beta, threshold):
         r = self._unary("softplus", x, beta, threshold) if x.dtype in _FLOAT else None
         return r if r is not None else self._fallback("softplus", (x, beta, threshold))
+
+    def gelu(self, x, approximate, keep):
+        """One launch of the elementwise kernel's gelu; no state (the backward composes its formula from kernels)."""
+        r = self._unary("gelu" if approximate == "none" else "gelu_tanh", x) if x.dtype in _FLOAT else None
+        return (r, None) if r is not None else self._fallback("gelu", (x, approximate, keep))
+
+    def gelu_backward(self, g, x, state, approximate):
+        """``g * gelu'(x)``: the state (gelu' from the host fallback's forward) times g, or gelu' composed from
+        elementwise kernels (the NumPy backend's formulas)."""
+        if state is not None:
+            return self.mul(g, state) if state.dtype == g.dtype else self._fallback("gelu_backward",
+                                                                                   (g, x, state, approximate))
+        if x.dtype not in _FLOAT or g.dtype != x.dtype:
+            return self._fallback("gelu_backward", (g, x, state, approximate))
+        if approximate == "tanh":
+            c, k = math.sqrt(2 / math.pi), 0.044715
+            t = self.tanh(self.mul(self.add(x, self.mul(self.mul(self.mul(x, x), x), k)), c))
+            dk = self.mul(self.add(self.mul(self.mul(x, x), 3 * k), 1), c)
+            right = self.mul(self.mul(self.mul(x, 0.5), self.sub(1, self.mul(t, t))), dk)
+            d = self.add(self.mul(self.add(t, 1), 0.5), right)
+        else:
+            cdf = self.mul(self.add(self.erf(self.mul(x, 1 / math.sqrt(2))), 1), 0.5)
+            pdf = self.mul(self.exp(self.mul(self.mul(x, x), -0.5)), 1 / math.sqrt(2 * math.pi))
+            d = self.add(cdf, self.mul(x, pdf))
+        return self.mul(g, d)
+
+    def attention(self, q, k, v, scale, mask):
+        """``(softmax(q @ k^T * scale + mask) @ v, the softmax)`` from the matmul, elementwise and softmax kernels."""
+        s = self.matmul(self.mul(q, scale), self.swap_last(k))
+        if mask is not None:
+            s = self.add(s, mask)
+        w = self.softmax(s, s.ndim - 1)
+        return self.matmul(w, v), w
 
     # ---- reductions ---------------------------------------------------------------------------
     @staticmethod

@@ -21,9 +21,9 @@ def _np_tensor(a) -> Tensor:
     if a.dtype.kind in "SUO":
         raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
                         f"a NumPy array of dtype {a.dtype}")
-    return tensor(np.ascontiguousarray(a)) if a.dtype in (np.float16, np.float32, np.float64, np.int32, np.int64,
-                                                          np.bool_) else tensor(a.astype(np.int64 if a.dtype.kind in
-                                                                                         "iu" else np.float32))
+    if a.dtype in dtypes._BY_NP:  # (the ten dtypes: a uint8 image batch stays uint8, as torch's)
+        return tensor(np.ascontiguousarray(a))
+    return tensor(a.astype(np.int64 if a.dtype.kind in "iu" else np.float32))
 
 
 def default_collate(samples: Sequence[Any]) -> Any:
