@@ -44,6 +44,30 @@ def pair(arr, requires_grad: bool = False, dtype: str | None = None):
     return a, b
 
 
+def both(fn, *arrays, **kw):
+    """Run ``fn(lib, *tensors)`` with tl and torch on copies of the same arrays (``kw``: ``pair``'s options)."""
+    ins = [pair(np.asarray(a), **kw) for a in arrays]
+    return fn(tl, *[a for a, _ in ins]), fn(torch, *[b for _, b in ins])
+
+
+def close_all(ours, theirs, **kw) -> None:
+    """``assert_close`` over one output or a tuple of them (``kw``: its tolerances)."""
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert_close(a, b, **kw)
+
+
+def raises_like(fn, *arrays, match: str | None = None) -> None:
+    """Both libraries raise, the same exception type; ours matches ``match`` (the words that matter)."""
+    ins = [pair(np.asarray(a)) for a in arrays]
+    with pytest.raises(Exception) as theirs:
+        fn(torch, *[b for _, b in ins])
+    with pytest.raises(type(theirs.value), match=match):
+        fn(tl, *[a for a, _ in ins])
+
+
 def to_numpy(t) -> np.ndarray:
     """The values of a tl tensor, a torch tensor, or anything array-like, as NumPy."""
     if isinstance(t, tl.Tensor):

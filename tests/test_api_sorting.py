@@ -10,36 +10,13 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_close, pair
+from conftest import assert_close, both, close_all, pair, raises_like
 
 import tinygrad_like as tl
 from tinygrad_like.autograd.gradcheck import gradcheck
 
 torch = pytest.importorskip("torch")
 NAN, INF = float("nan"), float("inf")
-
-
-def both(fn, *arrays, **kw):
-    """Run ``fn(lib, *tensors)`` with tl and torch on copies of the same arrays."""
-    ins = [pair(np.asarray(a), **kw) for a in arrays]
-    return fn(tl, *[a for a, _ in ins]), fn(torch, *[b for _, b in ins])
-
-
-def close_all(ours, theirs):
-    ours = ours if isinstance(ours, tuple) else (ours,)
-    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
-    assert len(ours) == len(theirs)
-    for a, b in zip(ours, theirs):
-        assert_close(a, b)
-
-
-def raises_like(fn, *arrays, match: str | None = None):
-    """Both libraries raise, the same exception type; ours matches ``match`` (the words that matter)."""
-    ins = [pair(np.asarray(a)) for a in arrays]
-    with pytest.raises(Exception) as theirs:
-        fn(torch, *[b for _, b in ins])
-    with pytest.raises(type(theirs.value), match=match):
-        fn(tl, *[a for a, _ in ins])
 
 
 RNG = np.random.default_rng(17)
