@@ -66,7 +66,19 @@ def _run(case: Case, dtype: str, be, run=run_case) -> collections.Counter:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", ALL_CASES, ids=lambda c: c.id)
 def test_row_on_cuda(cuda, case: Case, dtype: str) -> None:
-    _run(case, dtype, cuda.raw_backend)
+    try:
+        _run(case, dtype, cuda.raw_backend)
+    except RuntimeError as e:  # the GPU machine's torch can be older than the oracle these rows are written for
+        if "derivative for aten::" in str(e) and _raised_in_torch(e):
+            pytest.skip(f"the oracle here, torch {torch.__version__}, cannot differentiate this row ({e})")
+        raise
+
+
+def _raised_in_torch(e: BaseException) -> bool:
+    tb = e.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return "/torch/" in tb.tb_frame.f_code.co_filename
 
 
 def _listed() -> set[str]:
