@@ -78,6 +78,26 @@ def test_writes_inside_an_optimizer_step_name_the_optimizer():
     assert (a.op, a.optimizer, a.site.lineno) == ("add_", "SGD", step_line)
     assert b.optimizer is None
     assert tl.sites.context.optimizer is None, "reset after step()"
+    assert tl.sites.context.write_site is None, "the step's one site is not left behind"
+
+
+def test_a_users_own_optimizer_records_the_lines_of_its_step():
+    """A built-in optimizer's writes all name the user's ``opt.step()`` line (found once per step); an optimizer the
+    user wrote records the lines inside its own ``step``, which are the user's code."""
+    class Halve(optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, {})
+
+        def step(self, closure=None):
+            for p in self.param_groups[0]["params"]:
+                p.mul_(0.5)
+            self.write_line = lineno() - 1
+
+    w = tl.tensor([1.0, 2.0], requires_grad=True)
+    opt = Halve([w])
+    opt.step()
+    (bump,) = w.storage.bumps
+    assert (bump.op, bump.optimizer, bump.site.lineno) == ("mul_", "Halve", opt.write_line)
 
 
 def test_optimizer_attribution_is_reset_when_step_raises():

@@ -39,6 +39,7 @@ class _Context(threading.local):
 
     scope: tuple = ()  # the modules whose forward runs, outermost first (pushed only while recording)
     optimizer: str | None = None  # class name of the optimizer whose step() runs, else None
+    write_site = None  # the user's line for every in-place write now (a built-in optimizer's step: one stack walk)
     node = None  # the graph node whose forward or backward runs (set only while someone listens to events)
     backward: bool = False  # True while the backward engine runs a node (set only while someone listens)
 

@@ -207,7 +207,9 @@ class Storage:
         so the 16 records kept are 16 distinct runs, however many steps a training loop made.
         """
         v = self.version = self.version + 1
-        site = user_site()
+        site = context.write_site
+        if site is None:
+            site = user_site()
         opt = context.optimizer
         bumps = self.bumps
         if bumps is None:

@@ -23,6 +23,8 @@ from .. import sites
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
+_PACKAGE = __name__.split(".")[0] + "."  # "tinygrad_like.": the optimizers defined inside the package
+
 __all__ = ["Optimizer", "ParamsT", "check_number", "check_betas", "check_impl_flags"]
 
 #: What an optimizer accepts as ``params``: tensors, ``(name, tensor)`` pairs, or param-group dicts.
@@ -44,13 +46,15 @@ def _wrap_step(step: Callable) -> Callable:
     def wrapper(self, *args, **kwargs):
         self._opt_called = True
         ctx = sites.context
-        outer = ctx.optimizer
+        outer, outer_site = ctx.optimizer, ctx.write_site
         ctx.optimizer = type(self).__name__
+        if type(self).__module__.startswith(_PACKAGE):  # every write in our step() is the user's opt.step() line:
+            ctx.write_site = sites.user_site()  # found once, not once per parameter (a user's own step keeps its lines)
         try:
             with grad_mode.no_grad():
                 return step(self, *args, **kwargs)
         finally:
-            ctx.optimizer = outer
+            ctx.optimizer, ctx.write_site = outer, outer_site
 
     wrapper._optimizer_step = True  # type: ignore[attr-defined]
     return wrapper
