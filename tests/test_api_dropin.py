@@ -252,3 +252,15 @@ def test_shape_and_size_are_a_size_as_torch():
         assert lib.ones(s).shape == s and x.reshape(s[::-1]).shape == (4, 3, 2) and x.new_zeros(s).shape == s
         assert np.zeros(s).shape == (2, 3, 4) and hash(s) == hash((2, 3, 4))
     assert repr(tl.zeros(2, 3).shape) == "tl.Size([2, 3])" and f"{tl.zeros(2, 3).shape}" == "(2, 3)"
+
+
+def test_size_takes_anything_with_index_as_torch():
+    import numpy as np
+
+    import tinygrad_like as tl
+
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        assert lib.Size([np.int64(3), lib.tensor(4), True]) == (3, 4, 1)
+        with pytest.raises(TypeError, match=r"item 1 is 'float'"):
+            lib.Size([2, 2.5])

@@ -713,3 +713,13 @@ def test_heaviside_aminmax_addcdiv_edges_as_torch():
         r = lib.aminmax(lib.tensor([[1.0, 5.0], [3.0, 0.0]]), dim=1, keepdim=True)
         assert type(r).__name__ == "aminmax" and r.min.tolist() == [[1.0], [0.0]] and r.max.tolist() == [[5.0], [3.0]]
         assert lib.tensor([1, 2, 3]).cumsum(0, dtype=lib.float64).dtype == lib.float64
+
+
+def test_aminmax_over_an_empty_dim_is_refused_by_name_as_torch():
+    for lib in (tl, torch):
+        with pytest.raises(RuntimeError, match=r"aminmax\(\): cannot compute aminmax over an empty dimension"):
+            lib.aminmax(lib.zeros(0))
+        with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+            lib.zeros(2, 0).aminmax(dim=1)
+        r = lib.zeros(2, 0).aminmax(dim=0)
+        assert tuple(r.min.shape) == tuple(r.max.shape) == (0,)

@@ -911,3 +911,42 @@ def test_orthogonal_and_eye_init_as_torch(shape, gain):
             lib.nn.init.eye_(lib.empty(2, 2, 2))
     np.testing.assert_array_equal(tl.nn.init.eye_(tl.empty(2, 3)).numpy(),
                                   torch.nn.init.eye_(torch.empty(2, 3)).numpy())
+
+
+@pytest.mark.parametrize("shapes,gqa,match", [
+    (((2, 3, 8), (4, 3, 8), (4, 3, 8)), False, "do not broadcast"),
+    (((1, 6, 4, 8), (1, 4, 4, 8), (1, 4, 4, 8)), True, "must divide the number of heads"),
+    (((1, 6, 4, 8), (1, 4, 4, 8), (1, 2, 4, 8)), True, "must divide the number of heads"),
+])
+def test_attention_shapes_that_do_not_fit_are_refused_by_name(shapes, gqa, match):
+    """Found by review: the fused attention path raised NumPy's broadcast ValueError; torch raises a RuntimeError."""
+    for lib in (tl, torch):
+        with pytest.raises(RuntimeError):
+            lib.nn.functional.scaled_dot_product_attention(*[lib.ones(*s) for s in shapes], enable_gqa=gqa)
+    with pytest.raises(RuntimeError, match=match):
+        TF.scaled_dot_product_attention(*[tl.ones(*s) for s in shapes], enable_gqa=gqa)
+
+
+def test_grouped_query_attention_with_different_key_and_value_heads_as_torch():
+    q, k, v = (np.random.default_rng(3).standard_normal(s) for s in ((1, 6, 4, 8), (1, 3, 4, 8), (1, 2, 4, 8)))
+    outs = []
+    for lib in (tl, torch):
+        ts = [lib.tensor(a, requires_grad=True) for a in (q, k, v)]
+        out = lib.nn.functional.scaled_dot_product_attention(*ts, enable_gqa=True, is_causal=True)
+        out.sum().backward()
+        outs.append([out.detach().numpy()] + [t.grad.numpy() for t in ts])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_trunc_normal_fills_a_view_in_place_and_far_tails_quickly():
+    """Found by review: a transposed tensor kept values outside [a, b] (the fill went to a copy), and a window far
+    in a tail took seconds (a Python loop per element)."""
+    base = tl.empty(4, 100)
+    w = base.t()
+    assert tl.nn.init.trunc_normal_(w, a=2.0, b=3.0) is w
+    vals = base.numpy()
+    assert vals.min() >= 2.0 and vals.max() <= 3.0 and len(np.unique(vals)) == vals.size
+    big = tl.nn.init.trunc_normal_(tl.empty(500, 400), mean=1.0, std=0.1, a=1.5, b=1.6).numpy()
+    # far in the tail the mass piles up near a: the mean is about a + std**2 / (a - mean)
+    assert big.min() >= 1.5 and big.max() <= 1.6 and abs(big.mean() - 1.5 - 0.1 / 5.0) < 0.005

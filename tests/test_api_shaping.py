@@ -519,3 +519,19 @@ def test_the_family_on_other_devices(device, request) -> None:
     dev = request.getfixturevalue("cuda") if device == "cuda" else tl.device("sim")
     for got, want in zip(_device_program(dev), _device_program("cpu")):
         np.testing.assert_array_equal(got, want)
+
+
+def test_cat_skips_legacy_empty_pieces_wherever_they_are():
+    """torch skips 1-D empty pieces in cat; a leading one raised an IndexError here (found by review)."""
+    for first in (True, False):
+        outs = []
+        for lib in (tl, torch):
+            e = lib.zeros(0, requires_grad=True)
+            b = lib.arange(6.0).reshape(2, 3).requires_grad_()
+            r = lib.cat([e, b, lib.zeros(0)] if first else [b, e], 1)
+            (r * lib.arange(r.numel()).reshape(r.shape)).sum().backward()
+            outs.append((r.detach().numpy(), e.grad.numpy(), b.grad.numpy()))
+        for a, c in zip(*outs):
+            np.testing.assert_array_equal(a, c)
+    with pytest.raises(RuntimeError, match="tensor 1 has shape"):
+        tl.cat([tl.zeros(0), tl.ones(2, 3), tl.ones(3, 3)], 1)

@@ -15,6 +15,7 @@ is given: tinygrad_like runs every op eagerly, so that the views can show each o
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -29,12 +30,14 @@ class Size(tuple):
     __slots__ = ()
 
     def __new__(cls, sizes=()):
-        sizes = tuple(sizes)
-        for s in sizes:
-            if not isinstance(s, int) or isinstance(s, bool):
-                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {sizes.index(s)} is "
-                                f"'{type(s).__name__}')")
-        return super().__new__(cls, sizes)
+        out = []
+        for i, s in enumerate(sizes):  # anything with __index__ (a NumPy int, a 0-d integer tensor) is an int
+            try:
+                out.append(operator.index(s))
+            except TypeError:
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')") \
+                    from None
+        return super().__new__(cls, out)
 
     def numel(self) -> int:
         return math.prod(self)

@@ -55,10 +55,13 @@ def _softplus(x, beta, threshold):
     return out.astype(x.dtype, copy=False)
 
 
+_BLAS_SUM_MIN = 4096  # below this many elements NumPy's own reduction is cheaper than a matmul with ones
+
+
 def _sum_keep(x, axis):
     """``np.sum(x, axis, keepdims=True)``; over the last axis of a float32/float64 array, a product with ones: BLAS,
     where NumPy's reduction runs an inner loop per row (4-10x slower over rows of 32 or 64)."""
-    if x.dtype.char in "fd" and x.ndim and axis in (-1, x.ndim - 1) and x.size:
+    if x.size >= _BLAS_SUM_MIN and x.dtype.char in "fd" and axis in (-1, x.ndim - 1):
         return np.matmul(x, np.ones(x.shape[-1], x.dtype))[..., None]
     return np.sum(x, axis=axis, keepdims=True)
 
@@ -329,7 +332,8 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
     # ufunc.reduce directly: np.sum's Python wrapper costs twice the reduction on small arrays
     @staticmethod
     def sum(x, axis, keepdims, dtype=None):
-        if axis is not None and x.ndim > 1 and x.dtype.char in "fd" and (dtype is None or dtype.np == x.dtype):
+        if (x.size >= _BLAS_SUM_MIN and axis is not None and x.ndim > 1 and x.dtype.char in "fd"
+                and (dtype is None or dtype.np == x.dtype)):
             r = _sum_leading(x, axis, keepdims)
             if r is not None:
                 return r

@@ -84,7 +84,7 @@ class InplaceMixin:
         if _grad.enabled and (self.requires_grad or (isinstance(other, TensorBase) and other.requires_grad)):
             result = fn(self._graph_input(other), other)
             _check_castable(result.dtype, self.dtype, op)
-            if result.shape != self.shape:
+            if result._x.shape != self._x.shape:
                 raise RuntimeError(f"{op}: output with shape {self.shape} doesn't match the broadcast shape "
                                    f"{result.shape}")
             self._rebase(result, op)
@@ -92,7 +92,7 @@ class InplaceMixin:
         with grad_mode.no_grad():
             result = fn(self, other)
         _check_castable(result.dtype, self.dtype, op)
-        if result.shape != self.shape:
+        if result._x.shape != self._x.shape:
             raise RuntimeError(f"{op}: output with shape {self.shape} doesn't match the broadcast shape "
                                f"{result.shape}")
         self._dev.backend.assign(self._x, result._x)
@@ -118,7 +118,7 @@ class InplaceMixin:
         in-place primitive, ``axpy``, instead of a product, a sum and a copy back (an SGD step's update). False:
         the general path (numbers, broadcasting, promotion, autograd, and its errors)."""
         if (not isinstance(other, TensorBase) or other.dtype is not self.dtype or not self.dtype.is_floating_point
-                or other.shape != self.shape or other._dev is not self._dev
+                or other._x.shape != self._x.shape or other._dev is not self._dev
                 or (_grad.enabled and (self.requires_grad or other.requires_grad))):
             return False
         self._check_inplace(op)
@@ -188,7 +188,7 @@ class InplaceMixin:
             raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
         from ..layout import broadcast_shapes
         try:
-            ok = broadcast_shapes(self.shape, src.shape) == self.shape
+            ok = broadcast_shapes(self._x.shape, src._x.shape) == self._x.shape
         except ValueError:
             ok = False
         if not ok:

@@ -118,6 +118,13 @@ class ReduceMixin:
     def aminmax(self, *, dim=None, keepdim: bool = False):
         """``(min, max)`` over ``dim`` (every element when None), as ``torch.aminmax``; each gradient goes to the
         extreme elements (split evenly among ties), as ``amin``'s and ``amax``'s."""
+        if self.numel() == 0:
+            if dim is None:
+                raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                                   "no identity.")
+            d = normalize_dim(dim, max(self.ndim, 1))
+            if self.ndim and self.shape[d] == 0:
+                raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
         return _AMINMAX_RESULT(self.amin(dim, keepdim), self.amax(dim, keepdim))
 
     def any(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):

@@ -517,8 +517,7 @@ def _index_dim(op: str, x, dim: int, index, source):
             raise RuntimeError(f"Index has to be a vector/scalar, got shape {list(index.shape)}")
         raise IndexError(f"{op}_(): Index is supposed to be a vector, but got dim: {index.ndim} with size: "
                          f"{list(index.shape)}")
-    if index._dev is not x._dev:
-        raise RuntimeError(f"{op}_(): expected index on {x._dev}, got it on {index._dev}")
+    check_index_device(x, index, op + "_")
     if x.ndim == 0:
         x = x.reshape(1)
         if source is not None and source.ndim == 0:

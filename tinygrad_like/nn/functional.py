@@ -24,6 +24,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..functions import cat, one_hot  # noqa: F401 - re-exported: F.one_hot as in PyTorch
 from ..functions import pad as _functions_pad
+from ..layout import broadcast_shapes
 from ..ops import nn as N
 from ..ops import nn_extra as NX
 from ..ops._util import check_index_device
@@ -371,18 +372,18 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with weight of shape (out_features, in_features)."""
     _check_tensor(input, "linear")
-    if weight.ndim != 2 or (input.ndim and input.shape[-1] != weight.shape[1]):
-        raise RuntimeError(f"linear: input of shape {input.shape} has {input.shape[-1] if input.ndim else 0} "
-                           f"features but weight of shape {weight.shape} expects {weight.shape[-1]} "
-                           f"(the last dim of the input must equal in_features)")
+    xs, ws = input._x.shape, weight._x.shape  # (the plain tuples: this runs once per layer per step)
+    if len(ws) != 2 or (xs and xs[-1] != ws[1]):
+        raise RuntimeError(f"linear: input of shape {xs} has {xs[-1] if xs else 0} features but weight of shape "
+                           f"{ws} expects {ws[-1]} (the last dim of the input must equal in_features)")
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"linear: expected the input and the weight to have the same dtype, but got "
                            f"{input.dtype.name} != {weight.dtype.name} (as torch; convert one with .to())")
-    if bias is not None and bias.shape not in ((weight.shape[0],), ()):
-        raise RuntimeError(f"linear: the bias has shape {bias.shape} but the weight has {weight.shape[0]} output "
-                           f"features; expected a bias of shape ({weight.shape[0]},)")
-    if input.ndim == 0 or input.dtype is not weight.dtype or (bias is not None and (
-            bias.dtype is not weight.dtype or bias.shape != (weight.shape[0],))):
+    bs = None if bias is None else bias._x.shape
+    if bs is not None and bs not in ((ws[0],), ()):
+        raise RuntimeError(f"linear: the bias has shape {bs} but the weight has {ws[0]} output features; expected "
+                           f"a bias of shape ({ws[0]},)")
+    if not xs or (bs is not None and (bias.dtype is not weight.dtype or bs != (ws[0],))):
         out = input @ weight.T  # the general path: promotion, broadcasting, and their errors
         return out if bias is None else out + bias
     if input.ndim == 1:
@@ -675,7 +676,6 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     changing its gradient, as PyTorch's."""
     _check_tensor(x1, "cosine_similarity", "x1")
     _check_tensor(x2, "cosine_similarity", "x2")
-    from ..layout import broadcast_shapes
     try:
         shape = broadcast_shapes(x1.shape, x2.shape)
     except ValueError:
@@ -1043,14 +1043,16 @@ def _masked_softmax_safe(scores: Tensor) -> Tensor:
 _CAUSAL_MASKS: dict = {}
 
 
-def _causal_mask(L: int, S: int, np_dtype) -> np.ndarray:
+def _causal_mask(L: int, S: int, np_dtype, dev):
     """The additive causal mask of ``is_causal`` (0 where a query may attend, -inf after it: top-left aligned, as
-    PyTorch), built once per shape and dtype, read-only."""
-    key = (L, S, np.dtype(np_dtype))
+    PyTorch), built once per shape, dtype and device (uploaded once to a device), never written."""
+    key = (L, S, np.dtype(np_dtype), dev)
     m = _CAUSAL_MASKS.get(key)
     if m is None:
         m = np.triu(np.full((L, S), -np.inf, np_dtype), 1)
         m.flags.writeable = False
+        if not dev.is_host:
+            m = dev.backend.from_numpy(m)
         if len(_CAUSAL_MASKS) >= 64:
             _CAUSAL_MASKS.clear()
         _CAUSAL_MASKS[key] = m
@@ -1085,18 +1087,29 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
-        rep = query.shape[-3] // key.shape[-3]
-        key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
+    if enable_gqa and query.ndim >= 3 and min(key.ndim, value.ndim) >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hq % hk or hq % hv:
+            raise RuntimeError(f"Number of heads in key and value must divide the number of heads in query: query "
+                               f"has {hq} heads, key {hk} and value {hv} (shapes {list(query.shape)}, "
+                               f"{list(key.shape)}, {list(value.shape)})")
+        if hk != hq:  # each key/value head serves hq // hk query heads, side by side
+            key = key.repeat_interleave(hq // hk, -3)
+        if hv != hq:
+            value = value.repeat_interleave(hq // hv, -3)
+    try:  # the batch dims (all but the last two) of the three must broadcast together
+        broadcast_shapes(query._x.shape[:-2], key._x.shape[:-2], value._x.shape[:-2])
+    except ValueError:
+        raise RuntimeError(f"scaled_dot_product_attention: the batch dims of query {list(query.shape)}, key "
+                           f"{list(key.shape)} and value {list(value.shape)} (all but the last two) do not "
+                           f"broadcast") from None
     L, S = query.shape[-2], key.shape[-2]
     s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     if (dropout_p == 0.0 and attn_mask is None and query.dtype in (dtypes.float32, dtypes.float64)
             and query._dev is key._dev is value._dev):  # one fused node (the composed path below: the same math)
         mask = None
         if is_causal:
-            be = query._dev.backend
-            mask = _causal_mask(L, S, query.dtype.np)
-            mask = mask if be.is_host else be.from_numpy(mask)
+            mask = _causal_mask(L, S, query.dtype.np, query._dev)
         return N.ScaledDotProductAttention.apply(query, key, value, s, mask)
     scores = (query @ key.transpose(-2, -1)) * s
     if is_causal:

@@ -17,7 +17,10 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+import numpy as np
+
 from ..autograd import grad_mode
+from ..dtypes import float64
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "kaiming_uniform_",
@@ -118,26 +121,41 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
-    """N(mean, std) truncated to ``[a, b]`` (absolute bounds, as torch's). Drawn by redrawing the values that fall
-    outside, a few rounds; what is still outside then (a window far in a tail) comes from the inverse CDF."""
+    """N(mean, std) truncated to ``[a, b]`` (absolute bounds), drawn as torch draws it: a uniform number between the
+    normal CDF at ``a`` and at ``b``, through the inverse CDF, clamped to ``[a, b]``."""
     if not a <= b:
         raise ValueError(f"trunc_normal_: expected a <= b, got a={a}, b={b}")
+    unit = NormalDist()
+    lo, hi = unit.cdf((a - mean) / std), unit.cdf((b - mean) / std)
     with grad_mode.no_grad():
-        tensor.normal_(mean, std, generator=generator)
-        for _ in range(20):
-            outside = (tensor < a) | (tensor > b)
-            if not bool(outside.any()):
-                return tensor
-            fresh = tensor.new_empty(tensor.shape).normal_(mean, std, generator=generator)
-            tensor.copy_(fresh.where(outside, tensor))
-        dist = NormalDist(mean, std)
-        lo, hi = dist.cdf(a), dist.cdf(b)
-        u = tensor.new_empty(tensor.numel()).uniform_(0.0, 1.0, generator=generator).tolist()
-        flat = tensor.reshape(-1)
-        for i in outside.reshape(-1).nonzero().reshape(-1).tolist():
-            p = min(max(lo + (hi - lo) * u[i], 1e-300), 1 - 1e-16)
-            flat[i] = min(max(dist.inv_cdf(p), a), b)
-        return tensor
+        u = tensor.new_empty(tensor.shape, dtype=float64).uniform_(lo, hi, generator=generator).numpy()
+        x = np.clip(mean + std * _normal_ppf(u), a, b)
+        return tensor.copy_(tensor.new_tensor(x))
+
+
+def _normal_ppf(p: np.ndarray) -> np.ndarray:
+    """The standard normal's inverse CDF, vectorised: Acklam's rational approximation (relative error < 1.2e-9,
+    plenty for drawing weights), central region and the two tails."""
+    a = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
+         -3.066479806614716e+01, 2.506628277459239e+00)
+    b = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
+         -1.328068155288572e+01)
+    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
+         4.374664141464968e+00, 2.938163982698783e+00)
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
+    p = np.clip(np.asarray(p, np.float64), 1e-300, 1.0 - 1e-16)
+    q = p - 0.5
+    r = q * q
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q / \
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0)
+    low = np.minimum(p, 1.0 - p)
+    tail = low < 0.02425
+    if tail.any():
+        t = np.sqrt(-2.0 * np.log(low[tail]))
+        xt = (((((c[0] * t + c[1]) * t + c[2]) * t + c[3]) * t + c[4]) * t + c[5]) / \
+             ((((d[0] * t + d[1]) * t + d[2]) * t + d[3]) * t + 1.0)
+        x[tail] = np.where(p[tail] < 0.5, xt, -xt)
+    return x
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
@@ -147,8 +165,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    import numpy as np
-
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     with grad_mode.no_grad():

@@ -131,10 +131,11 @@ class Cat(Function):
 
     def forward(self, first, *rest):
         tensors, dim = (first,) + rest[:-1], rest[-1]
-        ref = tensors[0]
         nd = max(t.ndim for t in tensors)
         if nd == 0:
             raise RuntimeError("zero-dimensional tensor cannot be concatenated")
+        ri = next(i for i, t in enumerate(tensors) if t.ndim == nd)  # (legacy empty 1-D pieces are skipped)
+        ref = tensors[ri]
         dim = normalize_dim(dim, nd)
         from ..dtypes import result_type
         dt = result_type(*tensors)
@@ -142,13 +143,13 @@ class Cat(Function):
             if t._dev is not ref._dev:
                 _util.check_same_device(ref, t, "cat")
             if t.ndim != nd and t.shape != (0,):
-                raise RuntimeError(f"cat: tensors must have the same number of dimensions: tensor 0 has shape "
+                raise RuntimeError(f"cat: tensors must have the same number of dimensions: tensor {ri} has shape "
                                    f"{ref.shape} and tensor {i} has shape {t.shape}")
             if t.ndim == nd and any(t.shape[d] != ref.shape[d] for d in range(nd) if d != dim):
-                raise RuntimeError(f"cat: sizes of tensors must match except in dimension {dim}: tensor 0 has "
+                raise RuntimeError(f"cat: sizes of tensors must match except in dimension {dim}: tensor {ri} has "
                                    f"shape {ref.shape} and tensor {i} has shape {t.shape}")
         self.dim = dim
-        self.sizes = tuple(t.shape[dim] if t.ndim == nd else 0 for t in tensors)
+        self.sizes = tuple(t.shape[dim] if t.ndim == nd else None for t in tensors)  # None: a skipped empty
         self.dtypes = tuple(t.dtype for t in tensors)
         be = ref._dev.backend
         xs = [t._x if t.dtype is dt else be.cast(t._x, dt) for t in tensors if t.ndim == nd]
@@ -157,6 +158,9 @@ class Cat(Function):
     def backward(self, g):
         out, start = [], 0
         for n, dt in zip(self.sizes, self.dtypes):
+            if n is None:  # a legacy empty 1-D piece: its gradient is empty too
+                out.append(g.new_zeros((0,), dtype=dt))
+                continue
             part = g.narrow(self.dim, start, n)
             out.append(part if part.dtype is dt else part.to(dt))  # each input's gradient in its own dtype
             start += n

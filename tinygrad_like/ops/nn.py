@@ -29,12 +29,13 @@ class Linear(Function):
             rx, rw = x.requires_grad, weight.requires_grad
             if rx or rw or self.has_bias and bias.requires_grad:
                 self.save_for_backward(x if rw else None, weight if rx else None)
-        x2 = x._x if x.ndim == 2 else be.reshape(x._x, (-1, x.shape[-1]))
+        xs = x._x.shape
+        x2 = x._x if len(xs) == 2 else be.reshape(x._x, (-1, xs[-1]))
         out = be.matmul(x2, be.swap_last(weight._x))
         if bias is not None:
             out = be.add(out, bias._x)
         out = rounded(x, out)  # (bfloat16: NumPy's product is float32, the bias added there: rounded once)
-        return out if x.ndim == 2 else be.reshape(out, x.shape[:-1] + (weight.shape[0],))
+        return out if len(xs) == 2 else be.reshape(out, xs[:-1] + (weight._x.shape[0],))
 
     def backward(self, g):
         """``g @ weight`` for x, ``g^T @ x`` over all rows for the weight, ``g`` summed over rows for the bias."""
