@@ -469,3 +469,221 @@ def test_the_new_dtypes_on_the_simulated_device(dev):
     assert w.grad.dtype is tl.bfloat16 and w.grad.device == dev
     t = tl.tensor([1, 2, 3], device="testdev", dtype=tl.uint8)
     assert t.storage.residency == "gpu" and t.tolist() == [1, 2, 3] and t.storage.nbytes == 3
+
+
+# ---- reviewed: scans, logit, addcmul/addcdiv, integer conversions of numbers, uint8 targets, float casts -------------
+def _exact(ours, theirs, msg: str = "") -> None:
+    """The same dtype and the same bits (NaN for NaN) as torch's result."""
+    assert_close(ours, theirs, atol=0, rtol=0, msg=msg)
+
+
+def _bf16_step_close(ours, theirs, msg: str = "") -> None:
+    """Within one bfloat16 step of torch's value (relative 2**-7)."""
+    assert_close(ours, theirs, atol=1e-30, rtol=2.0**-7, msg=msg)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp"])
+@pytest.mark.parametrize("name", ["bfloat16", "float16", "float32", "float64"])
+def test_scans_run_in_torchs_accumulation_dtype_and_round_each_output_once(op, name):
+    """torch's CPU scans keep the running value in float32 for float16/bfloat16 (float64 for float32) and round
+    each output: ``x.bfloat16().cumsum(0) == x.float().cumsum(0).bfloat16()`` (NumPy's bfloat16 scan rounds every
+    partial sum and differed in 899 of 1000 elements)."""
+    rng = np.random.default_rng(0)
+    data = rng.uniform(0.9, 1.1, 1000) if op == "cumprod" else rng.standard_normal(1000)
+    a, b = pair(data.astype(np.float32), dtype=name)
+    _exact(getattr(a, op)(0), getattr(b, op)(0), f"{op} {name}: ")
+    if name in ("bfloat16", "float16"):
+        _exact(getattr(tl, op)(tl.tensor(data), 0).to(_tl(name)) if op == "logcumsumexp" else
+               getattr(tl.tensor(data), op)(0, dtype=_tl(name)),
+               getattr(torch, op)(torch.tensor(data), 0).to(getattr(torch, name)) if op == "logcumsumexp" else
+               getattr(torch.tensor(data), op)(0, dtype=getattr(torch, name)))
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp"])
+@pytest.mark.parametrize("name", ["bfloat16", "float64"])
+def test_scan_gradients_match_torch_in_bfloat16_and_float64(op, name):
+    rng = np.random.default_rng(1)
+    data = rng.uniform(0.8, 1.2, (4, 30)) if op == "cumprod" else rng.standard_normal((4, 30))
+    if op == "cumprod":
+        data[1, 5] = data[2, 3] = data[2, 9] = 0.0  # (the formula for zeros too)
+    g = rng.standard_normal((4, 30))
+    for dim in (0, 1):
+        a, b = pair(data, requires_grad=True, dtype=name)
+        ga, gb = pair(g, dtype=name)
+        getattr(a, op)(dim).backward(ga)
+        getattr(b, op)(dim).backward(gb)
+        if name == "bfloat16":
+            _bf16_step_close(a.grad, b.grad, f"{op} dim {dim}: ")
+        else:
+            assert_close(a.grad, b.grad, atol=1e-12, rtol=1e-12, msg=f"{op} dim {dim}: ")
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float16", "float32", "float64"])
+@pytest.mark.parametrize("eps", [None, 0.05, 0.2, 0.0])
+def test_logit_keeps_the_dtype_and_rounds_as_torch(name, eps):
+    """``logit`` of bfloat16 is bfloat16 with eps too (NumPy's clip made it float32), computed step by step in the
+    dtype as torch's kernel (``logit(0.9)`` is 2.1875 in bfloat16, not 2.1719)."""
+    data = np.concatenate([[0.1, 0.5, 0.9, 0.3333, 0.03, 0.97, 0.0, 1.0, -0.2, 1.3, np.nan],
+                           np.random.default_rng(2).uniform(0, 1, 2000)]).astype(np.float32)
+    a, b = pair(data, dtype=name)
+    with np.errstate(all="ignore"):  # (log of 0 and of negatives: inf and nan, as in torch)
+        if name == "float32":  # (NumPy's float32 log and torch's MKL one may differ in the last place)
+            assert_close(a.logit(eps), b.logit(eps))
+        else:
+            _exact(a.logit(eps), b.logit(eps), f"logit({eps}) {name}: ")
+        g = np.random.default_rng(3).standard_normal(data.size)
+        a, b = pair(data, requires_grad=True, dtype=name)
+        ga, gb = pair(g, dtype=name)
+        a.logit(eps).backward(ga)
+        b.logit(eps).backward(gb)
+    if name == "bfloat16":
+        _bf16_step_close(a.grad, b.grad)
+    else:
+        assert_close(a.grad, b.grad)
+
+
+def test_logit_of_bfloat16_examples():
+    x = tl.tensor([.1, .5, .9]).to(tl.bfloat16)
+    assert x.logit(0.05).dtype is tl.bfloat16
+    assert x.logit()[2].item() == 2.1875
+
+
+_ADDC_DTYPES = ("int64", "float32", "bfloat16", "float16", "uint8")
+
+
+def _addc_operands(lib, names, shapes):
+    vals = ([1, 7], [1, 2, 3], [2, 3])
+    return [lib.tensor(np.resize(np.asarray(v), s).tolist(), dtype=getattr(lib, n)) for v, n, s in
+            zip(vals, names, shapes)]
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("shapes", [((3,), (3,), (1,)), ((), (3,), ()), ((2, 1), (3,), ())])
+def test_addcmul_addcdiv_result_dtypes_and_values_follow_torch(op, shapes):
+    """The three operands promote together, ``value`` takes the result's dtype (0.5 -> 0 for an integer result),
+    and integer ``addcdiv`` raises, as in torch, over every combination of dtypes."""
+    if torch is None:
+        pytest.skip("PyTorch (the test oracle) is not installed")
+    import itertools
+    for names in itertools.product(_ADDC_DTYPES, repeat=3):
+        for value in (0.5, 1, -1, 2.7, True):
+            try:
+                want = getattr(torch, op)(*_addc_operands(torch, names, shapes), value=value)
+            except RuntimeError:
+                with pytest.raises(RuntimeError):
+                    getattr(tl, op)(*_addc_operands(tl, names, shapes), value=value)
+                continue
+            _exact(getattr(tl, op)(*_addc_operands(tl, names, shapes), value=value), want, f"{op}{names} {value}: ")
+
+
+def test_addcmul_of_an_integer_tensor_and_a_number_operand():
+    r = tl.ones(3, dtype=tl.int64).addcmul(tl.tensor([1, 2, 3]), tl.tensor([2]), value=0.5)
+    assert r.dtype is tl.int64 and r.tolist() == [1, 1, 1]
+    t = tl.ones(3)
+    for call in (lambda: tl.addcmul(t, 2.0, t), lambda: t.addcmul(t, 2.0), lambda: t.addcdiv(2.0, t)):
+        with pytest.raises(TypeError, match="must be Tensor"):
+            call()
+    with pytest.raises(RuntimeError, match="without overflow"):  # (torch: uint8 takes no negative float)
+        tl.ones(2, dtype=tl.uint8).addcmul(tl.ones(2, dtype=tl.uint8), tl.ones(2, dtype=tl.uint8), value=-0.5)
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("name", ["bfloat16", "float16", "float32"])
+def test_addcmul_addcdiv_compute_in_float32_and_round_once(op, name):
+    """bfloat16/float16 in float32, rounded once (addcdiv of bfloat16 rounded every step: 1.2656 for 1.2578), and
+    addcmul's fused multiply-add, as torch's kernels."""
+    rng = np.random.default_rng(4)
+    s, t1, t2 = rng.standard_normal(5000), rng.standard_normal(5000), rng.uniform(0.5, 1.5, 5000)
+    (a, b), (a1, b1), (a2, b2) = (pair(v.astype(np.float32), dtype=name) for v in (s, t1, t2))
+    for value in (0.37, 1, -2.5):
+        _exact(getattr(a, op)(a1, a2, value=value), getattr(b, op)(b1, b2, value=value), f"{op} {value}: ")
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("names", [("float64",) * 3, ("bfloat16",) * 3, ("float32", "bfloat16", "float16")])
+def test_addcmul_addcdiv_gradients_match_torch(op, names):
+    rng = np.random.default_rng(5)
+    ours, theirs = [], []
+    for n, shape in zip(names, ((2, 3), (2, 3), (3,))):
+        a, b = pair(rng.uniform(0.5, 1.5, shape), requires_grad=True, dtype=n)
+        ours.append(a)
+        theirs.append(b)
+    getattr(tl, op)(*ours, value=0.7).sum().backward()
+    getattr(torch, op)(*theirs, value=0.7).sum().backward()
+    for a, b in zip(ours, theirs):
+        if a.dtype is tl.float64:
+            assert_close(a.grad, b.grad, atol=1e-12, rtol=1e-12)
+        else:
+            _bf16_step_close(a.grad, b.grad)
+
+
+@pytest.mark.parametrize("expr", [
+    "m.tensor([float('nan')], dtype=m.int8)", "m.tensor([-1.7], dtype=m.uint8)", "m.tensor([-0.5], dtype=m.uint8)",
+    "m.tensor([127.5], dtype=m.int8)", "m.tensor(float('inf'), dtype=m.int16)", "m.tensor([1e10], dtype=m.int32)",
+    "m.tensor([2**31], dtype=m.int32)", "m.tensor([[1, -1.5], [2, 3]], dtype=m.uint8)",
+    "m.linspace(0, 300, 4, dtype=m.uint8)", "m.linspace(0, 255, 4, dtype=m.int8)",
+    "m.linspace(-1.0, 10, 3, dtype=m.uint8)", "m.linspace(0, float('nan'), 3, dtype=m.int64)",
+    "m.logspace(0, 300, 3, dtype=m.uint8)", "m.full((2,), -1.7, dtype=m.uint8)", "m.full((2,), 255.5, dtype=m.uint8)",
+])
+def test_numbers_that_do_not_fit_an_integer_dtype_are_refused_as_in_torch(expr):
+    with pytest.raises(RuntimeError, match="value cannot be converted to type"):
+        eval(expr, {"m": torch})  # noqa: S307
+    with pytest.raises(RuntimeError, match="value cannot be converted to type"):
+        eval(expr, {"m": tl})  # noqa: S307
+
+
+@pytest.mark.parametrize("expr", [
+    "m.tensor([-1, 2.5], dtype=m.uint8)", "m.tensor([-1], dtype=m.uint8)", "m.tensor([-1.7, 3.9], dtype=m.int8)",
+    "m.linspace(-1, 10, 3, dtype=m.uint8)", "m.linspace(0, 300, 1, dtype=m.uint8)",
+    "m.linspace(0, 300, 0, dtype=m.uint8)", "m.tensor(np.array([300.0, -1.0, np.nan]), dtype=m.uint8)",
+    "m.tensor([300.0, -1.0]).to(m.uint8)", "m.full((2,), -1, dtype=m.uint8)",
+])
+def test_what_torch_converts_or_wraps_still_does(expr):
+    """An int -1 wraps into uint8 (the float -1.0 does not), linspace reads the endpoints it uses, and arrays and
+    tensors are cast as they are (wrapping)."""
+    want = eval(expr, {"m": torch, "np": np})  # noqa: S307
+    with np.errstate(invalid="ignore"):  # (NaN cast to an integer: no NumPy warning for the test's output)
+        _exact(eval(expr, {"m": tl, "np": np}), want)  # noqa: S307
+
+
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+def test_class_index_targets_may_be_uint8_as_in_torch(fn):
+    rng = np.random.default_rng(6)
+    x, xt = pair(rng.standard_normal((4, 3)), requires_grad=True)
+    y, yt = pair(np.array([0, 2, 1, 255]), dtype="uint8")
+    ours = getattr(tl.nn.functional, fn)(x, y, ignore_index=255)
+    theirs = getattr(torch.nn.functional, fn)(xt, yt, ignore_index=255)
+    assert_close(ours, theirs)
+    ours.backward()
+    theirs.backward()
+    assert_close(x.grad, xt.grad)
+    x1, x1t = pair(rng.standard_normal(3))
+    assert_close(getattr(tl.nn.functional, fn)(x1, tl.tensor(2, dtype=tl.uint8)),
+                 getattr(torch.nn.functional, fn)(x1t, torch.tensor(2, dtype=torch.uint8)))
+
+
+@pytest.mark.parametrize("expr", [
+    "F.cross_entropy(m.zeros(4, 3), m.zeros(4, dtype=m.int32))", "F.nll_loss(m.zeros(4, 3), m.zeros(4, dtype=m.int8))",
+    "F.cross_entropy(m.zeros(4, 3), m.zeros(4, dtype=m.int16))",
+    "F.cross_entropy(m.zeros(2, 3, 5), m.zeros(2, 5, dtype=m.uint8))",
+    "F.nll_loss(m.zeros(2, 3, 2, 2), m.zeros(2, 2, 2, dtype=m.uint8))",
+])
+def test_class_index_targets_torch_refuses(expr):
+    """torch takes int64 class indices, and uint8 only where the input has no dims after the class dim."""
+    with pytest.raises(RuntimeError):
+        eval(expr, {"m": torch, "F": torch.nn.functional})  # noqa: S307
+    with pytest.raises(RuntimeError):
+        eval(expr, {"m": tl, "F": tl.nn.functional})  # noqa: S307
+
+
+@pytest.mark.skipif(__import__("platform").machine().lower() not in ("x86_64", "amd64"),
+                    reason="out-of-range float -> int casts are undefined in C++; torch's are checked on x86 only")
+@pytest.mark.parametrize("src", ["float32", "float64"])
+@pytest.mark.parametrize("dst", ["int8", "uint8", "int16"])
+def test_out_of_range_float_casts_to_small_integers_match_torch_on_x86(src, dst):
+    """torch converts to int8/int16 through int32 (1e10 -> 0, not -7168 in int16) and to uint8 through int64."""
+    vals = [1e10, -1e10, 300.7, -1.5, 65536.0, 3e9, -3e9, 2.0**32 + 5, 40000.5, 1e20, np.nan, np.inf, -np.inf]
+    a, b = pair(np.array(vals, dtype=src))
+    with np.errstate(invalid="ignore"):  # (out of range: what x86's conversion gives, no NumPy warning)
+        _exact(a.to(_tl(dst)), b.to(getattr(torch, dst)), f"{src} -> {dst}: ")
+        assert tl.tensor([1e10]).to(tl.int16).item() == 0

@@ -72,23 +72,41 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         data.dtype if isinstance(data, Tensor) else _infer_dtype(arr, data))
     if arr.dtype.kind not in "biuf" and arr.dtype != dtypes.bfloat16.np:
         raise TypeError(f"can't convert data of type {arr.dtype} to a tensor")
-    if dt.float_via is not None and not isinstance(data, (np.ndarray, Tensor)):
-        _check_fits(arr, dt)
+    if dt.category == 1 and not isinstance(data, (np.ndarray, Tensor)):
+        _check_fits(arr, data, dt)
     arr = np.asarray(NumpyBackend.cast(arr, dt) if arr.dtype != dt.np else arr, order="C")  # (0-d stays 0-d)
     t = wrap_native(arr if dev is CPU else dev.backend.from_numpy(arr), dev)
     return _finish(t, requires_grad)
 
 
-def _check_fits(arr: np.ndarray, dt: dtypes.DType) -> None:
-    """Numbers written out for an int8/uint8/int16 tensor must fit it, as torch checks (``tensor([300],
-    dtype=uint8)`` is an error there, not 44); an array's values are cast (and wrap) instead."""
-    if arr.size and arr.dtype.kind in "iuf":
-        lo, hi = dtypes._RANGE[dt]
-        lo = -hi if not dt.is_signed else lo  # (torch lets -255..-1 wrap into uint8, as C does)
-        if arr.min() < lo or arr.max() > hi:
-            bad = arr[(arr < lo) | (arr > hi)].flat[0]
-            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {bad.item()} is "
-                               f"outside {lo}..{hi}")
+def _check_fits(arr: np.ndarray, data, dt: dtypes.DType) -> None:
+    """Numbers written out for an integer tensor must fit it, as torch converts each (``dtypes.fill_value``:
+    ``tensor([300], dtype=uint8)``, ``tensor([-1.7], dtype=uint8)``, ``tensor([nan], dtype=int8)`` are errors
+    there, not 44, 255, 0); an array's or a tensor's values are cast (and wrap) instead."""
+    if not arr.size or arr.dtype.kind not in "iuf":
+        return
+    lo, hi = dtypes._RANGE[dt]
+    if arr.dtype.kind == "f":
+        if not ((arr >= lo) & (arr <= hi)).all():  # (NaN fails too) each number by its own type: a list that
+            for v in _numbers(data):  # mixes ints and floats came as floats, and uint8 takes the int -1, not -1.0
+                dtypes.fill_value(v, dt)
+        return
+    lo = -hi if not dt.is_signed else lo  # (torch lets -255..-1 wrap into uint8, as C does)
+    if arr.min() < lo or arr.max() > hi:
+        bad = arr[(arr < lo) | (arr > hi)].flat[0]
+        raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {bad.item()} is "
+                           f"outside {lo}..{hi}")
+
+
+def _numbers(data):
+    """The numbers of nested lists (as Python numbers; NumPy ones and arrays taken apart), in order."""
+    if isinstance(data, (list, tuple)):
+        for d in data:
+            yield from _numbers(d)
+    elif isinstance(data, np.ndarray):
+        yield from (v.item() for v in data.flat)
+    else:
+        yield data.item() if isinstance(data, np.generic) else data
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
@@ -158,8 +176,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
 
 
 def _endpoints(fn: str, start, end, steps, dtype):
-    """linspace/logspace arguments as torch reads them: numbers or 0-d tensors; an integer ``dtype`` truncates the
-    endpoints to integers first (as torch does)."""
+    """linspace/logspace arguments as torch reads them: numbers or 0-d tensors; an integer ``dtype`` converts the
+    endpoints to it first, as torch does (checked and truncated: ``dtypes.fill_value``)."""
     vals = []
     for name, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor):
@@ -177,8 +195,11 @@ def _endpoints(fn: str, start, end, steps, dtype):
     if steps < 0:
         raise RuntimeError(f"{fn}: number of steps must be non-negative, got {steps}")
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.default_float
-    if not dt.is_floating_point:
-        vals = [int(v) for v in vals]
+    if not dt.is_floating_point:  # as torch converts a number (300 is an error for uint8, -1 gives 255), the
+        n = min(int(steps), 2)  # endpoints it reads: none for no steps, the start alone for one
+        vals = [dtypes.fill_value(v if type(v) in (bool, int, float) else
+                                  int(v) if isinstance(v, numbers.Integral) else float(v), dt) for v in vals[:n]]
+        vals += [vals[0] if vals else 0] * (2 - n)
     return vals[0], vals[1], int(steps), dt
 
 

@@ -23,9 +23,13 @@ class DType:
     (NumPy would give float32). int32 and int64 keep the fast path (``int32 + 2**40`` is NumPy's OverflowError,
     where torch wraps: rare, and the check would cost every ``int + number``).
 
-    ``float_via``: the dtype a float array is cast to on its way to this one (int64 for the integer dtypes
-    narrower than int32: torch truncates to int64 and wraps, so -1.0 -> 255 in uint8, where NumPy's direct
-    cast is undefined, and saturates on ARM); None for a direct cast. ``acc``: the dtype ``sum`` accumulates
+    ``float_via``: the dtype a float array is cast to on its way to this one, for the integer dtypes narrower
+    than int32; None for a direct cast. C++ leaves a float -> integer conversion out of range undefined; what
+    torch's compiled casts do on x86 (checked against torch 2.13 there) is a truncating conversion to a wider
+    integer, whose low bits are kept: to int8 and int16 through int32 (out of int32's range, and NaN, give
+    INT32_MIN, whose low bits are 0: 1e10 -> 0, 65536.0 -> 0 in int16, 300.7 -> 44 in int8), to uint8 through
+    int64 (a float64 2**32 + 5 -> 5; -1.5 -> 255). NumPy's casts are the same conversions on x86 (its direct
+    cast to int16 is not: 1e10 -> -7168); on ARM both saturate instead. ``acc``: the dtype ``sum`` accumulates
     in: int64 for bool and the integers (their sum is int64, as in torch), float32 for bfloat16 (rounded back
     after, as torch's CPU kernel; NumPy would round every partial sum to bfloat16), else None."""
 
@@ -42,7 +46,8 @@ class DType:
         self.pycat = category if pycat is None else pycat
         self.tie: DType | None = None  # what a different dtype of the same category and rank promotes with it to
         self.is_signed = name != "bool" and name != "uint8"
-        self.float_via = np.dtype(np.int64) if category == 1 and self.itemsize < 4 else None
+        self.float_via = (np.dtype(np.int64 if name == "uint8" else np.int32) if category == 1 and self.itemsize < 4
+                          else None)
         self.acc: DType | None = None  # (set below, once the dtypes exist)
 
     def __repr__(self) -> str:
@@ -184,13 +189,18 @@ def checked_int(value: int, dt: DType) -> int:
 
 
 def fill_value(value, dt: DType):
-    """A Python number written into an integer tensor (a fill, a bound, a masked value), checked and wrapped as by
-    :func:`checked_int` (a float truncated first, as torch's ``fill_(1.7)`` gives 1); anything else as it is."""
+    """A Python number written into an integer tensor (a fill, a bound, a masked value, an element of
+    ``tensor([...])``, a ``linspace`` end, ``addcmul``'s value), converted as torch converts a number (c10's checked
+    conversion): an int as by :func:`checked_int`; a float must be finite and inside the dtype's range as it is
+    (uint8 takes no negative float: -0.5 and -1.0 are errors where the int -1 gives 255), then it is truncated
+    (``fill_(1.7)`` gives 1); anything else as it is."""
     if dt.category == 1 and (type(value) is int or type(value) is float):
         if type(value) is float:
-            if value != value or value in (float("inf"), float("-inf")):
-                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {value}")
-            value = int(value)
+            lo, hi = _RANGE[dt]
+            if not lo <= value <= hi:  # (NaN and the infinities too)
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {value} is "
+                                   f"outside {lo}..{hi}")
+            return int(value)
         return checked_int(value, dt)
     return value
 

@@ -463,17 +463,13 @@ class MathMixin:
 
     # ---- fused-looking arithmetic that optimizers and learners write ---------------------------------------
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
-        """``self + value * tensor1 * tensor2`` (broadcast, promoted), as ``torch.addcmul``."""
-        prod = tensor1 * tensor2
-        return self + (prod if value == 1 else value * prod)
+        """``self + value * tensor1 * tensor2`` (broadcast, the three promoted together), as ``torch.addcmul``:
+        ``value`` takes the result's dtype (0.5 is 0 for an integer result). See ``ops.math._AddC``."""
+        return M.Addcmul.apply(self, tensor1, tensor2, value)
 
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
         """``self + value * tensor1 / tensor2``; integer ``tensor1`` and ``tensor2`` are refused, as torch does."""
-        if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
-            raise RuntimeError("Integer division with addcdiv is no longer supported: use (input + value * "
-                               "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs, or float ones")
-        quot = tensor1 / tensor2
-        return self + (quot if value == 1 else value * quot)
+        return M.Addcdiv.apply(self, tensor1, tensor2, value)
 
     def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
         return self._inplace("addcmul_", lambda x, _: x.addcmul(tensor1, tensor2, value=value),

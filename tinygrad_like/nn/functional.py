@@ -728,9 +728,15 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 def _class_indices_target(input, target, fn: str):
     """Validate (N, C, d1...) input against (N, d1...) integer target; return 2-D logits and 1-D target."""
     check_index_device(input, target, fn, "target")
-    if target.dtype not in (dtypes.int64, dtypes.int32):
-        raise RuntimeError(f"{fn}: class-index targets must be int64 (or int32), got {target.dtype.name}; "
-                           f"for class probabilities pass a float target of the input's shape")
+    if target.dtype is not dtypes.int64:  # torch takes int64, and uint8 for a (C,) or (N, C) input, nothing else
+        if target.dtype is not dtypes.uint8:
+            raise RuntimeError(f"{fn}: expected target dtype to be Long or Byte, but got {target.dtype.name} (class "
+                               f"indices are int64, or uint8; for class probabilities pass a float target of the "
+                               f"input's shape)")
+        if input.ndim > 2:
+            raise RuntimeError(f"{fn}: expected scalar type Long but found Byte (as in torch, a target for an input "
+                               f"with dims after the class dim must be int64: use target.long())")
+        target = target.long()
     if input.ndim == 1:
         if target.ndim != 0:
             raise ValueError(f"{fn}: an unbatched input of shape {input.shape} needs a 0-d target, got "

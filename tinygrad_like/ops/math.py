@@ -11,6 +11,7 @@ in the default float, the rounding functions return the integers unchanged, inte
 from __future__ import annotations
 
 import math
+import numbers
 
 from .. import dtypes
 from ..autograd import grad_mode
@@ -150,7 +151,11 @@ class Frac(Function):
 
 class Logit(Function):
     """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given. Gradient ``g / (x (1 - x))``;
-    outside ``[eps, 1 - eps]`` it is 0, and with no eps it is NaN outside ``[0, 1]`` (torch's logit_backward)."""
+    outside ``[eps, 1 - eps]`` it is 0, and with no eps it is NaN outside ``[0, 1]`` (torch's logit_backward).
+
+    Computed as torch's CPU kernel does, step by step in the result's dtype: ``eps`` converted to it, the upper
+    bound ``1 - eps`` rounded there, then ``1 - p``, the quotient and the log each rounded to it (float16 and
+    bfloat16 included: its kernel rounds each step for them, unlike most ops, which round once)."""
 
     __slots__ = ("eps",)
 
@@ -159,14 +164,19 @@ class Logit(Function):
         self.save_for_backward(x)
         be = x._dev.backend
         p = _float(x)
+        t = (x.dtype if x.dtype.is_floating_point else dtypes.default_float).np.type  # (a NumPy scalar keeps the dtype)
         if eps is not None:
-            p = be.clip(p, eps, 1.0 - eps)
-        return be.sub(be.log(p), be.log1p(be.neg(p)))
+            lo = t(eps)
+            p = be.minimum(be.maximum(p, lo), t(1) - lo)  # (not NumPy's clip: it has no bfloat16 loop)
+        return be.log(be.div(p, be.sub(t(1), p)))
 
     def backward(self, g):
         (x,) = self.saved_tensors
-        lo, hi, outside = (0.0, 1.0, math.nan) if self.eps is None else (self.eps, 1.0 - self.eps, 0.0)
-        return (g / (x * (1 - x))).masked_fill((x < lo) | (x > hi), outside), None
+        if self.eps is None:
+            return (g / (x * (1 - x))).masked_fill((x < 0.0) | (x > 1.0), math.nan), None
+        t = (x.dtype if x.dtype.is_floating_point else dtypes.default_float).np.type
+        lo = t(self.eps)  # (the bounds forward clamped to; a NaN input is outside them: 0, as torch's)
+        return where((x >= float(lo)) & (x <= float(t(1) - lo)), g / (x * (1 - x)), 0.0), None
 
 
 # ---- inverse trigonometric and hyperbolic -------------------------------------------------------
@@ -580,6 +590,93 @@ class Lerp(Function):
             weight = weight.to(g.dtype)
         return ((g * (1 - weight) if nxt[0] is not None else None), (g * weight if nxt[1] is not None else None),
                 (g * (end - start) if nxt[2] is not None else None))
+
+
+_LOWP = (dtypes.float16, dtypes.bfloat16)
+
+
+class _AddC(Function):
+    """``x + value * t1 * t2`` (``addcmul``) and ``x + value * t1 / t2`` (``addcdiv``) as torch's CPU kernels
+    compute them: the three operands promoted together (``result_type``), ``value`` converted to that dtype (for
+    an integer result as torch converts a number: truncated, 0.5 -> 0, and checked: see ``dtypes.fill_value``);
+    float16 and bfloat16 computed in float32 and rounded once; ``value * t1`` first, then ``* t2`` (fused with
+    the addition into one rounding, as torch's fma: emulated in float64 for the dtypes below it) or ``/ t2``.
+    float64 is rounded twice there (no fma: may differ from torch's in the last place).
+    Gradients (torch's): ``g`` for ``x``; ``addcmul``: ``g * (t2 * value)`` and ``g * (t1 * value)``;
+    ``addcdiv``: ``g * (value / t2)`` and ``-g * (value * t1 / (t2 * t2))``."""
+
+    __slots__ = ("value",)
+    op = ""
+
+    def forward(self, x, t1, t2, value):
+        op = self.op
+        _need_tensor(t1, op, "tensor1", 1)
+        _need_tensor(t2, op, "tensor2", 2)
+        if type(value) not in (bool, int, float):  # (a NumPy number or a 0-d tensor: its value, as torch)
+            if isinstance(value, TensorBase) and value.ndim == 0 or isinstance(value, numbers.Real):
+                value = value.item() if hasattr(value, "item") else float(value)
+            else:
+                raise TypeError(f"{op}(): argument 'value' must be Number, not {type(value).__name__}")
+        for t in (t1, t2):
+            if t._dev is not x._dev:
+                check_same_device(x, t, op)
+        is_div = op == "addcdiv"
+        if is_div and not (t1.dtype.is_floating_point or t2.dtype.is_floating_point):
+            raise RuntimeError("Integer division with addcdiv is no longer supported: use (input + value * "
+                               "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs, or float ones")
+        dt = result_type(x, t1, t2)
+        if dt is dtypes.bool_:
+            raise _not_implemented(op, dt)
+        be = x._dev.backend
+        acc = dtypes.float32 if dt in _LOWP else dt  # (torch's opmath: float16/bfloat16 in float32)
+        xs, a, b = (t._x if t.dtype is acc else be.cast(t._x if t.dtype is dt else be.cast(t._x, dt), acc)
+                    for t in (x, t1, t2))  # (cast to the result dtype first, as torch's TensorIterator does)
+        v = dtypes.fill_value(value, dt) if dt.category == 1 else float(value)
+        self.value = v
+        try:
+            av = be.mul(a, v)
+            if is_div:
+                r = be.add(xs, be.div(av, b))
+            elif acc is dtypes.float32 and x._dev.is_host:  # fma(value * t1, t2, x): the product of two floats is
+                # exact in float64 (on the host; a device has no float64 kernels and computes in float32)
+                f64 = dtypes.float64
+                r = be.cast(be.add(be.mul(be.cast(av, f64), be.cast(b, f64)), be.cast(xs, f64)), acc)
+            else:
+                r = be.add(xs, be.mul(av, b))
+        except ValueError:
+            from ..layout import broadcast_shapes
+            try:
+                broadcast_shapes(x.shape, t1.shape, t2.shape)
+            except ValueError as e:
+                raise RuntimeError(f"{op}: {e}") from None
+            raise
+        if _grad.enabled and (t1.requires_grad or t2.requires_grad):
+            self.save_for_backward(t1 if t2.requires_grad else None,
+                                   t2 if (t1.requires_grad or is_div) else None)
+        return r if acc is dt else be.cast(r, dt)
+
+
+class Addcmul(_AddC):
+    __slots__ = ()
+    op = "addcmul"
+
+    def backward(self, g):
+        t1, t2 = self.saved_tensors
+        nxt, v = self.next, self.value
+        return (g, (g * (t2 * v) if nxt[1] is not None else None), (g * (t1 * v) if nxt[2] is not None else None),
+                None)
+
+
+class Addcdiv(_AddC):
+    __slots__ = ()
+    op = "addcdiv"
+
+    def backward(self, g):
+        t1, t2 = self.saved_tensors
+        nxt, v = self.next, self.value
+        # (torch's C++ ``value / tensor2`` fills a tensor of t2's dtype with value first: rounded to it)
+        return (g, (g * (t2.new_full((), v) / t2) if nxt[1] is not None else None),
+                (-g * (v * t1 / (t2 * t2)) if nxt[2] is not None else None), None)
 
 
 class Copysign(Function):

@@ -219,16 +219,32 @@ class LogSumExp(Function):
         return gk * (x - yk).exp(), None, None
 
 
+# The dtype torch's CPU scans (cumsum, cumprod, logcumsumexp) run a float dtype's running value in (its
+# ``acc_type``), each output rounded back: float32 for float16/bfloat16, float64 for float32 (NumPy would round
+# every partial result to the dtype itself).
+SCAN_ACC = {dtypes.float16: _F32, _BF16: _F32, _F32: dtypes.float64}
+
+
+def scan(be, fn, xx, dt, dim, *more):
+    """``fn(xx, dim, *more)`` (a scan primitive) for the float dtype ``dt`` as torch's CPU kernels run it: in
+    ``SCAN_ACC[dt]``, each output rounded back to ``dt``."""
+    acc = SCAN_ACC.get(dt)
+    if acc is None:
+        return fn(xx, dim, *more)
+    return be.cast(fn(be.cast(xx, acc), dim, *more), dt)
+
+
 class Cumsum(Function):
     __slots__ = ("dim",)
 
     def forward(self, x, dim):
         self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
         be = x._dev.backend
-        xx = x._x if x.dtype.is_floating_point else be.cast(x._x, dtypes.int64)
         if x.ndim == 0:
-            return be.copy(xx)
-        return be.cumsum(xx, dim)
+            return be.copy(x._x) if x.dtype.is_floating_point else be.cast(x._x, dtypes.int64)
+        if x.dtype.is_floating_point:
+            return scan(be, be.cumsum, x._x, x.dtype, dim)
+        return be.cumsum(be.cast(x._x, dtypes.int64), dim)
 
     def backward(self, g):
         if g.ndim == 0:

@@ -12,6 +12,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from .elementwise import where
+from .reduce import scan
 
 _grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -207,9 +208,14 @@ class Cumprod(Function):
             dtype = dtypes.int64
         if _grad.enabled and x.requires_grad:
             self.save_for_backward(x)
+        be = x._dev.backend
         if x.ndim == 0:
-            return x._dev.backend.cast(x._x, dtype or x.dtype)
-        return x._dev.backend.cumprod(x._x, dim, dtype)
+            return be.cast(x._x, dtype or x.dtype)
+        dt = dtype or x.dtype
+        if not dt.is_floating_point:
+            return be.cumprod(x._x, dim, dt)
+        xx = x._x if dt is x.dtype else be.cast(x._x, dt)  # (torch casts the input to ``dtype`` first)
+        return scan(be, be.cumprod, xx, dt, dim, None)  # (in torch's acc_type: see SCAN_ACC)
 
     def backward(self, g):
         x, y = self.saved_tensors
@@ -242,9 +248,10 @@ class LogCumSumExp(Function):
         self.dim = dim
         if _grad.enabled and x.requires_grad:
             self.save_for_backward(x)
+        be = x._dev.backend
         if x.ndim == 0:
-            return x._dev.backend.copy(x._x)
-        return x._dev.backend.logcumsumexp(x._x, dim)
+            return be.copy(x._x)
+        return scan(be, be.logcumsumexp, x._x, x.dtype, dim)  # (in torch's acc_type: see SCAN_ACC)
 
     def backward(self, g):
         x, y = self.saved_tensors
