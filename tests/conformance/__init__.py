@@ -107,14 +107,28 @@ def _flat(out) -> list:
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+def _arrays(case: Case, dtype: str):
+    """The row's random generator (seeded by its id and dtype) and its leaves' data, drawn from it."""
+    rng = np.random.default_rng(zlib.crc32(f"{case.id}/{dtype}".encode()))
+    return rng, [make_array(s.leaf_shape(), s.kind, rng, dtype) for s in case.specs]
+
+
 def _leaves(case: Case, dtype: str, device: str = "cpu"):
     import torch
 
-    rng = np.random.default_rng(zlib.crc32(f"{case.id}/{dtype}".encode()))
-    arrays = [make_array(s.leaf_shape(), s.kind, rng, dtype) for s in case.specs]
+    rng, arrays = _arrays(case, dtype)
     tl_leaves = [tl.tensor(a, requires_grad=True, device=device) for a in arrays]
     th_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
     return rng, tl_leaves, th_leaves
+
+
+def _backward(outs: list, gs: list, scalar_zero) -> None:
+    """``outs[0].backward(gs[0])``; for several outputs (split, chunk), one scalar that weights each with its own
+    upstream grad (``scalar_zero``: the 0 that sum starts from; None for Python's 0)."""
+    if len(outs) == 1:
+        outs[0].backward(gs[0])
+    else:
+        sum(((o * g).sum() for o, g in zip(outs, gs)), 0 if scalar_zero is None else scalar_zero).backward()
 
 
 def run_case(case: Case, dtype: str, device: str = "cpu") -> None:
@@ -135,14 +149,9 @@ def run_case(case: Case, dtype: str, device: str = "cpu") -> None:
     diff = [(a, b) for a, b in zip(outs_tl, outs_th) if b.requires_grad]
     assert diff, "no differentiable output"
     gs = [make_array(b.shape, "n", rng, dtype) for _, b in diff]
-    if len(diff) == 1:
-        (a, b), g = diff[0], gs[0]
-        a.backward(tl.tensor(g, device=device))
-        b.backward(torch.tensor(g))
-    else:  # several outputs (split, chunk): one scalar that weights each with its own upstream grad
-        sum(((a * tl.tensor(g, device=device)).sum() for (a, _), g in zip(diff, gs)),
-            tl.tensor(0.0, dtype=dtype, device=device)).backward()
-        sum(((b * torch.tensor(g)).sum() for (_, b), g in zip(diff, gs))).backward()
+    _backward([a for a, _ in diff], [tl.tensor(g, device=device) for g in gs],
+              tl.tensor(0.0, dtype=dtype, device=device))
+    _backward([b for _, b in diff], [torch.tensor(g) for g in gs], None)
     for i, (a, b) in enumerate(zip(tl_leaves, th_leaves)):
         if b.grad is None:
             assert a.grad is None or not np.any(a.grad.numpy()), f"input {i}: torch has no grad, we have one"
@@ -154,18 +163,14 @@ def run_case(case: Case, dtype: str, device: str = "cpu") -> None:
 def run_ours(case: Case, dtype: str, device: str = "cpu") -> None:
     """Run one row on our side only (forward, and backward from random upstream grads where it is differentiable):
     what a census of the primitives a row uses needs, with no oracle (so no dependence on torch's version)."""
-    rng = np.random.default_rng(zlib.crc32(f"{case.id}/{dtype}".encode()))
-    leaves = [tl.tensor(make_array(s.leaf_shape(), s.kind, rng, dtype), requires_grad=True, device=device)
-              for s in case.specs]
+    rng, arrays = _arrays(case, dtype)
+    leaves = [tl.tensor(a, requires_grad=True, device=device) for a in arrays]
     outs = [o for o in _flat(case.fn(tl, *(s.apply_view(t) for s, t in zip(case.specs, leaves))))
             if isinstance(o, tl.Tensor) and o.requires_grad]
     if case.grad and outs:
         gs = [tl.tensor(make_array(o.shape, "n", rng, dtype), device=device) for o in outs]
-        try:
-            if len(outs) == 1:  # (as run_case does it, so that the same primitives run)
-                outs[0].backward(gs[0])
-            else:
-                sum(((o * g).sum() for o, g in zip(outs, gs)), tl.tensor(0.0, dtype=dtype, device=device)).backward()
+        try:  # (as run_case does it, so that the same primitives run)
+            _backward(outs, gs, tl.tensor(0.0, dtype=dtype, device=device))
         except RuntimeError as e:  # (an op torch also refuses to differentiate: its forward was still counted)
             if "not implemented" not in str(e):
                 raise

@@ -159,6 +159,14 @@ def _sequence_as_tuple(index: list) -> bool:
     return False
 
 
+def _index_on(i, x):
+    """An index tensor on ``x``'s device: a CPU one is copied there (torch accepts CPU indices for any device)."""
+    if not i._dev.is_host:
+        raise IndexError(f"indices should be either on cpu or on the same device as the indexed tensor ({x._dev}), "
+                         f"got {i._dev}")
+    return i.to(x._dev)
+
+
 def _index_tensor(i, t: Tensor):
     """A list, tuple, range or array used as an index -> an int64 (or bool) tensor on ``t``'s device, as torch
     converts it (numbers are truncated to integers)."""
@@ -193,7 +201,6 @@ def _split_index(index: tuple, t: Tensor) -> tuple[Any, Any]:
             if isinstance(i, TensorBase):
                 i = _index_dtype(i)
                 if i._dev is not t._dev:
-                    from .shaping import _index_on
                     i = _index_on(i, t)
             elif isinstance(i, (list, tuple, range, np.ndarray)):
                 i = _index_tensor(i, t)

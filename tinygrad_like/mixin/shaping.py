@@ -588,14 +588,6 @@ def _index_reduce_args(x, dim: int, index, source, reduce: str):
     return x, d, index.long().reshape(shape).expand(source.shape), source
 
 
-def _index_on(i, x):
-    """An index tensor on ``x``'s device: a CPU one is copied there (torch accepts CPU indices for any device)."""
-    if not i._dev.is_host:
-        raise IndexError(f"indices should be either on cpu or on the same device as the indexed tensor ({x._dev}), "
-                         f"got {i._dev}")
-    return i.to(x._dev)
-
-
 def _index_tuple(indices, x) -> tuple:
     """``index_put``'s indices: a tuple or list of integer or bool tensors, checked as torch checks them."""
     if isinstance(indices, TensorBase) or not isinstance(indices, (tuple, list)):
@@ -607,6 +599,7 @@ def _index_tuple(indices, x) -> tuple:
         if i.dtype.is_floating_point:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if i._dev is not x._dev:
+            from .indexing import _index_on
             i = _index_on(i, x)
         moved.append(i)
         dims += i.ndim if i.dtype is dtypes.bool_ else 1

@@ -34,7 +34,9 @@ function render({ model, el }) {
   const toolbar = h("div", "tl-toolbar");
   const filter = h("input", "tl-st-filter");
   filter.type = "search";
-  filter.placeholder = "filter names… (words: all; a|b: either)";
+  filter.placeholder = "filter names…";
+  // the syntax, on hover: every word must match; a|b matches either (the input is 14em: too narrow to say it)
+  filter.title = "Words that must all match a name, a view or #id; a|b matches either";
   filter.setAttribute("aria-label", "Filter by name");
   filter.spellcheck = false;
   const devSel = h("select", "tl-st-device");

@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import events
 from ...dtypes import from_numpy as from_numpy_dtype
+from ...dtypes import int64
 from ...layout import broadcast_shapes, contiguous_strides
 from ...sites import launch_context
 from ..numpy_backend import NumpyBackend
@@ -386,8 +387,8 @@ class CudaBackend:
         if not self._copyable(x) or x.ndim < 2:
             return self._fallback(name, (x, k))
         n, m = x.shape[-2:]
-        rows = self.arange(k, n + k, 1, from_numpy_dtype(np.dtype(np.int64)))  # row + k, as a column
-        cols = self.arange(0, m, 1, from_numpy_dtype(np.dtype(np.int64)))
+        rows = self.arange(k, n + k, 1, int64)  # row + k, as a column
+        cols = self.arange(0, m, 1, int64)
         keep = self._compare("le" if name == "tril" else "ge", self.reshape(cols, (1, m)), self.reshape(rows, (n, 1)))
         return self.where(keep, x, self._scalar(0, x.dtype))
 
