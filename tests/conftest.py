@@ -1,7 +1,8 @@
 """Shared test helpers: build the same tensor in tinygrad_like and in PyTorch, and compare them.
 
 ``pair(arr)`` gives ``(tl_tensor, torch_tensor)`` holding copies of one NumPy array;
-``assert_close(tl_t, torch_t, atol, rtol)`` checks values, shape and dtype name together.
+``assert_close(tl_t, torch_t, atol, rtol)`` checks values, shape and dtype name together;
+``assert_ulp_close(ours, theirs)`` does the same within ``ULP_BOUND`` units in the last place of the result's dtype.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def to_numpy(t) -> np.ndarray:
     """The values of a tl tensor, a torch tensor, or anything array-like, as NumPy."""
     if isinstance(t, tl.Tensor):
         return np.asarray(t.detach().numpy())
-    if isinstance(t, torch.Tensor):
+    if torch is not None and isinstance(t, torch.Tensor):
         t = t.detach().cpu()
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy()  # (torch's numpy() refuses bfloat16)
     return np.asarray(t)
@@ -100,6 +101,64 @@ def assert_close(a, b, atol: float | None = None, rtol: float | None = None, che
     np.testing.assert_allclose(x.astype(np.float64), y.astype(np.float64),
                                atol=d_atol if atol is None else atol, rtol=d_rtol if rtol is None else rtol,
                                equal_nan=True, err_msg=msg)
+
+
+#: How far (in units in the last place of the result's dtype) a transcendental may be from the oracle's.
+ULP_BOUND = 4
+
+_MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
+_MIN_EXPONENT = {"float16": -14, "bfloat16": -126, "float32": -126, "float64": -1022}  # of the smallest normal
+
+
+def _dtype_name(t) -> str:
+    if isinstance(t, tl.Tensor):
+        return t.dtype.name
+    if torch is not None and isinstance(t, torch.Tensor):
+        return torch_dtype_name(t)
+    return np.asarray(t).dtype.name
+
+
+def ulp_distance(a, b, dtype: str) -> np.ndarray:
+    """``|a - b|`` in units in the last place of ``dtype`` at ``max(|a|, |b|)`` (subnormal spacing below the normals),
+    as float64; both are values of ``dtype`` (exact in float64)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    _, e = np.frexp(np.maximum(np.abs(a), np.abs(b)))  # m * 2**e, m in [0.5, 1): the leading bit is 2**(e - 1)
+    spacing = np.ldexp(1.0, np.maximum(e - 1, _MIN_EXPONENT[dtype]) - _MANTISSA_BITS[dtype])
+    with np.errstate(invalid="ignore"):  # (inf - inf: the caller compares infinities itself)
+        return np.abs(a - b) / spacing
+
+
+def assert_ulp_close(ours, theirs, ulp: int = ULP_BOUND, msg: str = "") -> None:
+    """``ours`` and ``theirs`` (tl or torch tensors, or arrays) have the same shape and dtype name, and values within
+    ``ulp`` units in the last place of that dtype (float16/bfloat16/float32/float64; other dtypes must be equal).
+    NaN matches NaN; infinities must match exactly.
+
+    Why 4 ulp: a transcendental (exp, log, tanh, erf, pow, ...) from two libraries differs by a few ulp, and not the
+    same from one CPU to the next: NumPy picks its SIMD loops (AVX2, AVX-512, SVML), torch its kernels (Sleef
+    under AVX2 or AVX-512) and glibc its libm variants (FMA or not) by CPU. float64 logit agreed bit for bit on
+    Intel machines and not on an AMD AVX-512 one (1 ulp). A wrong dtype or rounding path is still caught: it is
+    off by many ulps (up to 128 for a bfloat16 logit rounded once instead of per step).
+    """
+    dtype, want_dtype = _dtype_name(ours), _dtype_name(theirs)
+    x, y = to_numpy(ours), to_numpy(theirs)
+    assert x.shape == y.shape, f"{msg}shape {x.shape} != {y.shape}"
+    assert dtype == want_dtype, f"{msg}dtype {dtype} != {want_dtype}"
+    if dtype not in _MANTISSA_BITS:
+        np.testing.assert_array_equal(x, y, err_msg=msg)
+        return
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    nan_x, nan_y = np.isnan(x), np.isnan(y)
+    assert np.array_equal(nan_x, nan_y), f"{msg}NaN on one side only at {np.argwhere(nan_x != nan_y)[:5].tolist()}"
+    inf = np.isinf(x) | np.isinf(y)
+    assert np.array_equal(x[inf], y[inf]), f"{msg}infinities differ at {np.argwhere(inf & (x != y))[:5].tolist()}"
+    d = np.zeros(x.shape)
+    finite = ~(nan_x | inf)
+    d[finite] = ulp_distance(x[finite], y[finite], dtype)
+    if (d > ulp).any():
+        bad = [tuple(i) for i in np.argwhere(d > ulp)]
+        first = "\n  ".join(f"{i}: {x[i]!r} vs {y[i]!r} ({d[i]:g} ulp)" for i in bad[:5])
+        raise AssertionError(f"{msg}{len(bad)} of {d.size} elements differ by more than {ulp} ulp of {dtype} "
+                             f"(at most {d.max():g}):\n  {first}")
 
 
 def make_array(shape, kind: str, rng: np.random.Generator, dtype: str = "float64") -> np.ndarray:

@@ -16,7 +16,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import assert_close, pair, torch
+from conftest import assert_close, assert_ulp_close, pair, torch
 
 import tinygrad_like as tl
 from tinygrad_like import dtypes
@@ -473,7 +473,9 @@ def test_the_new_dtypes_on_the_simulated_device(dev):
 
 # ---- reviewed: scans, logit, addcmul/addcdiv, integer conversions of numbers, uint8 targets, float casts -------------
 def _exact(ours, theirs, msg: str = "") -> None:
-    """The same dtype and the same bits (NaN for NaN) as torch's result."""
+    """The same dtype and the same bits (NaN for NaN) as torch's result: for what both compute with the same IEEE
+    operations in the same order (casts, sums, products, quotients, fused multiply-adds). A transcendental
+    (exp, log) is held to ``assert_ulp_close`` instead: its last bits depend on the library and the CPU."""
     assert_close(ours, theirs, atol=0, rtol=0, msg=msg)
 
 
@@ -491,12 +493,15 @@ def test_scans_run_in_torchs_accumulation_dtype_and_round_each_output_once(op, n
     rng = np.random.default_rng(0)
     data = rng.uniform(0.9, 1.1, 1000) if op == "cumprod" else rng.standard_normal(1000)
     a, b = pair(data.astype(np.float32), dtype=name)
-    _exact(getattr(a, op)(0), getattr(b, op)(0), f"{op} {name}: ")
+    # logcumsumexp's exp and log: within the ulp bound (accumulating in the dtype itself, the wrong path, is off by
+    # up to 11 ulp in float32 and 33 in bfloat16 on this data); sums and products: exact
+    same = assert_ulp_close if op == "logcumsumexp" else _exact
+    same(getattr(a, op)(0), getattr(b, op)(0), msg=f"{op} {name}: ")
     if name in ("bfloat16", "float16"):
-        _exact(getattr(tl, op)(tl.tensor(data), 0).to(_tl(name)) if op == "logcumsumexp" else
-               getattr(tl.tensor(data), op)(0, dtype=_tl(name)),
-               getattr(torch, op)(torch.tensor(data), 0).to(getattr(torch, name)) if op == "logcumsumexp" else
-               getattr(torch.tensor(data), op)(0, dtype=getattr(torch, name)))
+        same(getattr(tl, op)(tl.tensor(data), 0).to(_tl(name)) if op == "logcumsumexp" else
+             getattr(tl.tensor(data), op)(0, dtype=_tl(name)),
+             getattr(torch, op)(torch.tensor(data), 0).to(getattr(torch, name)) if op == "logcumsumexp" else
+             getattr(torch.tensor(data), op)(0, dtype=getattr(torch, name)))
 
 
 @pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp"])
@@ -527,10 +532,10 @@ def test_logit_keeps_the_dtype_and_rounds_as_torch(name, eps):
                            np.random.default_rng(2).uniform(0, 1, 2000)]).astype(np.float32)
     a, b = pair(data, dtype=name)
     with np.errstate(all="ignore"):  # (log of 0 and of negatives: inf and nan, as in torch)
-        if name == "float32":  # (NumPy's float32 log and torch's MKL one may differ in the last place)
-            assert_close(a.logit(eps), b.logit(eps))
-        else:
-            _exact(a.logit(eps), b.logit(eps), f"logit({eps}) {name}: ")
+        # the steps before the log are the same IEEE operations; the log's last bits depend on the library and CPU
+        # (float64: 1 ulp on 3 elements on an AMD AVX-512 machine). Rounding once instead of per step in bfloat16
+        # or float16 is off by up to 128 / 259 ulp there, so the ulp bound still checks the rounding path.
+        assert_ulp_close(a.logit(eps), b.logit(eps), msg=f"logit({eps}) {name}: ")
         g = np.random.default_rng(3).standard_normal(data.size)
         a, b = pair(data, requires_grad=True, dtype=name)
         ga, gb = pair(g, dtype=name)
@@ -545,7 +550,7 @@ def test_logit_keeps_the_dtype_and_rounds_as_torch(name, eps):
 def test_logit_of_bfloat16_examples():
     x = tl.tensor([.1, .5, .9]).to(tl.bfloat16)
     assert x.logit(0.05).dtype is tl.bfloat16
-    assert x.logit()[2].item() == 2.1875
+    assert x.logit()[2].item() == 2.1875  # (log(8.875) = 2.1832, far from the tie at 2.1797: exact on any CPU)
 
 
 _ADDC_DTYPES = ("int64", "float32", "bfloat16", "float16", "uint8")
