@@ -5,12 +5,13 @@
 #                notebooks/, and the real-browser test (tests/browser: JupyterLab + Debian's Chromium)
 #
 # Both bootstrap the virtual environment $(VENV) themselves on first use (and again whenever
-# pyproject.toml or setup.py changes), so a fresh clone needs nothing but Python 3.11.
+# pyproject.toml or setup.py changes), so a fresh clone needs nothing but Python 3.11 or newer.
 # `make test` also installs Debian's Chromium with apt when /usr/bin/chromium is missing and we are root.
 # Override on the command line, e.g. `make test VENV=/tmp/venv PY=python3.11`.
 
 VENV ?= .venv
-PY   ?= python3.11
+# the interpreter that creates $(VENV): empty means the newest Python >= 3.11 on the PATH (`make which-python`)
+PY   ?=
 
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.stamp
@@ -27,12 +28,12 @@ CHROMIUM ?= /usr/bin/chromium
 BROWSER_TEST := TL_CHROMIUM=$(CHROMIUM) timeout --kill-after=30 600 $(BIN)/python -m pytest -q -m browser tests/browser
 
 # JupyterLab refuses to run as root unless told to; add the flag only when we are root
-LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
+LAB_FLAGS  = $(if $(filter 0,$(shell id -u)),--allow-root)
 # extra arguments for JupyterLab, e.g. `make lab LAB_ARGS="--no-browser --port=8890"`
 LAB_ARGS  ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test test-browser fuzz notebooks chromium clean distclean
+.PHONY: help lab test test-browser fuzz notebooks chromium clean distclean which-python
 
 # the long run of the differential fuzzer against PyTorch (make test runs seeds 0-1999);
 # e.g. `make fuzz FUZZ_PROGRAMS=100000 FUZZ_SEED=123`
@@ -49,11 +50,37 @@ help:  ## list the targets
 	@echo "make distclean  clean, and remove $(VENV) too"
 
 # --- the environment ------------------------------------------------------------------------------
+# The interpreter for a new venv, when PY is not given: every python3.N and python3 on the PATH is asked its
+# version (a pyenv shim of a version that is not active fails to answer and is passed over) and the newest
+# at or above 3.11 wins. With none, it names what it found and what to install, and fails.
+PY_NAMES := python3 python3.11 python3.12 python3.13 python3.14 python3.15 python3.16
+define FIND_PY
+best=; best_minor=0; seen=; \
+for name in $(PY_NAMES); do \
+    command -v $$name >/dev/null 2>&1 || continue; \
+    ver=$$($$name -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue; \
+    seen="$$seen $$name ($$ver)"; \
+    minor=$${ver#3.}; [ "$${ver%%.*}" = 3 ] || continue; \
+    if [ "$$minor" -ge 11 ] && [ "$$minor" -gt "$$best_minor" ]; then best=$$name; best_minor=$$minor; fi; \
+done; \
+if [ -z "$$best" ]; then \
+    echo "make: tinygrad_like needs Python 3.11 or newer, and the PATH has$${seen:- no python3 at all}$${seen:+:$$seen}." >&2; \
+    echo "      Install one (python.org, 'apt install python3.12', 'brew install python@3.13', 'pyenv install 3.12')" \
+         "or name it: make PY=/path/to/python3.12" >&2; \
+    exit 1; \
+fi; \
+echo $$best
+endef
+
+which-python:  ## the interpreter a new $(VENV) would be made with
+	@$(if $(PY),echo "$(PY)",$(FIND_PY))
+
 # Create the venv if it is missing, bring pip/setuptools/wheel up to date, install this project in
 # editable mode with the test and notebook extras, then touch the stamp so this runs only when the
 # packaging files change.
 $(STAMP): pyproject.toml setup.py
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@test -x $(BIN)/python || { py=$$($(if $(PY),echo "$(PY)",$(FIND_PY))) || exit 1; \
+	    echo "creating $(VENV) with $$py ($$($$py --version 2>&1))"; $$py -m venv $(VENV); }
 	$(BIN)/python -m pip install --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install -e '.[dev,notebook]'
 	touch $@
@@ -62,12 +89,16 @@ $(STAMP): pyproject.toml setup.py
 lab: $(STAMP)  ## JupyterLab, opened on the tour notebook
 	$(BIN)/jupyter lab $(LAB_FLAGS) $(LAB_ARGS) notebooks/00_tour.ipynb
 
+# Each pytest step records what it skipped (tests/skip_policy.py: under CI a skip for want of a tool fails it), and
+# the last line says, in one line, what every step skipped and why.
 test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at the first step that fails
+	rm -rf test-artifacts/skips
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
-	$(BIN)/python tests/run_without_torch.py  # the tests that need no oracle pass without PyTorch installed
+	TL_TEST_STEP=main $(BIN)/python -m pytest -q
+	TL_TEST_STEP=without-torch $(BIN)/python tests/run_without_torch.py  # the tests that need no oracle pass without it
 	$(BIN)/python -m pytest -q $(NBVAL_FLAGS) notebooks/
-	$(BROWSER_TEST)
+	TL_TEST_STEP=browser $(BROWSER_TEST)
+	@$(BIN)/python tests/skip_policy.py
 
 fuzz: $(STAMP)  ## random op chains compared with PyTorch, values and gradients; prints any program that differs
 	$(BIN)/python tests/fuzz_torch.py --programs $(FUZZ_PROGRAMS) --seed $(FUZZ_SEED)

@@ -7,9 +7,11 @@ max-pool. After every step both libraries must agree: both raise (any exception)
 with the same shape, dtype, ``requires_grad`` and values (NaN where torch has NaN). At the end a weighted sum
 of everything that requires grad is backpropagated and every leaf's gradient compared, or both must raise.
 
-    python tests/fuzz_torch.py --programs 20000 --seed 7      # what ``make fuzz`` runs (a long slice)
+    python tests/fuzz_torch.py --programs 50000 --seed 100000   # what ``make fuzz`` runs (a long slice)
 
-``tests/test_fuzz_torch.py`` runs a bounded, seeded slice in ``make test``. A failure prints the program, so a
+``make fuzz FUZZ_PROGRAMS=... FUZZ_SEED=...`` changes the slice (the Makefile's defaults are the two numbers above;
+``tests/test_fuzz_torch.py`` checks that the two agree). ``make test`` runs the bounded slice of seeds 0-1999
+(``tests/test_fuzz_torch.py``). A failure prints the program, so a
 finding becomes a named regression test.
 """
 
