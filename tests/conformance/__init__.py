@@ -5,9 +5,10 @@ with ``torch.nn.functional`` under the names tinygrad_like uses), on inputs buil
 :func:`run_case` compares the outputs (values, shape, dtype) and, after ``.backward(g)`` with the same random
 upstream gradient on both sides, the ``.grad`` of every leaf.
 
-``tests/test_ops_vs_torch.py`` runs every row: its own, and the ``CASES`` of each module in this package (one module
-per part of the API), so the table stays one table however many files write it. Torch is imported only when a row
-runs, so that the rows can be listed without it.
+``tests/test_ops_vs_torch.py`` runs every row, the ``CASES`` of each module in this package (one module per part of
+the API, ``rows_core`` for arithmetic, math, reductions and views), so the table stays one table however many files
+write it; ``tests/test_ops_gradcheck.py`` holds the same rows to float64 finite differences. Torch is imported only
+when a row runs, so that the rows can be listed (and gradchecked) without it.
 """
 
 from __future__ import annotations
