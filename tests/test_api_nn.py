@@ -184,13 +184,6 @@ def test_inplace_reprs(make):
     assert repr(make(tl.nn)) == repr(make(torch.nn))
 
 
-def test_inplace_flag_is_accepted_and_out_of_place():
-    x = tl.tensor([-1.0, 2.0])
-    y = TF.relu(x, inplace=True)
-    assert y.tolist() == [0.0, 2.0] and x.tolist() == [-1.0, 2.0]
-    assert tl.nn.ReLU6(inplace=True)(x).tolist() == [0.0, 2.0]
-
-
 def test_threshold_and_hardtanh_gradient_at_the_boundary_is_torch_s():
     for fn, args in (("hardtanh", (-1.0, 1.0)), ("threshold", (1.0, 5.0)), ("relu6", ())):
         a = tl.tensor([-1.0, 1.0, 0.5, 6.0, 0.0], requires_grad=True)

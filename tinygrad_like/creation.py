@@ -13,12 +13,11 @@ from .layout import Layout
 from .random import default_generator
 from .storage import Storage
 from .tensor import Tensor, _new, _shape_args, wrap_native
+from .tensor_base import _made
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _made(t, requires_grad)
 
 
 def _infer_dtype(arr: np.ndarray, data) -> dtypes.DType:
@@ -130,7 +129,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     t._st = Storage(CPU, dt, flat.size, host=flat)
     t._lay, t._dev, t.dtype = layout, CPU, dt
     t._x = CPU.backend.view(flat, layout, dt) if not arr.flags.c_contiguous else arr
-    t.requires_grad, t.grad, t.grad_fn, t._hooks, t._base = False, None, None, None, None
+    t._requires_grad, t.grad, t.grad_fn, t._hooks, t._base = False, None, None, None, None
     return t
 
 
@@ -245,7 +244,8 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator
     return _random("normal", size, dtype, device, requires_grad, generator, 0.0, 1.0)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None) -> Tensor:
+def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None,
+            requires_grad: bool = False) -> Tensor:
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size' (e.g. randint(10, (3,)))")
@@ -254,14 +254,14 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
         low, high = 0, low
     if high <= low:
         raise RuntimeError(f"randint: expected low < high, got low={low} high={high}")
-    return _random("randint", (tuple(size),), dtype or dtypes.int64, device, False, generator, low, high)
+    return _random("randint", (tuple(size),), dtype or dtypes.int64, device, requires_grad, generator, low, high)
 
 
-def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
+def randperm(n: int, *, dtype=None, device=None, generator=None, requires_grad: bool = False) -> Tensor:
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.int64
     dev = factory_device(device)
     host = CPU.backend.randperm(generator or default_generator, n, dt)
-    return wrap_native(host if dev is CPU else dev.backend.from_numpy(host), dev)
+    return _finish(wrap_native(host if dev is CPU else dev.backend.from_numpy(host), dev), requires_grad)
 
 
 def _like(fn, t: Tensor, dtype, device, requires_grad, *args):
@@ -293,5 +293,6 @@ def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = Fals
     return _like(randn, t, dtype, device, requires_grad)
 
 
-def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None) -> Tensor:
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=device or t.device)
+def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=device or t.device,
+                   requires_grad=requires_grad)

@@ -64,7 +64,7 @@ def wrap_native(r, dev: Device) -> Tensor:
         t._x = r
     t._dev = dev
     t.dtype = dt
-    t.requires_grad = False
+    t._requires_grad = False
     t._grad = None
     t.grad_fn = None
     t._hooks = None

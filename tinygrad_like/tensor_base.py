@@ -9,6 +9,7 @@ makes a new one (of the concrete class, which only :mod:`tinygrad_like.tensor` k
 from __future__ import annotations
 
 import weakref
+from operator import attrgetter as _attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,8 +38,26 @@ def _rebuild_on_device(cls, host: TensorBase, device: Device, requires_grad: boo
     """The inverse of a device tensor's ``__reduce_ex__``: ``host`` copied to ``device``, as a ``cls`` (Parameter)."""
     t = host.to(device)
     t.__class__ = cls  # (subclasses such as Parameter add no slots)
-    t.requires_grad = requires_grad
+    t._requires_grad = requires_grad
     t._grad = grad
+    return t
+
+
+def _check_requires_grad(t: TensorBase, requires_grad: bool) -> None:
+    """torch's rules for asking a tensor to require grad (``requires_grad_()``, the setter, the factories)."""
+    if t.grad_fn is not None and not requires_grad:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use "
+                           "a computed variable in a subgraph that doesn't require differentiation use "
+                           "var_no_grad = var.detach().")
+    if requires_grad and not t.dtype.is_floating_point:
+        raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {t.dtype.name})")
+
+
+def _made(t: TensorBase, requires_grad: bool) -> TensorBase:
+    """A tensor a factory just made, asked to require grad or not (checked as torch checks it)."""
+    if requires_grad:
+        _check_requires_grad(t, True)
+        t._requires_grad = True
     return t
 
 
@@ -75,7 +94,7 @@ def _shape_args_neg(shape) -> tuple:
 class TensorBase:
     """An n-dimensional array with autograd: a storage, a layout over it, and the autograd metadata."""
 
-    __slots__ = ("_st", "_lay", "_x", "_dev", "dtype", "requires_grad", "_grad", "grad_fn", "_hooks",
+    __slots__ = ("_st", "_lay", "_x", "_dev", "dtype", "_requires_grad", "_grad", "grad_fn", "_hooks",
                  "_base", "__weakref__")
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
 
@@ -90,6 +109,18 @@ class TensorBase:
         raise NotImplementedError
 
     # ---- metadata ----------------------------------------------------------------------------
+    def _set_requires_grad(self, requires_grad: bool) -> None:
+        if self.grad_fn is not None and requires_grad:  # (torch refuses any setting on a non-leaf, this one too)
+            raise RuntimeError(f"you can only change requires_grad flags of leaf variables. This tensor is computed "
+                               f"(by {self.grad_fn.name}) and requires grad already: leave the flag as it is")
+        _check_requires_grad(self, requires_grad)
+        self._requires_grad = bool(requires_grad)
+
+    # Reads go straight to the slot (attrgetter is C); a user's write is checked as torch checks it. The core's own
+    # writes, on tensors it has just made, set the slot ``_requires_grad`` itself (no Python call per op result).
+    requires_grad = property(_attrgetter("_requires_grad"), _set_requires_grad,
+                             doc="Whether autograd records operations on this tensor (floating point tensors only).")
+
     @property
     def _storage(self) -> Storage:
         """The storage, made on first use. A fresh op result on the host owns its array alone, so its
@@ -318,24 +349,19 @@ class TensorBase:
         """Same storage and layout, cut from the graph (shares the version counter)."""
         t = self._fresh()
         t._st, t._lay, t._x, t._dev, t.dtype = self._storage, self._lay, self._x, self._dev, self.dtype
-        t.requires_grad = False
+        t._requires_grad = False
         t._grad = t.grad_fn = t._hooks = None
         t._base = None  # shares storage (and version counter) but starts a history of its own
         return t
 
     def detach_(self) -> Tensor:
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if self.grad_fn is not None and not requires_grad:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use "
-                               "a computed variable in a subgraph that doesn't require differentiation use "
-                               "var_no_grad = var.detach().")
-        if requires_grad and not self.dtype.is_floating_point:
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype.name})")
-        self.requires_grad = bool(requires_grad)
+        _check_requires_grad(self, requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     def retain_grad(self) -> None:
@@ -372,7 +398,7 @@ class TensorBase:
         t._st, t._lay, t._dev, t.dtype = st, layout, self._dev, self.dtype
         t._x = native if native is not None else self._dev.backend.view(st.host if st.dev is None else st.dev, layout,
                                                                          self.dtype)
-        t.requires_grad = False
+        t._requires_grad = False
         t._grad = t.grad_fn = t._hooks = None
         t._base = base = self._base if self._base is not None else self
         # The storage remembers its views, so an in-place write to the base can give them its new history. A
@@ -400,22 +426,22 @@ class TensorBase:
             isinstance(value, np.ndarray) and self.dtype.is_floating_point) else None
         return tensor(value, dtype=dt, device=self._dev)
 
-    def new_zeros(self, *size, dtype=None) -> Tensor:
+    def new_zeros(self, *size, dtype=None, requires_grad: bool = False) -> Tensor:
         dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
-        return self._wrap(self._dev.backend.full(_shape_args(size), 0, dt), self._dev)
+        return _made(self._wrap(self._dev.backend.full(_shape_args(size), 0, dt), self._dev), requires_grad)
 
-    def new_ones(self, *size, dtype=None) -> Tensor:
+    def new_ones(self, *size, dtype=None, requires_grad: bool = False) -> Tensor:
         dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
-        return self._wrap(self._dev.backend.full(_shape_args(size), 1, dt), self._dev)
+        return _made(self._wrap(self._dev.backend.full(_shape_args(size), 1, dt), self._dev), requires_grad)
 
-    def new_full(self, size, fill_value, dtype=None) -> Tensor:
+    def new_full(self, size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
         dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
-        return self._wrap(self._dev.backend.full(_shape_args((size,)), dtypes.fill_value(fill_value, dt), dt),
-                          self._dev)
+        return _made(self._wrap(self._dev.backend.full(_shape_args((size,)), dtypes.fill_value(fill_value, dt), dt),
+                                self._dev), requires_grad)
 
-    def new_tensor(self, data, dtype=None) -> Tensor:
+    def new_tensor(self, data, dtype=None, requires_grad: bool = False) -> Tensor:
         from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=self._dev)
+        return tensor(data, dtype=dtype or self.dtype, device=self._dev, requires_grad=requires_grad)
 
 
 class _RemovableHandle:

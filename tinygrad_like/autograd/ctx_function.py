@@ -94,7 +94,7 @@ class FunctionCtx(Function):
             saved = list(saved)
             for i, node in outs:
                 t = saved[i].detach()
-                t.requires_grad, t.grad_fn = True, node
+                t._requires_grad, t.grad_fn = True, node
                 saved[i] = t
             saved = tuple(saved)
         return saved

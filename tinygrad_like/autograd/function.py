@@ -126,7 +126,7 @@ class Function:
             return out
         # one edge per input: its node, the leaf itself (which accumulates .grad), or None (no gradient)
         e = x.grad_fn
-        if e is None and x.requires_grad:
+        if e is None and x._requires_grad:
             e = x
         req = e is not None
         if args:
@@ -134,7 +134,7 @@ class Function:
             for a in args:
                 if isinstance(a, TensorBase):
                     e = a.grad_fn
-                    if e is None and a.requires_grad:
+                    if e is None and a._requires_grad:
                         e = a
                     if e is not None:
                         req = True
@@ -167,7 +167,7 @@ class Function:
         node.out_shape = out._x.shape
         node.out_dtype = dt
         node.hooks = node.retained = None
-        out.requires_grad = True
+        out._requires_grad = True  # (the slot behind the checked property: a float result, on the hot path)
         out.grad_fn = node
         if events.WATCH_NODES:  # (one flag for both watchers: nothing added to the path when neither is on)
             _watched(node, out, x, args)
@@ -217,7 +217,7 @@ class Function:
         if not _grad.enabled:
             return alias
         out = alias.detach()
-        out.requires_grad, out.grad_fn = True, self
+        out._requires_grad, out.grad_fn = True, self
         return out
 
     def release(self) -> None:
@@ -297,7 +297,7 @@ def _alias(t):
         st = t._storage
     a = _new(t.__class__)
     a._st, a._lay, a._x, a._dev, a.dtype = st, t._lay, t._x, t._dev, t.dtype
-    a.requires_grad = False
+    a._requires_grad = False
     a._grad = a.grad_fn = a._hooks = a._base = None
     return a
 
@@ -321,7 +321,7 @@ def _attach(node: Function, edges: tuple, out, x, args) -> None:
     node.out_shape = out._x.shape
     node.out_dtype = out.dtype
     node.hooks = node.retained = None
-    out.requires_grad = True
+    out._requires_grad = True
     out.grad_fn = node
     if events.WATCH_NODES:
         _watched(node, out, x, args)

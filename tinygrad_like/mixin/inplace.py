@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode, view_history
+from ..autograd.function import _alias
 from ..device import CPU
 from ..dtypes import DType
 from ..ops import _util
@@ -63,14 +64,17 @@ class InplaceMixin:
         """
         self._dev.backend.assign(self._x, result._x)
         self._wrote(op)
-        if result.grad_fn is None:
+        node = result.grad_fn
+        if node is None:
             return
+        if type(node).save_output:
+            _keep_self_as_output(node, self)
         if self._base is not None:
             view_history.write_through_view(self, result)
             return
         kept = self.grad_fn is not None and self.retains_grad
         self.grad_fn = result.grad_fn
-        self.requires_grad = True
+        self._requires_grad = True
         if kept:  # retain_grad() follows the tensor to its new history, as in PyTorch
             self.retain_grad()
         view_history.refresh_views(self)
@@ -219,6 +223,15 @@ class InplaceMixin:
         history gets a zero gradient and stays finite (``x * 0 + value`` would turn inf into nan)."""
         keep = self._wrap(self._dev.backend.full((), False, dtypes.bool_), self._dev)
         return E.Where.apply(keep, x, value)
+
+
+def _keep_self_as_output(node, t: Tensor) -> None:
+    """A node that keeps its output (exp, relu, sigmoid...) written into ``t``: keep ``t`` itself, which now holds
+    that output, at its version after the write. As in torch, where the output of ``x.exp_()`` *is* ``x``, a later
+    write to ``t`` then fails the backward that reads it; and the separate result is not held any longer."""
+    alias = _alias(t)  # detached, same storage and version counter (no cycle t -> node -> t)
+    node.saved = (*node.saved[:-1], alias)  # (apply appended the output last)
+    node.saved_versions = (*node.saved_versions[:-1], t._storage.version)
 
 
 def _refuse_shared_elements(lay, op: str) -> None:

@@ -1,7 +1,7 @@
 """Activation modules beyond the basic ones in ``layers``: PyTorch's names, arguments, defaults and reprs.
 
-Each calls its ``tl.nn.functional`` twin. ``inplace=True`` is accepted where torch has it and gives the same
-values, computed out of place (the input is left as it was).
+Each calls its ``tl.nn.functional`` twin. ``inplace=True`` (where torch has it) writes the result into the input
+and returns the input, as torch.
 
 >>> import tinygrad_like as tl
 >>> tl.nn.Hardtanh(-2.0, 2.0), tl.nn.PReLU(3)
@@ -19,7 +19,7 @@ from . import init
 from .module import Module, Parameter
 
 __all__ = ["Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "SELU", "CELU", "Mish", "Softsign", "LogSigmoid",
-           "Softmin", "GLU", "Threshold", "Tanhshrink", "Softshrink", "Hardshrink", "PReLU"]
+           "Softmin", "GLU", "Threshold", "Tanhshrink", "Softshrink", "Hardshrink", "PReLU", "RReLU"]
 
 
 def _inplace_repr(inplace: bool) -> str:
@@ -45,7 +45,7 @@ class Hardtanh(Module):
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
@@ -69,7 +69,7 @@ class _Simple(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return type(self)._fn(input)
+        return type(self)._fn(input, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_repr(self.inplace)
@@ -103,7 +103,7 @@ class CELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.celu(input, self.alpha)
+        return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -171,7 +171,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.threshold(input, self.threshold, self.value)
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
@@ -194,3 +194,18 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: in training each negative element gets its own slope drawn from U(lower, upper); in
+    eval the slope is their mean."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")

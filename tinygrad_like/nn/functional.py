@@ -17,6 +17,7 @@ tl.Size([1, 3])
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -83,7 +84,10 @@ __all__ = [
     "sigmoid", "tanh", "softplus", "elu", "softmax", "log_softmax",
     # activations
     "softmin", "hardtanh", "relu6", "hardsigmoid", "hardswish", "selu", "celu", "mish", "softsign", "logsigmoid",
-    "tanhshrink", "softshrink", "hardshrink", "threshold", "glu", "prelu",
+    "tanhshrink", "softshrink", "hardshrink", "threshold", "glu", "prelu", "rrelu",
+    # their in-place forms, and the other dropouts
+    "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_", "threshold_", "rrelu_", "dropout1d", "dropout2d",
+    "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     # normalization, distances
     "group_norm", "instance_norm", "rms_norm", "normalize", "cosine_similarity", "pairwise_distance", "bilinear",
     # losses
@@ -138,7 +142,6 @@ def _legacy_reduction(size_average, reduce, reduction: str) -> str:
     """PyTorch's deprecated ``size_average`` / ``reduce`` arguments, mapped to ``reduction`` (with its warning)."""
     if size_average is None and reduce is None:
         return reduction
-    import warnings
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = "none" if not reduce else "mean" if size_average else "sum"
@@ -177,10 +180,20 @@ def _same_shape(input, target, fn: str) -> None:
 
 
 # ---- activations (the Tensor methods, in functional spelling) -------------------------------------
-# ``inplace=True`` is accepted wherever torch has it and gives the same values, computed out of place: the
-# result is a new tensor and the input is left as it was (write ``x = F.relu(x, inplace=True)``, as usual).
+# ``inplace=True`` writes the result into ``input`` and returns ``input`` itself, as torch: through the Tensor's own
+# in-place machinery (``InplaceMixin._inplace``: the checks on leaves and aliasing, a version bump, the history moved
+# onto ``input``). The ``*_`` functions are the same writes under torch's names.
+def _write(input: Tensor, op: str, fn) -> Tensor:
+    """``fn(input)`` written into ``input`` as the in-place op ``op``; returns ``input``."""
+    return input._inplace(op, _call_on, fn)
+
+
+def _call_on(x: Tensor, fn) -> Tensor:
+    return fn(x)
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return input.relu()
+    return input.relu_() if inplace else input.relu()
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -189,7 +202,15 @@ def relu_(input: Tensor) -> Tensor:
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return input.leaky_relu(negative_slope)
+    if not inplace:
+        return input.leaky_relu(negative_slope)
+    _float_only(input, "leaky_relu")
+    return _write(input, "leaky_relu_", lambda x: NX.LeakyReluInplace.apply(x, negative_slope))
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``leaky_relu`` written into ``input``, as ``torch.nn.functional.leaky_relu_``."""
+    return leaky_relu(input, negative_slope, True)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -197,7 +218,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    return input.silu()
+    if not inplace:
+        return input.silu()
+    _float_only(input, "silu")
+    return _write(input, "silu_", Tensor.silu)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -213,13 +237,20 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return input.elu(alpha)
+    if not inplace:
+        return input.elu(alpha)
+    _float_only(input, "elu")
+    return _write(input, "elu_", lambda x: NX.EluInplace.apply(x, alpha, 1.0, 1.0))
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``elu`` written into ``input``, as ``torch.nn.functional.elu_``."""
+    return elu(input, alpha, True)
 
 
 def _softmax_dim(input: Tensor, dim, fn: str) -> int:
     _check_tensor(input, fn)
     if dim is None:
-        import warnings
         warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call to include dim=X "
                       f"as an argument.", UserWarning, stacklevel=3)
         return 0 if input.ndim in (0, 1, 3) else 1  # PyTorch's legacy rule for dim=None
@@ -254,26 +285,41 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     _check_tensor(input, "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return _write(input, "hardtanh_", lambda x: _hardtanh(x, min_val, max_val))
+    return _hardtanh(input, min_val, max_val)
+
+
+def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
     if not input.dtype.is_floating_point:
         return input.clamp(min_val, max_val).to(input.dtype)
     return NX.Hardtanh.apply(input, min_val, max_val)
 
 
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``hardtanh`` written into ``input``, as ``torch.nn.functional.hardtanh_``."""
+    return hardtanh(input, min_val, max_val, True)
+
+
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(0, x), 6)``."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between."""
     _float_only(input, "hardsigmoid")
-    return NX.Hardsigmoid.apply(input)
+    return _write(input, "hardsigmoid_", NX.Hardsigmoid.apply) if inplace else NX.Hardsigmoid.apply(input)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6`` (MobileNetV3)."""
     _float_only(input, "hardswish")
-    return input * NX.Hardtanh.apply(input + 3.0, 0.0, 6.0) / 6.0
+    return _write(input, "hardswish_", _hardswish) if inplace else _hardswish(input)
+
+
+def _hardswish(x: Tensor) -> Tensor:
+    return x * NX.Hardtanh.apply(x + 3.0, 0.0, 6.0) / 6.0
 
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -282,7 +328,14 @@ _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalizing constants of Klambauer et al."""
     _float_only(input, "selu")
+    if inplace:
+        return _write(input, "selu_", lambda x: NX.EluInplace.apply(x, _SELU_ALPHA, _SELU_SCALE, 1.0))
     return input.elu(_SELU_ALPHA) * _SELU_SCALE
+
+
+def selu_(input: Tensor) -> Tensor:
+    """``selu`` written into ``input``, as ``torch.nn.functional.selu_``."""
+    return selu(input, True)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -290,13 +343,47 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _float_only(input, "celu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
+    if inplace:
+        return _write(input, "celu_", lambda x: NX.EluInplace.apply(x, float(alpha), 1.0, 1.0 / alpha))
     return NX.Celu.apply(input, float(alpha))
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``celu`` written into ``input``, as ``torch.nn.functional.celu_``."""
+    return celu(input, alpha, True)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
     _float_only(input, "mish")
-    return input * input.softplus(1.0, 20.0).tanh()
+    return _write(input, "mish_", _mish) if inplace else _mish(input)
+
+
+def _mish(x: Tensor) -> Tensor:
+    return x * x.softplus(1.0, 20.0).tanh()
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: ``x`` where positive, else ``x * r``; in training ``r`` is drawn from U(lower, upper)
+    for each element (from the seedable generator), in eval it is the mean slope ``(lower + upper) / 2``."""
+    _float_only(input, "rrelu")
+    if lower > upper:
+        raise RuntimeError(f"rrelu: lower bound should be less than or equal to the upper bound, got lower={lower} "
+                           f"and upper={upper}")
+    if not training:  # (as torch: leaky_relu with the mean slope, its in-place form keeping its output)
+        slope = (lower + upper) / 2
+        if inplace:
+            return _write(input, "rrelu_", lambda x: NX.LeakyReluInplace.apply(x, slope))
+        return input.leaky_relu(slope)
+    with grad_mode.no_grad():  # the slopes: 1 where x > 0 (x kept), r elsewhere; they are also the gradient
+        noise = where(input > 0, 1.0, input.new_empty(input.shape).uniform_(lower, upper))
+    return _write(input, "rrelu_", lambda x: x * noise) if inplace else input * noise
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """``rrelu`` written into ``input``, as ``torch.nn.functional.rrelu_``."""
+    return rrelu(input, lower, upper, training, True)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -334,7 +421,15 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value``."""
     _check_tensor(input, "threshold")
+    if inplace:
+        return _write(input, "threshold_", lambda x: NX.Threshold.apply(x, threshold, value))
     return NX.Threshold.apply(input, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``threshold`` written into ``input``, as ``torch.nn.functional.threshold_``."""
+    _check_tensor(input, "threshold_")
+    return _write(input, "threshold_", lambda x: NX.Threshold.apply(x, threshold, value))
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -370,25 +465,52 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 # ---- layers -----------------------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias`` with weight of shape (out_features, in_features)."""
+    """``input @ weight.T + bias`` with weight of shape (out_features, in_features); a 1-D weight (in_features,)
+    gives ``input @ weight``, the last dim summed away (as torch)."""
     _check_tensor(input, "linear")
+    _check_tensor(weight, "linear", "weight")
     xs, ws = input._x.shape, weight._x.shape  # (the plain tuples: this runs once per layer per step)
-    if len(ws) != 2 or (xs and xs[-1] != ws[1]):
-        raise RuntimeError(f"linear: input of shape {xs} has {xs[-1] if xs else 0} features but weight of shape "
-                           f"{ws} expects {ws[-1]} (the last dim of the input must equal in_features)")
+    if not xs or not ws:
+        raise RuntimeError(f"linear: both arguments need to be at least 1-D, but the input has shape {xs} and the "
+                           f"weight {ws}")
+    if len(ws) > 2:
+        raise RuntimeError(f"linear: the weight must be 2-D (out_features, in_features) or 1-D (in_features,), got "
+                           f"shape {ws}")
+    if xs[-1] != ws[-1]:
+        raise RuntimeError(f"linear: input of shape {xs} has {xs[-1]} features but weight of shape {ws} expects "
+                           f"{ws[-1]} (the last dim of the input must equal in_features)")
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"linear: expected the input and the weight to have the same dtype, but got "
                            f"{input.dtype.name} != {weight.dtype.name} (as torch; convert one with .to())")
+    if len(ws) == 1:
+        return _linear_1d(input, weight, bias)
     bs = None if bias is None else bias._x.shape
     if bs is not None and bs not in ((ws[0],), ()):
         raise RuntimeError(f"linear: the bias has shape {bs} but the weight has {ws[0]} output features; expected "
                            f"a bias of shape ({ws[0]},)")
-    if not xs or (bs is not None and (bias.dtype is not weight.dtype or bs != (ws[0],))):
+    if bs is not None and (bias.dtype is not weight.dtype or bs != (ws[0],)):
         out = input @ weight.T  # the general path: promotion, broadcasting, and their errors
         return out if bias is None else out + bias
     if input.ndim == 1:
         return N.Linear.apply(input.unsqueeze(0), weight, bias).squeeze(0)
     return N.Linear.apply(input, weight, bias)
+
+
+def _linear_1d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``input @ weight`` (shape ``input.shape[:-1]``) plus a bias that broadcasts to that shape."""
+    out = input @ weight
+    if bias is None:
+        return out
+    _check_tensor(bias, "linear", "bias")
+    try:
+        ok = broadcast_shapes(out._x.shape, bias._x.shape) == out._x.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"linear: with a 1-D weight the output has shape {out.shape}, and the bias of shape "
+                           f"{bias.shape} does not broadcast to it; expected a bias of that shape or one that "
+                           f"broadcasts to it (a single value: shape ())")
+    return out + bias
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
@@ -398,18 +520,119 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     The mask comes from the seedable generator, so ``tl.manual_seed`` (and gradient checkpointing,
     which restores the generator's state) reproduces it exactly.
     """
-    _check_tensor(input, "dropout")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if inplace:
-        raise NotImplementedError("dropout(inplace=True) is not supported; use the out-of-place form")
+    _check_dropout(input, p, "dropout")
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return _write(input, "dropout_", _times_zero) if inplace else _times_zero(input)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"dropout: expected a floating point input, got {input.dtype.name}")
-    return N.Dropout.apply(input, float(p), generator or default_generator)
+    gen = generator or default_generator
+    if inplace:
+        return _write(input, "dropout_", lambda x: N.Dropout.apply(x, float(p), gen))
+    return N.Dropout.apply(input, float(p), gen)
+
+
+def _check_dropout(input, p: float, fn: str) -> None:
+    _check_tensor(input, fn)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _times_zero(x: Tensor) -> Tensor:
+    """``p == 1``: everything dropped, as torch computes it (a product, so NaN and inf give NaN; dtype kept)."""
+    return x * 0
+
+
+_ALPHA_DROPOUT = 1.7580993408473766  # -SELU's negative saturation, scale * alpha: what a dropped unit is set to
+
+
+def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, fn: str, *, feature: bool,
+                  alpha: bool, batched: bool = True) -> Tensor:
+    """torch's ``_dropout_impl``: one keep/drop draw per element, or per channel (``feature``: a (N, C, 1, ...)
+    mask; ``batched=False``: a (C, 1, ...) one). Kept values are scaled by 1/(1-p); with ``alpha`` the result is
+    ``a * (x * keep + s * (keep - 1)) + a * s * p`` (``s`` = SELU's saturation, ``a`` chosen so that a SELU
+    network keeps zero mean and unit variance)."""
+    _check_dropout(input, p, fn)
+    if p == 0.0 or not training or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return _write(input, fn + "_", _times_zero) if inplace else _times_zero(input)
+    if feature and input.ndim < 2:
+        raise RuntimeError(f"{fn}: feature dropout requires at least 2 dimensions in the input (N, C, ...), got "
+                           f"shape {input.shape}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{fn}: expected a floating point input, got {input.dtype.name}")
+    shape = input.shape if not feature else (input.shape[:2] if batched else input.shape[:1])
+    shape = tuple(shape) + (1,) * (input.ndim - len(shape))
+    with grad_mode.no_grad():
+        keep = input.new_empty(shape).bernoulli_(1 - p)
+        if alpha:
+            a = 1.0 / math.sqrt((_ALPHA_DROPOUT * _ALPHA_DROPOUT * p + 1) * (1 - p))
+            shift = (keep - 1) * (_ALPHA_DROPOUT * a) + _ALPHA_DROPOUT * a * p
+            scale = keep * a
+        else:
+            scale = keep / (1 - p)
+    if not alpha:
+        return _write(input, fn + "_", lambda x: x * scale) if inplace else input * scale
+    if inplace:  # (two writes, as torch's input.mul_(noise).add_(b))
+        return input.mul_(scale).add_(shift)
+    return input * scale + shift
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of a (N, C, L) or (C, L) input with probability ``p``; the rest scaled by 1/(1-p)."""
+    _check_dropout(input, p, "dropout1d")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           f"dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           f"channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _dropout_impl(input, p, training, inplace, "dropout1d", feature=True, alpha=False,
+                         batched=input.ndim == 3)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of a (N, C, H, W) input with probability ``p``; the rest scaled by 1/(1-p). A 3-D
+    input is taken as (N, C, L), with torch's warning."""
+    _check_dropout(input, p, "dropout2d")
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      f"in an error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      f"inputs).", UserWarning, stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", UserWarning, stacklevel=2)
+    return _dropout_impl(input, p, training, inplace, "dropout2d", feature=True, alpha=False)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of a (N, C, D, H, W) or (C, D, H, W) input with probability ``p``; the rest scaled by
+    1/(1-p)."""
+    _check_dropout(input, p, "dropout3d")
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
+                      f"in an error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                      f"inputs).", UserWarning, stacklevel=2)
+    return _dropout_impl(input, p, training, inplace, "dropout3d", feature=True, alpha=False,
+                         batched=input.ndim == 5)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks: dropped units take SELU's saturation value and the result is rescaled so that
+    the mean and variance stay what they were (Klambauer et al.)."""
+    return _dropout_impl(input, p, training, inplace, "alpha_dropout", feature=False, alpha=True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """``alpha_dropout`` of whole channels (dim 1 of an (N, C, ...) input)."""
+    return _dropout_impl(input, p, training, inplace, "feature_alpha_dropout", feature=True, alpha=True)
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -948,7 +1171,6 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     if reduction not in _REDUCTIONS + ("batchmean",):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if reduction == "mean":
-        import warnings
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",

