@@ -64,7 +64,7 @@ for name in $(PY_NAMES); do \
     if [ "$$minor" -ge 11 ] && [ "$$minor" -gt "$$best_minor" ]; then best=$$name; best_minor=$$minor; fi; \
 done; \
 if [ -z "$$best" ]; then \
-    echo "make: tinygrad_like needs Python 3.11 or newer, and the PATH has$${seen:- no python3 at all}$${seen:+:$$seen}." >&2; \
+    echo "make: tinygrad_like needs Python 3.11 or newer, and the PATH has$${seen:+:}$${seen:- no python3 at all}." >&2; \
     echo "      Install one (python.org, 'apt install python3.12', 'brew install python@3.13', 'pyenv install 3.12')" \
          "or name it: make PY=/path/to/python3.12" >&2; \
     exit 1; \
@@ -80,7 +80,7 @@ which-python:  ## the interpreter a new $(VENV) would be made with
 # packaging files change.
 $(STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || { py=$$($(if $(PY),echo "$(PY)",$(FIND_PY))) || exit 1; \
-	    echo "creating $(VENV) with $$py ($$($$py --version 2>&1))"; $$py -m venv $(VENV); }
+	    echo "creating $(VENV) with $$py ($$("$$py" --version 2>&1))"; "$$py" -m venv $(VENV); }
 	$(BIN)/python -m pip install --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install -e '.[dev,notebook]'
 	touch $@

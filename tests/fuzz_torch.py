@@ -10,7 +10,7 @@ of everything that requires grad is backpropagated and every leaf's gradient com
     python tests/fuzz_torch.py --programs 50000 --seed 100000   # what ``make fuzz`` runs (a long slice)
 
 ``make fuzz FUZZ_PROGRAMS=... FUZZ_SEED=...`` changes the slice (the Makefile's defaults are the two numbers above;
-``tests/test_fuzz_torch.py`` checks that the two agree). ``make test`` runs the bounded slice of seeds 0-1999
+``tests/test_makefile.py`` checks that the two agree). ``make test`` runs the bounded slice of seeds 0-1999
 (``tests/test_fuzz_torch.py``). A failure prints the program, so a
 finding becomes a named regression test.
 """

@@ -83,7 +83,7 @@ def _torch_missing() -> str | None:
 
 
 # ---- the pytest hooks (tests/conftest.py loads this module as a plugin) ------------------------------------------
-_skips: Counter = Counter()  # (tool name or None, short reason) -> count
+_skips: Counter = Counter()  # (tool name or None, short reason, "test" or "module") -> count
 
 
 def pytest_configure(config) -> None:
@@ -99,11 +99,20 @@ def _reason(report) -> str:
     return reason.removeprefix("Skipped: ")
 
 
+def _count(reason: str, unit: str) -> None:
+    tool = classify(reason)
+    _skips[(tool.name if tool else None, reason if tool is None else _short(reason), unit)] += 1
+
+
 def pytest_runtest_logreport(report) -> None:
     if report.skipped and not hasattr(report, "wasxfail"):
-        reason = _reason(report)
-        tool = classify(reason)
-        _skips[(tool.name if tool else None, reason if tool is None else _short(reason))] += 1
+        _count(_reason(report), "test")
+
+
+def pytest_collectreport(report) -> None:
+    """A module that skips as a whole (a module-level ``importorskip``) is reported here, not per test."""
+    if report.skipped:
+        _count(_reason(report), "module")
 
 
 def _short(reason: str) -> str:
@@ -118,14 +127,19 @@ def _failing() -> Counter:
                     if k[0] is not None and not (hidden and k[0] == TOOLS[0].name)})
 
 
+def _many(n: int, unit: str) -> str:
+    return f"{n:,} {unit}{'s' if n != 1 else ''}"
+
+
 def summary_lines(skips: Counter, step: str) -> list[str]:
-    """One plain line per kind of skip: '412 tests skipped in main: nvcc not found (install ...)'."""
+    """One plain line per kind of skip, e.g. '412 tests skipped in main: nvcc missing: nvcc not found -- install
+    the CUDA toolkit and put nvcc on PATH' (no install hint where the oracle is hidden on purpose)."""
     install = {t.name: t.install for t in TOOLS}
     lines = []
-    for (tool, reason), n in sorted(skips.items(), key=lambda kv: (-kv[1], str(kv[0]))):
+    for (tool, reason, unit), n in sorted(skips.items(), key=lambda kv: (-kv[1], str(kv[0]))):
         what = f"{tool} missing: {reason}" if tool else reason
         hint = f" -- {install[tool]}" if tool and not (tool == TOOLS[0].name and step == "without-torch") else ""
-        lines.append(f"{n:,} test{'s' if n != 1 else ''} skipped in {step}: {what}{hint}")
+        lines.append(f"{_many(n, unit)} skipped in {step}: {what}{hint}")
     return lines
 
 
@@ -135,16 +149,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.write_line(line)
     if os.environ.get("TL_TEST_STEP"):  # (make test's steps: recorded for the one-line summary at its end)
         RECORDS.mkdir(parents=True, exist_ok=True)
-        rows = [{"tool": t, "reason": r, "count": n} for (t, r), n in _skips.items()]
+        rows = [{"tool": t, "reason": r, "unit": u, "count": n} for (t, r, u), n in _skips.items()]
         (RECORDS / f"{step}.json").write_text(json.dumps(rows, indent=1))
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
     failing = _failing()
     if in_ci() and failing:
-        names = sorted({tool for tool, _ in failing})
-        sys.stderr.write(f"\nunder CI a skip because a tool is missing fails the run: {sum(failing.values()):,} "
-                         f"tests skipped for want of {', '.join(names)}\n")
+        names = sorted({tool for tool, _, _ in failing})
+        what = ", ".join(_many(sum(n for k, n in failing.items() if k[2] == u), u) for u in ("test", "module")
+                         if any(k[2] == u for k in failing))
+        sys.stderr.write(f"\nunder CI a skip because a tool is missing fails the run: {what} skipped for want of "
+                         f"{', '.join(names)}\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -153,11 +169,13 @@ def one_line(records: dict[str, list[dict]]) -> str:
     """Everything the steps skipped, in one line: tools first, then other reasons, or that nothing was skipped."""
     parts = []
     for step, rows in records.items():
-        for row in sorted(rows, key=lambda r: (r["tool"] is None, -r["count"])):
+        merged: Counter = Counter()  # (the oracle's several reasons read as one where it is hidden on purpose)
+        for row in sorted(rows, key=lambda r: (r["tool"] is None, r["unit"] == "module", -r["count"])):
             on_purpose = step == "without-torch" and row["tool"] == TOOLS[0].name
             why = ("PyTorch hidden on purpose" if on_purpose else
                    f"{row['tool']} missing ({row['reason']})" if row["tool"] else row["reason"])
-            parts.append(f"{row['count']:,} in {step}: {why}")
+            merged[(why, row["unit"])] += row["count"]
+        parts += [f"{_many(n, unit)} in {step}: {why}" for (why, unit), n in merged.items()]
     return "make test: skipped " + "; ".join(parts) if parts else "make test: nothing skipped"
 
 

@@ -62,6 +62,7 @@ def test_pytest_s_own_importorskip_message_is_read():
 
 def _child(tmp_path: Path, body: str, *, ci: bool, no_torch: bool = False, step: str | None = None):
     (tmp_path / "test_child.py").write_text("import pytest\n\n" + body)
+    (tmp_path / "test_other.py").write_text("def test_that_runs():\n    pass\n")  # (so a run is never empty)
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "TL_TEST_STEP", "PYTEST_ADDOPTS")}
     env["PYTHONPATH"] = str(HERE)
     env["TL_SKIP_RECORDS"] = str(tmp_path / "records")
@@ -90,6 +91,20 @@ def test_a_missing_tool_is_a_visible_skip_outside_ci(tmp_path):
     assert "1 test skipped in pytest: nvcc missing: nvcc not found -- install the CUDA toolkit" in p.stdout
 
 
+MODULE_SKIP = "pytest.importorskip('no_such_package_anywhere')\n\ndef test_a():\n    pass\n\ndef test_b():\n    pass\n"
+
+
+def test_a_module_that_skips_whole_for_want_of_a_package_fails_under_ci_and_is_counted_outside(tmp_path):
+    p = _child(tmp_path, MODULE_SKIP, ci=True)
+    assert p.returncode == pytest.ExitCode.TESTS_FAILED, p.stdout + p.stderr
+    assert "1 module skipped for want of a Python package" in p.stderr
+    p = _child(tmp_path, MODULE_SKIP, ci=False, step="main")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "1 module skipped in main: a Python package missing: could not import 'no_such_package_anywhere'" in p.stdout
+    rows = json.loads((tmp_path / "records" / "main.json").read_text())
+    assert [(r["tool"], r["unit"], r["count"]) for r in rows] == [("a Python package", "module", 1)]
+
+
 def test_a_skip_that_is_not_about_a_tool_passes_under_ci(tmp_path):
     p = _child(tmp_path, GPU_SKIP, ci=True)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -115,25 +130,29 @@ def test_each_step_records_its_skips_for_make_test_s_last_line(tmp_path):
     p = _child(tmp_path, NVCC_SKIP + GPU_SKIP, ci=False, step="main")
     assert p.returncode == 0, p.stdout + p.stderr
     rows = json.loads((tmp_path / "records" / "main.json").read_text())
-    assert sorted((str(r["tool"]), r["count"]) for r in rows) == [("None", 1), ("nvcc", 1)]
+    assert sorted((str(r["tool"]), r["unit"], r["count"]) for r in rows) == [("None", "test", 1), ("nvcc", "test", 1)]
     last = subprocess.run([sys.executable, str(HERE / "skip_policy.py")], capture_output=True, text=True,
                           env={**os.environ, "TL_SKIP_RECORDS": str(tmp_path / "records")}, timeout=60)
-    assert last.stdout == ("make test: skipped 1 in main: nvcc missing (nvcc not found); "
-                           "1 in main: needs an NVIDIA GPU\n")
+    assert last.stdout == ("make test: skipped 1 test in main: nvcc missing (nvcc not found); "
+                           "1 test in main: needs an NVIDIA GPU\n")
 
 
 def test_make_test_s_last_line():
     assert one_line({}) == "make test: nothing skipped"
     line = one_line({
-        "main": [{"tool": "nvcc", "reason": "nvcc not found", "count": 412},
-                 {"tool": None, "reason": "CUDA is available on this machine", "count": 2}],
-        "without-torch": [{"tool": TOOLS[0].name, "reason": "needs PyTorch", "count": 1309}],
+        "main": [{"tool": "nvcc", "reason": "nvcc not found", "unit": "test", "count": 412},
+                 {"tool": None, "reason": "CUDA is available on this machine", "unit": "test", "count": 2}],
+        "without-torch": [{"tool": TOOLS[0].name, "reason": "needs PyTorch", "unit": "test", "count": 1300},
+                          {"tool": TOOLS[0].name, "reason": "could not import 'torch'", "unit": "module", "count": 34},
+                          {"tool": TOOLS[0].name, "reason": "PyTorch (the test oracle)", "unit": "test", "count": 9}],
     })
-    assert line == ("make test: skipped 412 in main: nvcc missing (nvcc not found); "
-                    "2 in main: CUDA is available on this machine; 1,309 in without-torch: PyTorch hidden on purpose")
+    assert line == ("make test: skipped 412 tests in main: nvcc missing (nvcc not found); "
+                    "2 tests in main: CUDA is available on this machine; "
+                    "1,309 tests in without-torch: PyTorch hidden on purpose; "
+                    "34 modules in without-torch: PyTorch hidden on purpose")
 
 
 def test_summary_lines_give_the_install_hint_except_where_torch_is_hidden_on_purpose():
-    skips = Counter({(TOOLS[0].name, "needs PyTorch"): 3})
+    skips = Counter({(TOOLS[0].name, "needs PyTorch", "test"): 3})
     assert "pip install" in summary_lines(skips, "main")[0]
     assert "pip install" not in summary_lines(skips, "without-torch")[0]

@@ -390,6 +390,12 @@ def test_random_dropouts_have_torchs_structure_and_gradient(name):
             np.testing.assert_allclose(out, arr * g, rtol=1e-12)
             continue
         np.testing.assert_allclose(g, _scale_of(name, out, arr), rtol=1e-12, atol=1e-12, err_msg=lib)
+        if "alpha" not in name:  # each factor is 0 (dropped) or 1/(1-p) (kept), about 1-p of them kept
+            factors = np.unique(np.round(g, 12))
+            assert set(factors) <= {0.0, round(1 / 0.6, 12)} and len(factors) == 2, (lib, factors)
+            units = g.reshape(shape[:1 if name == "dropout1d_unbatched" else 2] + (-1,))[..., 0] if per == "channel" \
+                else g
+            assert abs(np.mean(units != 0) - 0.6) < 0.25, (lib, np.mean(units != 0))
         if per == "channel":  # one draw per (sample, channel): the gradient is constant over the rest
             lead = 1 if name == "dropout1d_unbatched" else 2
             g2 = g.reshape(shape[:lead] + (-1,))
@@ -817,3 +823,44 @@ def test_a_loader_without_worker_init_fn_draws_nothing_from_the_generator():
         loader = tl.utils.data.DataLoader(Numbers(8), batch_size=8, shuffle=True, num_workers=nw)
         orders.append([b.tolist() for b in loader])
     assert orders[0] == orders[1]
+
+
+def test_worker_init_fn_leaves_the_shuffle_order_as_without_workers():
+    """Turning on workers is a speed setting: the seeded order of the data must not move (the workers' seeds are
+    read off the generator's state, not drawn from it)."""
+    def order(**kw):
+        tl.manual_seed(1)
+        loader = tl.utils.data.DataLoader(tl.utils.data.TensorDataset(tl.arange(8)), batch_size=8, shuffle=True, **kw)
+        return [b.tolist() for _ in range(2) for (b,) in loader]
+
+    plain = order()
+    assert order(num_workers=2, worker_init_fn=lambda i: None) == plain
+    assert order(num_workers=2, worker_init_fn=lambda i: None, persistent_workers=True) == plain
+
+
+@pytest.mark.parametrize("value", [1, 1.0, None, 0])
+def test_requires_grad_takes_only_a_bool_like_torch(value):
+    for lib in (tl, torch):
+        t = lib.zeros(2)
+        with pytest.raises(RuntimeError, match="requires_grad must be a bool"):
+            t.requires_grad = value
+        with pytest.raises(TypeError, match="must be bool"):
+            t.requires_grad_(value)
+        assert t.requires_grad is False
+
+
+@pytest.mark.parametrize("xs, bs", [((3,), (1,)), ((2, 3), (1,)), ((2, 3), (2, 4)), ((2, 3), (1, 4)),
+                                    ((2, 3), (2, 1)), ((5, 2, 3), (2, 4)), ((5, 2, 3), (5, 2, 4)), ((5, 2, 3), (1,))])
+def test_linear_with_a_2d_weight_adds_a_bias_that_broadcasts_like_torch(xs, bs):
+    rng = np.random.default_rng(5)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal((4, 3)), rng.standard_normal(bs)
+    got = [lib.nn.functional.linear(*(lib.tensor(a, requires_grad=True) for a in (x, w, b))) for lib in (tl, torch)]
+    np.testing.assert_allclose(got[0].detach().numpy(), got[1].detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("xs, bs", [((2, 3), (3,)), ((2, 3), (5, 2, 4)), ((3,), (2, 4))])
+def test_linear_with_a_2d_weight_refuses_a_bias_that_does_not_broadcast_like_torch(xs, bs):
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.linear(torch.zeros(xs), torch.zeros(4, 3), torch.zeros(bs))
+    with pytest.raises(RuntimeError, match=r"linear: the bias has shape .* expected a bias of shape \(4,\)"):
+        tl.nn.functional.linear(tl.zeros(xs), tl.zeros(4, 3), tl.zeros(bs))

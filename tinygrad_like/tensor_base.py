@@ -110,6 +110,8 @@ class TensorBase:
 
     # ---- metadata ----------------------------------------------------------------------------
     def _set_requires_grad(self, requires_grad: bool) -> None:
+        if not isinstance(requires_grad, bool):  # (torch's words; 1, 1.0 and None are refused too)
+            raise RuntimeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
         if self.grad_fn is not None and requires_grad:  # (torch refuses any setting on a non-leaf, this one too)
             raise RuntimeError(f"you can only change requires_grad flags of leaf variables. This tensor is computed "
                                f"(by {self.grad_fn.name}) and requires grad already: leave the flag as it is")
@@ -360,6 +362,9 @@ class TensorBase:
         return self
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type(requires_grad).__name__}")
         _check_requires_grad(self, requires_grad)
         self._requires_grad = bool(requires_grad)
         return self

@@ -230,6 +230,7 @@ def _keep_self_as_output(node, t: Tensor) -> None:
     that output, at its version after the write. As in torch, where the output of ``x.exp_()`` *is* ``x``, a later
     write to ``t`` then fails the backward that reads it; and the separate result is not held any longer."""
     alias = _alias(t)  # detached, same storage and version counter (no cycle t -> node -> t)
+    assert node.saved and node.saved[-1] is not None, f"{node.name} keeps its output but saved none"
     node.saved = (*node.saved[:-1], alias)  # (apply appended the output last)
     node.saved_versions = (*node.saved_versions[:-1], t._storage.version)
 

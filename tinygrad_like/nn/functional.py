@@ -366,7 +366,9 @@ def _mish(x: Tensor) -> Tensor:
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: ``x`` where positive, else ``x * r``; in training ``r`` is drawn from U(lower, upper)
-    for each element (from the seedable generator), in eval it is the mean slope ``(lower + upper) / 2``."""
+    for each element (from the seedable generator), in eval it is the mean slope ``(lower + upper) / 2``.
+    (In training with ``inplace=True`` the node keeps the slopes, not its output: a later write to the result does
+    not fail the backward here, where torch's, which keeps the output, refuses it.)"""
     _float_only(input, "rrelu")
     if lower > upper:
         raise RuntimeError(f"rrelu: lower bound should be less than or equal to the upper bound, got lower={lower} "
@@ -466,7 +468,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 # ---- layers -----------------------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with weight of shape (out_features, in_features); a 1-D weight (in_features,)
-    gives ``input @ weight``, the last dim summed away (as torch)."""
+    gives ``input @ weight``, the last dim summed away, as torch. The bias is usually (out_features,); any bias that
+    broadcasts to the output shape is added (torch refuses a few of those on its fused paths, e.g. a bias with a
+    1-D weight and a 2-D input)."""
     _check_tensor(input, "linear")
     _check_tensor(weight, "linear", "weight")
     xs, ws = input._x.shape, weight._x.shape  # (the plain tuples: this runs once per layer per step)
@@ -485,9 +489,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if len(ws) == 1:
         return _linear_1d(input, weight, bias)
     bs = None if bias is None else bias._x.shape
-    if bs is not None and bs not in ((ws[0],), ()):
+    if bs is not None and bs not in ((ws[0],), ()) and not _broadcasts_to(bs, xs[:-1] + ws[:1]):
         raise RuntimeError(f"linear: the bias has shape {bs} but the weight has {ws[0]} output features; expected "
-                           f"a bias of shape ({ws[0]},)")
+                           f"a bias of shape ({ws[0]},) (or one that broadcasts to the output's {xs[:-1] + ws[:1]})")
     if bs is not None and (bias.dtype is not weight.dtype or bs != (ws[0],)):
         out = input @ weight.T  # the general path: promotion, broadcasting, and their errors
         return out if bias is None else out + bias
@@ -496,17 +500,21 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return N.Linear.apply(input, weight, bias)
 
 
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """``shape`` broadcasts to ``target`` without changing it (what adding a bias may do to an output)."""
+    try:
+        return broadcast_shapes(target, shape) == tuple(target)
+    except ValueError:
+        return False
+
+
 def _linear_1d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """``input @ weight`` (shape ``input.shape[:-1]``) plus a bias that broadcasts to that shape."""
     out = input @ weight
     if bias is None:
         return out
     _check_tensor(bias, "linear", "bias")
-    try:
-        ok = broadcast_shapes(out._x.shape, bias._x.shape) == out._x.shape
-    except ValueError:
-        ok = False
-    if not ok:
+    if not _broadcasts_to(bias._x.shape, out._x.shape):
         raise RuntimeError(f"linear: with a 1-D weight the output has shape {out.shape}, and the bias of shape "
                            f"{bias.shape} does not broadcast to it; expected a bias of that shape or one that "
                            f"broadcasts to it (a single value: shape ())")

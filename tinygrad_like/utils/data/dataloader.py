@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -73,7 +74,7 @@ class DataLoader:
     itself by ``get_worker_info()`` sees None and yields everything). What torch does when it starts its workers
     is kept: with ``num_workers > 0``, ``iter(loader)`` calls ``worker_init_fn(i)`` for each worker id ``i`` in
     turn (once per epoch; once in all with ``persistent_workers``), with ``get_worker_info()`` answering inside it
-    (each worker gets its own shallow copy of the dataset, and a seed: a base drawn per epoch from ``generator``
+    (each worker gets its own shallow copy of the dataset, and a seed: a base read per epoch off ``generator``
     or the default generator, plus ``i``). Nothing is reseeded: the calls run in this process, so what the
     function seeds or sets globally, it sets here. Extra (ours): ``progress=True`` shows a tqdm bar labelled
     ``desc``.
@@ -177,7 +178,7 @@ class DataLoader:
         self.collate_fn = collate_fn
         self._user_collate = collate_fn not in (default_collate, default_convert)
         self._progress_bar = _tqdm() if self.progress else None  # fail now, not in the middle of training
-        self._workers_started = False
+        self._workers_started = 0  # (how many times: each start's seeds differ)
 
     def __len__(self) -> int:
         """Number of batches per epoch (for an IterableDataset: from its ``__len__``, if it has one)."""
@@ -215,13 +216,13 @@ class DataLoader:
     def _start_workers(self) -> None:
         """What torch's worker processes do when they start, here in turn: ``worker_init_fn(id)`` with
         ``get_worker_info()`` set for that worker. (A loader without one has nothing to run, and draws no seed.)"""
-        self._workers_started = True
+        self._workers_started += 1
         fn = self.worker_init_fn
         if fn is None:
             return
         global _worker_info
         gen = self.generator if self.generator is not None else _random.default_generator
-        base = int(gen.np_generator().integers(0, 1 << 63, dtype=np.int64))  # (torch: an int64 drawn per epoch)
+        base = _peek_seed(gen, self._workers_started)
         for i in range(self.num_workers):
             _worker_info = WorkerInfo(i, self.num_workers, base + i, _copy_of(self.dataset))
             try:
@@ -265,6 +266,14 @@ class DataLoader:
             return
         for idx in idx_batches:
             yield collate(self._fetch(idx))
+
+
+def _peek_seed(gen: Generator, start: int) -> int:
+    """The workers' base seed: torch draws an int64 from the generator per epoch; here it is read off the generator's
+    state without drawing (a hash of it), so turning workers on leaves the shuffle order as it was, while the seed
+    still follows ``manual_seed``; ``start`` (the loader's count of worker starts) makes each epoch's differ."""
+    digest = hashlib.blake2b(repr((gen.get_state(), start)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1  # (non-negative, 63 bits, as torch's)
 
 
 def _copy_of(dataset: Any) -> Any:
