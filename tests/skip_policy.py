@@ -109,9 +109,14 @@ def pytest_runtest_logreport(report) -> None:
         _count(_reason(report), "test")
 
 
+_skipped_modules: set[str] = set()
+
+
 def pytest_collectreport(report) -> None:
-    """A module that skips as a whole (a module-level ``importorskip``) is reported here, not per test."""
-    if report.skipped:
+    """A module that skips as a whole (a module-level ``importorskip``) is reported here, not per test: once as
+    tests and once as doctests (``--doctest-modules``), so it is counted once per path."""
+    if report.skipped and report.nodeid not in _skipped_modules:
+        _skipped_modules.add(report.nodeid)
         _count(_reason(report), "module")
 
 

@@ -60,17 +60,19 @@ def test_pytest_s_own_importorskip_message_is_read():
     assert classify(importorskip_reason("no_such_package_anywhere")).name == "a Python package"
 
 
-def _child(tmp_path: Path, body: str, *, ci: bool, no_torch: bool = False, step: str | None = None):
+def _child(tmp_path: Path, body: str, *, ci: bool, no_torch: bool = False, step: str | None = None,
+           args: tuple = ()):
     (tmp_path / "test_child.py").write_text("import pytest\n\n" + body)
     (tmp_path / "test_other.py").write_text("def test_that_runs():\n    pass\n")  # (so a run is never empty)
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "TL_TEST_STEP", "PYTEST_ADDOPTS")}
     env["PYTHONPATH"] = str(HERE)
     env["TL_SKIP_RECORDS"] = str(tmp_path / "records")
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # (the installed plugins are not what is tested; a faster start)
     if ci:
         env["CI"] = "true"
     if step:
         env["TL_TEST_STEP"] = step
-    args = ["-p", "skip_policy", "-p", "no:cacheprovider", "-q", str(tmp_path)]
+    args = ["-p", "skip_policy", "-p", "no:cacheprovider", "-q", *args, str(tmp_path)]
     cmd = [sys.executable, "-c", NO_TORCH, *args] if no_torch else [sys.executable, "-m", "pytest", *args]
     return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
@@ -98,7 +100,7 @@ def test_a_module_that_skips_whole_for_want_of_a_package_fails_under_ci_and_is_c
     p = _child(tmp_path, MODULE_SKIP, ci=True)
     assert p.returncode == pytest.ExitCode.TESTS_FAILED, p.stdout + p.stderr
     assert "1 module skipped for want of a Python package" in p.stderr
-    p = _child(tmp_path, MODULE_SKIP, ci=False, step="main")
+    p = _child(tmp_path, MODULE_SKIP, ci=False, step="main", args=("--doctest-modules",))  # (as make test: 2 reports)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "1 module skipped in main: a Python package missing: could not import 'no_such_package_anywhere'" in p.stdout
     rows = json.loads((tmp_path / "records" / "main.json").read_text())
