@@ -18,16 +18,20 @@ from skip_policy import TOOLS, classify, one_line, summary_lines
 
 HERE = Path(__file__).resolve().parent
 
-# a child interpreter in which `import torch` fails, like a machine without PyTorch (not on purpose: no flag)
-NO_TORCH = """
+# a child interpreter in which `import torch` fails, like a machine without PyTorch: not on purpose (no flag), or
+# on purpose, as tests/run_without_torch.py does, so that the other rules are checked the same whether or not the
+# machine running these tests has torch
+RUNNER = """
 import sys, pytest
 class NoTorch:
+    hides_torch_on_purpose = {on_purpose}
     def find_spec(self, name, path=None, target=None):
         if name == "torch" or name.startswith("torch."):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 sys.meta_path.insert(0, NoTorch())
 sys.exit(pytest.main(sys.argv[1:]))
 """
+NO_TORCH, TORCH_NOT_THE_POINT = RUNNER.format(on_purpose=False), RUNNER.format(on_purpose=True)
 
 
 def importorskip_reason(module: str) -> str:
@@ -73,7 +77,7 @@ def _child(tmp_path: Path, body: str, *, ci: bool, no_torch: bool = False, step:
     if step:
         env["TL_TEST_STEP"] = step
     args = ["-p", "skip_policy", "-p", "no:cacheprovider", "-q", *args, str(tmp_path)]
-    cmd = [sys.executable, "-c", NO_TORCH, *args] if no_torch else [sys.executable, "-m", "pytest", *args]
+    cmd = [sys.executable, "-c", NO_TORCH if no_torch else TORCH_NOT_THE_POINT, *args]
     return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 
