@@ -36,7 +36,8 @@ def test_the_core_calls_only_primitives_of_the_table():
     root = Path(tl.__file__).parent
     called = set()
     for f in root.rglob("*.py"):
-        if "backends" not in f.parts:  # (the backends themselves call their own helpers)
+        # (the backends call their own helpers; the views, installed inside the package from a wheel, are not core)
+        if not {"backends", "widgets"} & set(f.relative_to(root).parts):
             called |= set(re.findall(r"\b(?:backend|be)\.([a-z_][a-z_0-9]*)", f.read_text()))
     assert called and sorted(called - set(PRIMITIVES) - ATTRIBUTES) == []
 
