@@ -46,6 +46,7 @@ help:  ## list the targets
 	@echo "make test-browser  only the real-browser test (JupyterLab + Chromium, tests/browser)"
 	@echo "make fuzz       the long differential fuzz against PyTorch (FUZZ_PROGRAMS, FUZZ_SEED)"
 	@echo "make notebooks  re-run the tutorials and save their outputs (what nbval compares against)"
+	@echo "make which-python  the interpreter a new $(VENV) would be made with (PY=... to choose)"
 	@echo "make clean      remove build outputs and caches (keeps $(VENV))"
 	@echo "make distclean  clean, and remove $(VENV) too"
 
