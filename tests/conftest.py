@@ -262,3 +262,16 @@ def pytest_collection_modifyitems(config, items) -> None:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if "torch" in src or any("torch" in repr(v) for v in params.values()):
             item.add_marker(skip)
+
+
+class WrongSquare(tl.autograd.Function):
+    """``x * x`` with a backward 1.5 times its derivative: what a gradient check is there to catch (the tests of
+    ``gradcheck`` and of the conformance table's finite-difference witness both use it)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._x * x._x
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (g * x * 3,)  # should be 2 * x

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from conftest import assert_close, make_array
+from conftest import WrongSquare, assert_close, make_array
 
 import tinygrad_like as tl
 from tinygrad_like.autograd import GradcheckError, gradcheck
@@ -155,16 +155,6 @@ def test_gradcheck_ids_unique() -> None:
 
 def test_gradcheck_catches_a_wrong_gradient() -> None:
     """The witness can fail: a deliberately wrong backward is caught with both Jacobians attached."""
-
-    class WrongSquare(tl.autograd.Function):
-        def forward(self, x):
-            self.save_for_backward(x)
-            return x._x * x._x
-
-        def backward(self, g):
-            (x,) = self.saved_tensors
-            return (g * x * 3,)  # should be 2 * x
-
     x = tl.tensor([[0.5, -1.0, 2.0]], dtype=tl.float64, requires_grad=True)
     with pytest.raises(GradcheckError) as e:
         gradcheck(WrongSquare.apply, (x,))

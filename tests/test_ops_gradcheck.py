@@ -24,7 +24,7 @@ import conformance
 import numpy as np
 import pytest
 from conformance import Case, S, _arrays, _flat
-from conftest import make_array
+from conftest import WrongSquare, make_array
 
 import tinygrad_like as tl
 from tinygrad_like.autograd import GradcheckError
@@ -169,24 +169,12 @@ def test_eps_overrides_name_checked_rows() -> None:
     assert set(EPS) <= {c.id for c in CHECKED}
 
 
-class _WrongSquare(tl.autograd.Function):
-    """``x * x`` with a backward 1.5 times its derivative: what the check is there to catch."""
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        return x._x * x._x
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        return (g * x * 3,)  # should be 2 * x
-
-
 @pytest.mark.parametrize("shape", [(3, 4), (20, 20)], ids=["jacobian", "projection"])
 def test_the_check_catches_a_wrong_gradient(shape) -> None:
     """The witness can fail, on a viewed leaf, whether it checks the Jacobian or a projection of the outputs."""
     spec = S(shape, view="T")
     assert _gradcheck(Case("square", lambda m, x: (x * x + x, x.sum()), (spec,)))
-    assert not _gradcheck(Case("wrong-square", lambda m, x: (_WrongSquare.apply(x) + x, x.sum()), (spec,)),
+    assert not _gradcheck(Case("wrong-square", lambda m, x: (WrongSquare.apply(x) + x, x.sum()), (spec,)),
                           raise_exception=False)
 
 

@@ -599,16 +599,22 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
                          batched=input.ndim == 3)
 
 
+def _warn_unusual_rank(input: Tensor, spatial: int) -> None:
+    """torch's deprecation warning for a ``dropout{spatial}d`` input that is neither batched nor unbatched."""
+    fn, ranks = f"dropout{spatial}d", (spatial + 1, spatial + 2)
+    if input.ndim not in ranks:
+        warnings.warn(f"{fn}: Received a {input.ndim}-D input to {fn}, which is deprecated and will result in an "
+                      f"error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that {fn} exists to provide channel-wise dropout on inputs with "
+                      f"{spatial} spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      f"{ranks[0]}D or {ranks[1]}D inputs).", UserWarning, stacklevel=3)
+
+
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of a (N, C, H, W) input with probability ``p``; the rest scaled by 1/(1-p). A 3-D
     input is taken as (N, C, L), with torch's warning."""
     _check_dropout(input, p, "dropout2d")
-    if input.ndim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
-                      f"in an error in a future release. To retain the behavior and silence this warning, please use "
-                      f"dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
-                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
-                      f"inputs).", UserWarning, stacklevel=2)
+    _warn_unusual_rank(input, 2)
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -622,12 +628,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     """Zero whole channels of a (N, C, D, H, W) or (C, D, H, W) input with probability ``p``; the rest scaled by
     1/(1-p)."""
     _check_dropout(input, p, "dropout3d")
-    if input.ndim not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
-                      f"in an error in a future release. To retain the behavior and silence this warning, please use "
-                      f"dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
-                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
-                      f"inputs).", UserWarning, stacklevel=2)
+    _warn_unusual_rank(input, 3)
     return _dropout_impl(input, p, training, inplace, "dropout3d", feature=True, alpha=False,
                          batched=input.ndim == 5)
 
