@@ -27,7 +27,7 @@ _tuple_new = tuple.__new__
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from .tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 _weakref = weakref.ref
 
@@ -275,7 +275,7 @@ class TensorBase:
         """The elements as NumPy; a CPU tensor shares memory (as in PyTorch). A bfloat16 tensor gives an array of
         ``ml_dtypes.bfloat16`` (where torch raises ``TypeError: Got unsupported ScalarType BFloat16``): NumPy has no
         bfloat16 of its own, and this keeps memory shared; ``.float().numpy()`` gives float32, as in torch."""
-        if self.requires_grad and _grad.enabled and not force:
+        if self.requires_grad and _grad_mode.enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         return self._host()

@@ -44,7 +44,7 @@ from ..tensor_base import TensorBase
 from . import grad_mode
 from .function import Function, _alias, _attach, _edge, _new, _seq
 
-_grad = grad_mode.state
+_grad_mode = grad_mode.state
 
 __all__ = ["FunctionCtx", "once_differentiable"]
 
@@ -90,7 +90,7 @@ class FunctionCtx(Function):
             return tuple(self._to_save)  # (read inside forward itself, before the save was made final)
         saved = Function.saved_tensors.fget(self)
         outs = self._saved_outputs
-        if outs and _grad.enabled:  # a saved output comes back with its history while backward is recorded
+        if outs and _grad_mode.enabled:  # a saved output comes back with its history while backward is recorded
             saved = list(saved)
             for i, node in outs:
                 t = saved[i].detach()
@@ -212,9 +212,9 @@ def ctx_apply(cls, *args, **kwargs):
     is_t = tuple(isinstance(a, TensorBase) for a in args)
     edges = tuple(_edge(a) if t else None for a, t in zip(args, is_t))
     ctx.needs_input_grad = tuple(e is not None for e in edges)
-    recording = _grad.enabled and any(ctx.needs_input_grad)
-    prev = _grad.enabled
-    _grad.enabled = False  # forward runs without recording, as in torch
+    recording = _grad_mode.enabled and any(ctx.needs_input_grad)
+    prev = _grad_mode.enabled
+    _grad_mode.enabled = False  # forward runs without recording, as in torch
     try:
         if _uses_setup_context(cls):
             raw = cls.forward(*args, **kwargs)
@@ -222,7 +222,7 @@ def ctx_apply(cls, *args, **kwargs):
         else:
             raw = cls.forward(ctx, *args, **kwargs)
     finally:
-        _grad.enabled = prev
+        _grad_mode.enabled = prev
     single = not isinstance(raw, tuple)
     outs = [raw] if single else list(raw)
     inputs = {id(a) for a, t in zip(args, is_t) if t}
@@ -294,11 +294,11 @@ def once_differentiable(fn):
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        prev = _grad.enabled
-        _grad.enabled = False
+        prev = _grad_mode.enabled
+        _grad_mode.enabled = False
         try:
             return fn(ctx, *args)
         finally:
-            _grad.enabled = prev
+            _grad_mode.enabled = prev
 
     return wrapper

@@ -17,7 +17,7 @@ from ..sites import context as _context
 from . import grad_mode
 from .function import Function
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 _perf = time.perf_counter
 
@@ -109,7 +109,7 @@ def _accumulate_leaf(leaf, g, owned: set) -> None:
                 g = r
     if g.dtype is not leaf.dtype:  # a leaf's gradient has the leaf's dtype (as in torch), whatever the op gave
         g = g.to(leaf.dtype)
-    recording = _grad.enabled
+    recording = _grad_mode.enabled
     if not recording and (g.grad_fn is not None or g.requires_grad):
         g = g.detach()
     if leaf._grad is None:
@@ -251,30 +251,30 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
     runs and the caller's between nodes (a consumer may run its own code there, or stop half-way).
     """
     state = _Pass(roots, grads, retain_graph, create_graph, capture)
-    prev = _grad.enabled
-    _grad.enabled = create_graph
+    prev = _grad_mode.enabled
+    _grad_mode.enabled = create_graph
     ctx = _context
     outer = ctx.backward
     ctx.backward = True  # (the roots' gradients, e.g. the ones of loss.backward(), are the pass's first kernels)
     try:
         state.deliver_roots()
     finally:
-        _grad.enabled = prev
+        _grad_mode.enabled = prev
         ctx.backward = outer
     for index, node in enumerate(state.nodes):
         watched = events.ACTIVE
         timed = steps or watched
         t0 = _perf() if timed else 0.0
         filled = [] if steps else None
-        prev = _grad.enabled
-        _grad.enabled = create_graph
+        prev = _grad_mode.enabled
+        _grad_mode.enabled = create_graph
         if watched:  # the kernels it launches are reported with this node, as backward
             outer = ctx.node, ctx.backward
             ctx.node, ctx.backward = node, True
         try:
             g, grads_out = state.run(node, filled)
         finally:
-            _grad.enabled = prev
+            _grad_mode.enabled = prev
             if watched:
                 ctx.node, ctx.backward = outer
         seconds = _perf() - t0 if timed else 0.0
@@ -290,8 +290,8 @@ def run_backward(roots, grads, retain_graph: bool = False, create_graph: bool = 
     The same nodes in the same order as :func:`backward_steps`, with grad mode switched once for the pass
     rather than around every node, and a node timed only while an observer listens."""
     state = _Pass(roots, grads, retain_graph, create_graph, capture)
-    prev = _grad.enabled
-    _grad.enabled = create_graph
+    prev = _grad_mode.enabled
+    _grad_mode.enabled = create_graph
     ctx = _context
     outer = ctx.node, ctx.backward
     ctx.backward = True  # (the roots' gradients, e.g. the ones of loss.backward(), are the pass's first kernels)
@@ -312,5 +312,5 @@ def run_backward(roots, grads, retain_graph: bool = False, create_graph: bool = 
             else:
                 run(node, None)
     finally:
-        _grad.enabled = prev
+        _grad_mode.enabled = prev
         ctx.node, ctx.backward = outer

@@ -25,7 +25,7 @@ from ..storage import summarize_writes
 from ..tensor_base import TensorBase
 from . import grad_mode
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 _seq = itertools.count().__next__
@@ -122,7 +122,7 @@ class Function:
             out = r if cls.returns_fresh else _own(r)
         else:
             out = x._wrap(r, x._dev)
-        if not _grad.enabled:
+        if not _grad_mode.enabled:
             return out
         # one edge per input: its node, the leaf itself (which accumulates .grad), or None (no gradient)
         e = x.grad_fn
@@ -206,7 +206,7 @@ class Function:
                 if (0 if st is None else st.version) != self.saved_versions[i]:
                     v = self.saved_versions[i]
                     raise VersionMismatchError(self, i, t, v, t._version, t._storage.bumps_since(v))
-        if type(self).save_output and _grad.enabled:
+        if type(self).save_output and _grad_mode.enabled:
             return (*saved[:-1], self.kept_output(saved[-1]))
         return saved
 
@@ -214,7 +214,7 @@ class Function:
         """This node's own output, kept for backward as a detached alias (see :meth:`apply`), as backward should
         read it: the alias itself in a plain backward; while a backward is recorded (``create_graph``), an alias
         whose history is this node, so that higher derivatives flow through the output as through the op."""
-        if not _grad.enabled:
+        if not _grad_mode.enabled:
             return alias
         out = alias.detach()
         out._requires_grad, out.grad_fn = True, self

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from . import grad_mode
-from .api import grad as _grad
+from .api import grad as autograd_grad
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "vhp", "hvp"]
 
@@ -79,7 +79,7 @@ def _grads(outs: tuple, inputs: tuple, grad_outputs: tuple, create_graph: bool) 
     pairs = [(o, g) for o, g in zip(outs, grad_outputs) if o is not None and o.requires_grad and g is not None]
     if not pairs:
         return (None,) * len(inputs)
-    return _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
+    return autograd_grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
                  create_graph=create_graph, allow_unused=True)
 
 
@@ -147,7 +147,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vect
                                    "not allowed in strict mode.")
             from ..creation import zeros_like
             return tuple(zeros_like(x) for x in xs_p)
-        gs = _grad(o, xs_p, retain_graph=True, create_graph=True, allow_unused=True)
+        gs = autograd_grad(o, xs_p, retain_graph=True, create_graph=True, allow_unused=True)
         out_g = []
         for j, (g, x) in enumerate(zip(gs, xs_p)):
             if g is None:

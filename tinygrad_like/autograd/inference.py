@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from .grad_mode import state as _grad
+from .grad_mode import state as _grad_mode
 
 __all__ = ["inference_mode", "is_inference_mode_enabled"]
 
@@ -49,14 +49,14 @@ class inference_mode:
         self._prev: list[tuple[bool, bool]] = []
 
     def __enter__(self):
-        self._prev.append((_grad.enabled, _state.enabled))
+        self._prev.append((_grad_mode.enabled, _state.enabled))
         if self.mode:
-            _grad.enabled = False
+            _grad_mode.enabled = False
         _state.enabled = self.mode
         return self
 
     def __exit__(self, *exc):
-        _grad.enabled, _state.enabled = self._prev.pop()
+        _grad_mode.enabled, _state.enabled = self._prev.pop()
         return False
 
     def __call__(self, fn):

@@ -19,7 +19,7 @@ from .inplace import _refuse_shared_elements
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 class IndexingMixin:
@@ -55,7 +55,7 @@ class IndexingMixin:
             with grad_mode.no_grad():
                 region = self._lay if advanced else self[idx]._lay
             _refuse_shared_elements(region, "__setitem__")
-        needs_graph = _grad.enabled and (self.requires_grad or
+        needs_graph = _grad_mode.enabled and (self.requires_grad or
                                               (isinstance(value, TensorBase) and value.requires_grad))
         overlapping = self._lay is not None and any(s == 0 and n > 1 for n, s in zip(self._lay.shape,
                                                                                      self._lay.strides))

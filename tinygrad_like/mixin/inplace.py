@@ -18,7 +18,7 @@ from ..tensor_base import TensorBase
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 class InplaceMixin:
@@ -28,12 +28,12 @@ class InplaceMixin:
 
     # ---- in-place ----------------------------------------------------------------------------
     def _check_inplace(self, op: str, overlap_ok: bool = False) -> None:
-        if self.requires_grad and self.grad_fn is None and _grad.enabled:
+        if self.requires_grad and self.grad_fn is None and _grad_mode.enabled:
             raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
                                f"({op}). Wrap it in `with tl.no_grad():` if you mean to change the parameter "
                                f"itself, or use the out-of-place op.")
         base = self._base
-        if base is not None and base.requires_grad and base.grad_fn is None and _grad.enabled:
+        if base is not None and base.requires_grad and base.grad_fn is None and _grad_mode.enabled:
             raise RuntimeError(f"a view of a leaf Variable that requires grad is being used in an in-place "
                                f"operation ({op}). Wrap it in `with tl.no_grad():` if you mean to change the "
                                f"parameter itself, or use the out-of-place op.")
@@ -85,7 +85,7 @@ class InplaceMixin:
             _refuse_partial_overlap(self, other, op)
         if isinstance(other, TensorBase) and other._dev is not self._dev:
             _util.check_same_device(self, other, op)
-        if _grad.enabled and (self.requires_grad or (isinstance(other, TensorBase) and other.requires_grad)):
+        if _grad_mode.enabled and (self.requires_grad or (isinstance(other, TensorBase) and other.requires_grad)):
             result = fn(self._graph_input(other), other)
             _check_castable(result.dtype, self.dtype, op)
             if result._x.shape != self._x.shape:
@@ -123,7 +123,7 @@ class InplaceMixin:
         the general path (numbers, broadcasting, promotion, autograd, and its errors)."""
         if (not isinstance(other, TensorBase) or other.dtype is not self.dtype or not self.dtype.is_floating_point
                 or other._x.shape != self._x.shape or other._dev is not self._dev
-                or (_grad.enabled and (self.requires_grad or other.requires_grad))):
+                or (_grad_mode.enabled and (self.requires_grad or other.requires_grad))):
             return False
         self._check_inplace(op)
         if other._storage is self._storage:
@@ -133,7 +133,8 @@ class InplaceMixin:
         return True
 
     def mul_(self, other):
-        if type(other) in (int, float) and self.dtype.is_floating_point and not (_grad.enabled and self.requires_grad):
+        recording = _grad_mode.enabled and self.requires_grad
+        if type(other) in (int, float) and self.dtype.is_floating_point and not recording:
             # a number, nothing to record: one in-place primitive (SGD's momentum), after the usual checks
             self._check_inplace("mul_")
             self._dev.backend.scale(self._x, other)
@@ -179,7 +180,7 @@ class InplaceMixin:
             value = value.item()
         value = dtypes.fill_value(value, self.dtype)
         self._check_inplace("fill_", overlap_ok=True)  # one value everywhere: shared elements agree (as torch)
-        if _grad.enabled and self.requires_grad:
+        if _grad_mode.enabled and self.requires_grad:
             self._rebase(self._overwritten(self._graph_input(), value), "fill_")
             return self
         self._dev.backend.assign(self._x, value)
@@ -200,7 +201,7 @@ class InplaceMixin:
                                f"destination shape {self.shape}")
         st = self._storage
         if (src._dev is CPU and st.dev is not None and st.host is not None and st.dirty != "gpu"
-                and not (_grad.enabled and (self.requires_grad or src.requires_grad))):
+                and not (_grad_mode.enabled and (self.requires_grad or src.requires_grad))):
             # a host value into a device tensor whose host mirror is current: write the mirror, upload lazily
             # (at the device's next op), as Storage's state machine says; load_state_dict takes this path
             self._check_inplace("copy_")
@@ -215,7 +216,7 @@ class InplaceMixin:
         if src._dev is not self._dev:
             src = src.to(self._dev)
         # broadcast to our shape on both paths; with grad, the old history gets a zero gradient
-        return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if _grad.enabled
+        return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if _grad_mode.enabled
                              else s.to(x.dtype).expand(x.shape), src)
 
     def _overwritten(self, x: Tensor, value) -> Tensor:

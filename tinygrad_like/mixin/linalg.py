@@ -17,7 +17,7 @@ from ..tensor_base import TensorBase
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 def _need_tensor(x, op: str, arg: str) -> None:
@@ -125,7 +125,7 @@ def _svd(A, full_matrices: bool, op: str = "linalg.svd"):
     """``(U, S, Vh)``; while recording, one :class:`~..ops.linalg.Svd` node whose packed output they are views of."""
     _check_svd(A, op)
     full = bool(full_matrices)
-    if _grad.enabled and A.requires_grad:
+    if _grad_mode.enabled and A.requires_grad:
         return linalg_svd_result(*L.svd_parts(L.Svd.apply(A, full), A.shape[-2], A.shape[-1], full))
     u, s, vh = L.svd_native(A, full)
     dev = A._dev
@@ -134,7 +134,7 @@ def _svd(A, full_matrices: bool, op: str = "linalg.svd"):
 
 def _svdvals(A, op: str = "linalg.svd"):
     """The singular values, descending. Differentiable through the reduced SVD (its gradient is U diag(gS) Vh)."""
-    if _grad.enabled and A.requires_grad:
+    if _grad_mode.enabled and A.requires_grad:
         return _svd(A, False, op).S
     _check_svd(A, op)
     return A._wrap(L.svd_native(A, None), A._dev)
@@ -300,7 +300,7 @@ class LinalgMixin:
         """The in-place spelling: the out-of-place result written back (a version bump; with autograd, this
         tensor's new history, as every in-place op here)."""
         self._check_inplace(op)
-        records = _grad.enabled and (self.requires_grad or getattr(a, "requires_grad", False)
+        records = _grad_mode.enabled and (self.requires_grad or getattr(a, "requires_grad", False)
                                      or getattr(b, "requires_grad", False))
         if records:  # (the node does not keep its input: nothing to clone before the write)
             result = fn(a, b, beta=beta, alpha=alpha)

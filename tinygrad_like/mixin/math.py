@@ -12,7 +12,7 @@ from ..tensor_base import TensorBase
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 _ROUNDING_MODES = (None, "trunc", "floor")
 
@@ -413,7 +413,7 @@ class MathMixin:
         return self.remainder_(other)
 
     def lerp_(self, end, weight) -> Tensor:
-        if isinstance(weight, TensorBase) and weight.requires_grad and _grad.enabled:
+        if isinstance(weight, TensorBase) and weight.requires_grad and _grad_mode.enabled:
             # (the weight is the operand that makes this a graph op: _inplace decides on its `other`)
             return self._inplace("lerp_", lambda x, w: M.Lerp.apply(x, end, w), weight)
         return self._inplace("lerp_", lambda x, e: M.Lerp.apply(x, e, weight), end)
@@ -490,7 +490,7 @@ class MathMixin:
         from ..ops.sorting import NoDerivative
         with grad_mode.no_grad():
             out = E.where(self == 0, values, (self > 0).to(self.dtype))
-        if _grad.enabled and (self.requires_grad or values.requires_grad):
+        if _grad_mode.enabled and (self.requires_grad or values.requires_grad):
             return NoDerivative.apply(self, out._x, "heaviside", values)
         return out
 

@@ -13,7 +13,7 @@ from ..tensor_base import _numel, _shape_args_neg
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 _SWAP = (1, 0)
@@ -109,7 +109,7 @@ class MovementMixin:
     def _records(self) -> bool:
         """Whether an op on this tensor records a graph node. A view op that records none is just the view (its
         node would only carry the layout), which keeps views cheap inside a plain backward's formulas."""
-        return self.requires_grad and _grad.enabled
+        return self.requires_grad and _grad_mode.enabled
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         if self.ndim == 0:

@@ -25,7 +25,7 @@ from ..tensor_base import TensorBase
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 def _return_type(name: str):
@@ -253,7 +253,7 @@ class SortingMixin:
             check_same_device(self, weights, "bincount")
         dt = dtypes.float32 if weights.dtype is dtypes.float32 else dtypes.float64
         native = be.bincount(self._x, weights._x if weights.dtype is dt else be.cast(weights._x, dt), minlength)
-        if _grad.enabled and weights.requires_grad:
+        if _grad_mode.enabled and weights.requires_grad:
             return O.NoDerivative.apply(weights, native, "bincount")
         return self._wrap(native, dev)
 
@@ -323,7 +323,7 @@ class SortingMixin:
             with no_grad():
                 h, e = self._wrap(hist, dev), self._wrap(edges, dev)
                 hist = (h / h.sum() / (e[1:] - e[:-1]))._x
-        if _grad.enabled and (self.requires_grad or (weight is not None and weight.requires_grad)):
+        if _grad_mode.enabled and (self.requires_grad or (weight is not None and weight.requires_grad)):
             return histogram_result(O.NoDerivative.apply(self, hist, "histogram", weight),
                                     O.NoDerivative.apply(self, edges, "histogram", weight))
         return histogram_result(self._wrap(hist, dev), self._wrap(edges, dev))
@@ -441,7 +441,7 @@ class SortingMixin:
         """Write ``values`` (this tensor's shape and dtype, same device) into this tensor: an in-place op named
         ``op`` (checked, versioned; a history that requires grad gets a zero gradient for what was overwritten)."""
         self._check_inplace(op)
-        if _grad.enabled and self.requires_grad:
+        if _grad_mode.enabled and self.requires_grad:
             self._rebase(self._overwritten(self._graph_input(), values), op)
             return self
         self._dev.backend.assign(self._x, values._x)
@@ -533,7 +533,7 @@ class SortingMixin:
         from ..ops import indexing as I
         idx = tuple(tensor(w.astype(np.int64), device=self._dev) for w in where)
         self._check_inplace("fill_diagonal_")
-        if _grad.enabled and self.requires_grad:
+        if _grad_mode.enabled and self.requires_grad:
             self._rebase(I.IndexPut.apply(self._graph_input(), idx, fill_value), "fill_diagonal_")
             return self
         self._dev.backend.setitem(self._x, I.native_index(idx), fill_value)

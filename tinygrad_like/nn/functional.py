@@ -75,7 +75,7 @@ from .functional_resample import (  # noqa: F401
 )
 from .functional_sparse import embedding, embedding_bag  # noqa: F401
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 __all__ = [
     "linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "dropout", "layer_norm",

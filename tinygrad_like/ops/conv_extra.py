@@ -12,7 +12,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from .nn import ConvInputGrad
 
-_grad = grad_mode.state
+_grad_mode = grad_mode.state
 
 
 class ConvTranspose2d(ConvInputGrad):
@@ -35,7 +35,7 @@ class EmbeddingRows(Function):
     def forward(self, weight, idx, padding_idx, by_freq):
         be = weight._dev.backend
         self.num, self.padding_idx, self.by_freq = weight.shape[0], padding_idx, by_freq
-        if _grad.enabled and weight.requires_grad:
+        if _grad_mode.enabled and weight.requires_grad:
             self.save_for_backward(idx)
         rows = be.index_select(weight._x, 0, be.reshape(idx._x, (-1,)))
         return be.reshape(rows, idx.shape + (weight.shape[1],))

@@ -19,7 +19,7 @@ from ._util import rounded
 from .elementwise import where
 from .movement import ViewFunction
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 class AddMatmul(Function):
@@ -38,7 +38,7 @@ class AddMatmul(Function):
             p = be.sum(p, 0, False)
         if alpha != 1:
             p = be.mul(p, alpha)
-        if _grad.enabled:  # the gradient of mat1 reads mat2 and that of mat2 reads mat1: keep only those
+        if _grad_mode.enabled:  # the gradient of mat1 reads mat2 and that of mat2 reads mat1: keep only those
             r1, r2 = mat1.requires_grad, mat2.requires_grad
             if r1 or r2:
                 self.save_for_backward(mat1 if r2 else None, mat2 if r1 else None)
@@ -152,7 +152,7 @@ class VectorNorm(Function):
         be = x._dev.backend
         xx = x._x
         ax = None if len(dims) == x.ndim else dims
-        if ord != 0 and _grad.enabled and x.requires_grad:
+        if ord != 0 and _grad_mode.enabled and x.requires_grad:
             self.save_for_backward(x)
         if ord == 2:
             return be.sqrt(be.sum(be.mul(xx, xx), ax, keepdim))
@@ -205,7 +205,7 @@ class Cross(Function):
 
     def forward(self, a, b, dim):
         self.dim = dim
-        if _grad.enabled:
+        if _grad_mode.enabled:
             ra, rb = a.requires_grad, b.requires_grad
             if ra or rb:
                 self.save_for_backward(a if rb else None, b if ra else None)

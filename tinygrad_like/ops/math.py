@@ -21,7 +21,7 @@ from ..tensor_base import TensorBase
 from ._util import check_same_device, float_operands, in_float32, operands, rounded
 from .elementwise import _broadcast_error, _float, where
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -450,7 +450,7 @@ class _Remainder(Function):
         _check_divisor(a, b, xb, dt)
         if isinstance(b, TensorBase):
             self.value = None
-            if _grad.enabled and b.requires_grad:  # (only b's gradient reads the inputs)
+            if _grad_mode.enabled and b.requires_grad:  # (only b's gradient reads the inputs)
                 self.save_for_backward(a, b)
         else:
             self.value = b
@@ -565,7 +565,7 @@ class Lerp(Function):
                     raise RuntimeError(f"lerp: expected dtype {dt.name} for `weight` but got dtype "
                                        f"{weight.dtype.name} (as in torch; a 0-d weight may have another dtype)")
                 xw = be.cast(xw, dt)
-            if _grad.enabled:
+            if _grad_mode.enabled:
                 need_w = start.requires_grad or end.requires_grad
                 self.save_for_backward(start if weight.requires_grad else None, end if weight.requires_grad else None,
                                        weight if need_w else None)
@@ -650,7 +650,7 @@ class _AddC(Function):
             except ValueError as e:
                 raise RuntimeError(f"{op}: {e}") from None
             raise
-        if _grad.enabled and (t1.requires_grad or t2.requires_grad):
+        if _grad_mode.enabled and (t1.requires_grad or t2.requires_grad):
             self.save_for_backward(t1 if t2.requires_grad else None,
                                    t2 if (t1.requires_grad or is_div) else None)
         return r if acc is dt else be.cast(r, dt)

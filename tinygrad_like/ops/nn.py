@@ -13,7 +13,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._util import in_float32, rounded
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 class Linear(Function):
@@ -25,7 +25,7 @@ class Linear(Function):
     def forward(self, x, weight, bias):
         be = x._dev.backend
         self.has_bias = bias is not None
-        if _grad.enabled:  # x only for the weight's gradient, the weight only for x's (as torch's addmm)
+        if _grad_mode.enabled:  # x only for the weight's gradient, the weight only for x's (as torch's addmm)
             rx, rw = x.requires_grad, weight.requires_grad
             if rx or rw or self.has_bias and bias.requires_grad:
                 self.save_for_backward(x if rw else None, weight if rx else None)
@@ -56,7 +56,7 @@ class Conv2d(Function):
 
     def forward(self, x, weight, bias, stride, padding, dilation):
         self.stride, self.padding, self.dilation, self.has_bias = stride, padding, dilation, bias is not None
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(x, weight)
         out, self.cols = x._dev.backend.conv2d(x._x, weight._x, None if bias is None else bias._x, stride, padding,
                                                dilation)
@@ -84,7 +84,7 @@ class ConvInputGrad(Function):
 
     def forward(self, g, weight, x_shape, stride, padding, dilation):
         self.x_shape, self.stride, self.padding, self.dilation = x_shape, stride, padding, dilation
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(g, weight)
         return rounded(g, g._dev.backend.conv2d_backward(g._x, None, weight._x, x_shape, stride, padding, dilation,
                                                          True, False, False)[0])  # (bfloat16: GEMM in float32)
@@ -106,7 +106,7 @@ class ConvWeightGrad(Function):
 
     def forward(self, g, x, weight, cols, stride, padding, dilation):
         self.x_shape, self.stride, self.padding, self.dilation = x.shape, stride, padding, dilation
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(g, x)
         be = g._dev.backend
         if cols is None:
@@ -160,7 +160,7 @@ class MaxPool2d(Function):
         self.kernel, self.stride, self.padding, self.dilation = kernel, stride, padding, dilation
         be = x._dev.backend
         out, self.state = be.max_pool2d(x._x, kernel, stride, padding, dilation)
-        if _grad.enabled and x.requires_grad:
+        if _grad_mode.enabled and x.requires_grad:
             # Backward finds the winners from the input and the maxima: keep a private copy of the maxima (a
             # quarter of the input for 2x2 windows), as torch keeps its indices, so the output itself may be
             # written in place before backward.
@@ -187,7 +187,7 @@ class MaxPool2dBackward(Function):
     def forward(self, g, x, pool: MaxPool2d):
         self.kernel, self.stride, self.padding, self.dilation = pool.kernel, pool.stride, pool.padding, pool.dilation
         self.out = pool.out
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(x)
         return g._dev.backend.max_pool2d_backward(g._x, x._x, pool.out, pool.state, pool.kernel, pool.stride,
                                                   pool.padding, pool.dilation)
@@ -219,7 +219,7 @@ class LayerNorm(Function):
             y = be.mul(y, weight._x)
         if bias is not None:
             y = be.add(y, bias._x)
-        if y is xhat and _grad.enabled and x.requires_grad:  # no affine part: when a backward will read x-hat, the
+        if y is xhat and _grad_mode.enabled and x.requires_grad:  # no affine part: when a backward will read x-hat, the
             y = be.copy(xhat)  # output must not be that array (an in-place op on it); else nothing keeps it
         return rounded(x, y)  # (bfloat16: the statistics were computed in float32)
 
@@ -227,7 +227,7 @@ class LayerNorm(Function):
         """x-hat and 1/std as tensors for the formulas below: x-hat as forward kept it; or, when a graph of the
         backward is recorded (``create_graph``), both computed again with Tensor ops so that their dependence on
         ``x`` is recorded (the fused kernel itself always reads what forward kept: the same values)."""
-        if not _grad.enabled:
+        if not _grad_mode.enabled:
             return x._wrap(self.xhat, x._dev), None
         xc = x - x.mean(self.axes, keepdim=True)
         rstd = ((xc * xc).mean(self.axes, keepdim=True) + self.eps).rsqrt()
@@ -261,7 +261,7 @@ class LayerNormBackward(Function):
 
     def forward(self, g, xhat, rstd, axes, kept):
         self.axes, self.kept = axes, kept
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(g, xhat, rstd)
         return g._dev.backend.layer_norm_backward(g._x, kept[0], kept[1], axes)
 
@@ -311,7 +311,7 @@ class CrossEntropy(Function):
 
     def backward(self, g):
         self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
-        if _grad.enabled or getattr(g._dev.backend, "cross_entropy_reads_logits", False):
+        if _grad_mode.enabled or getattr(g._dev.backend, "cross_entropy_reads_logits", False):
             self._check_logits()
         return CrossEntropyBackward.apply(g, self.logits, self), None, None, None, None
 
@@ -328,7 +328,7 @@ class CrossEntropyBackward(Function):
 
     def forward(self, g, logits, loss: CrossEntropy):
         be = g._dev.backend
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(g, logits)
             self.coef, self.coef_sum = be.cross_entropy_coefs(loss.logp, loss.coef, loss.coef_sum)
         return be.cross_entropy_backward(g._x, loss.logp, loss.coef, loss.coef_sum)
@@ -379,13 +379,13 @@ class ScaledDotProductAttention(Function):
     def forward(self, q, k, v, scale, mask):
         self.scale, self.mask, self.causal = scale, mask, mask is not None
         out, w = q._dev.backend.attention(q._x, k._x, v._x, scale, mask)
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(q, k, v)
         self.w = w
         return out
 
     def _weights(self, q, k):
-        if not _grad.enabled:
+        if not _grad_mode.enabled:
             return q._wrap(self.w, q._dev)
         s = (q * self.scale) @ k.mT
         if self.mask is not None:

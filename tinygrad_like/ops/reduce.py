@@ -11,7 +11,7 @@ from ..layout import normalize_dim, normalize_dims
 from ..tensor_base import TensorBase
 from ._util import in_float32, operands, rounded
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 def _expand_back(g, in_shape, dims, keepdim):
@@ -288,7 +288,7 @@ class Matmul(Function):
         if a.dtype is _BF16:  # (NumPy multiplies bfloat16 in float32, accumulating there as torch does: round once)
             out = a._dev.backend.cast(out, _BF16)
         self.a_ndim, self.b_ndim = a.ndim, b.ndim
-        if _grad.enabled:  # the gradient of a reads b and the gradient of b reads a: keep only those
+        if _grad_mode.enabled:  # the gradient of a reads b and the gradient of b reads a: keep only those
             ra, rb = a._requires_grad, b._requires_grad  # perf: the slot, 9 ns (the property: 43)
             if ra or rb:
                 self.save_for_backward(a if rb else None, b if ra else None)
@@ -360,7 +360,7 @@ class SoftmaxBackward(Function):
 
     def forward(self, g, y, dim):
         self.dim = dim
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(g, y)
         return rounded(g, g._dev.backend.softmax_backward(in_float32(g), in_float32(y), dim if y.ndim else None))
 
@@ -380,7 +380,7 @@ class LogSoftmaxBackward(Function):
 
     def forward(self, g, y, dim):
         self.dim = dim
-        if _grad.enabled:
+        if _grad_mode.enabled:
             self.save_for_backward(g, y)
         return rounded(g, g._dev.backend.log_softmax_backward(in_float32(g), in_float32(y), dim if y.ndim else None))
 

@@ -14,7 +14,7 @@ from ..autograd.function import Function
 from .elementwise import where
 from .reduce import scan
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
 class Picked:
@@ -33,7 +33,7 @@ class _PickAlong(Function):
     def _picked(self, x, dim: int, keepdim: bool, native_indices, box: Picked) -> None:
         box.indices = idx = x._wrap(native_indices, x._dev)
         self.dim, self.keepdim, self.in_shape = dim, keepdim, x._x.shape
-        if _grad.enabled and x.requires_grad:  # the indices are all backward reads (a write into them is refused)
+        if _grad_mode.enabled and x.requires_grad:  # the indices are all backward reads (a write into them is refused)
             self.save_for_backward(idx)
 
     def _scatter(self, g):
@@ -136,7 +136,7 @@ class MedianAll(Function):
     save_output = True
 
     def forward(self, x, ignore_nan):
-        if _grad.enabled and x.requires_grad:
+        if _grad_mode.enabled and x.requires_grad:
             self.save_for_backward(x)
         v, _ = x._dev.backend.median(x._x, None, False, ignore_nan)
         return v
@@ -176,7 +176,7 @@ class Prod(Function):
         self.dim, self.keepdim = dim, keepdim
         if dtype is None and not x.dtype.is_floating_point:
             dtype = dtypes.int64
-        if _grad.enabled and x.requires_grad:
+        if _grad_mode.enabled and x.requires_grad:
             self.save_for_backward(x)
         return x._dev.backend.prod(x._x, dim, keepdim, dtype)
 
@@ -206,7 +206,7 @@ class Cumprod(Function):
         self.dim = dim
         if dtype is None and not x.dtype.is_floating_point:
             dtype = dtypes.int64
-        if _grad.enabled and x.requires_grad:
+        if _grad_mode.enabled and x.requires_grad:
             self.save_for_backward(x)
         be = x._dev.backend
         if x.ndim == 0:
@@ -246,7 +246,7 @@ class LogCumSumExp(Function):
             raise NotImplementedError(f"logcumsumexp: not implemented for {x.dtype.name} tensors (as in torch): "
                                       f"expected a floating point input; convert with .float() first")
         self.dim = dim
-        if _grad.enabled and x.requires_grad:
+        if _grad_mode.enabled and x.requires_grad:
             self.save_for_backward(x)
         be = x._dev.backend
         if x.ndim == 0:

@@ -30,7 +30,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor
 
-_grad = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -115,7 +115,7 @@ def checkpoint(function: Callable[..., Tensor], *args, preserve_rng_state: bool 
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not tensors or not isinstance(args[0], Tensor):
         raise TypeError("checkpoint: the first input must be a Tensor (the activations flowing into the segment)")
-    if not _grad.enabled:
+    if not _grad_mode.enabled:
         return function(*args)
     state = _random.get_rng_state() if preserve_rng_state else None
     template = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
