@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 
 from .. import events
-from ..ops._util import sum_to
 from ..sites import context as _context
 from . import grad_mode
 from .function import Function
@@ -20,6 +19,18 @@ from .function import Function
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 _perf = time.perf_counter
+
+
+def sum_to(g, shape: tuple):
+    """Reduce a broadcast gradient back to ``shape`` (the inverse of broadcasting)."""
+    gs = g._x.shape
+    if gs == shape:
+        return g
+    lead = len(gs) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gs[i + lead] != 1)
+    if axes:
+        g = g.sum(axes, keepdim=True)
+    return g.reshape(shape) if g._x.shape != shape else g
 
 
 class Step:

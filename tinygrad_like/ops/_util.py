@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import dtypes
@@ -92,13 +94,27 @@ def rounded(x, r):
     return x._dev.backend.cast(r, _BF16) if x.dtype is _BF16 else r
 
 
-def sum_to(g, shape: tuple):
-    """Reduce a broadcast gradient back to ``shape`` (the inverse of broadcasting)."""
-    gs = g._x.shape
-    if gs == shape:
-        return g
-    lead = len(gs) - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gs[i + lead] != 1)
-    if axes:
-        g = g.sum(axes, keepdim=True)
-    return g.reshape(shape) if g._x.shape != shape else g
+def free_functions(mixin: type, *names: str) -> tuple:
+    """The free functions ``tl.<name>(input, ...)`` of Tensor methods whose signature they share, generated
+    rather than written out: each checks that ``input`` is a tensor (torch's TypeError otherwise) and calls
+    ``input.<name>(...)``; its signature (``input`` for ``self``) and docstring are the method's, so ``help()``
+    and IDEs show the real arguments. A free function whose signature differs from its method is written by
+    hand beside it."""
+    return tuple(_free_function(getattr(mixin, name), name) for name in names)
+
+
+def _free_function(method, name: str):
+    def fn(input, *args, **kwargs):
+        if not isinstance(input, TensorBase):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = method.__doc__
+    fn.__module__ = method.__module__
+    try:
+        sig = inspect.signature(method)
+        params = list(sig.parameters.values())
+        fn.__signature__ = sig.replace(parameters=[params[0].replace(name="input"), *params[1:]])
+    except (TypeError, ValueError, IndexError):  # (a builtin without a signature: help() shows *args)
+        pass
+    return fn

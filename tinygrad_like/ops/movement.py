@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from ..autograd.engine import sum_to
 from ..autograd.function import Function
 from ..layout import normalize_dim
 from . import _util
-from ._util import sum_to
 
 
 class ViewFunction(Function):
