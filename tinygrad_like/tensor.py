@@ -17,13 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes, storage
+from .autograd.tensor_methods import AutogradMixin
 from .device import CPU, Device
 from .mixin import (
-    AutogradMixin,
-    ConversionMixin,
     ElementwiseMixin,
     IndexingMixin,
-    InplaceMixin,
     LinalgMixin,
     MathMixin,
     MovementMixin,
@@ -32,6 +30,8 @@ from .mixin import (
     SortingMixin,
 )
 from .mixin.reduce import ReturnTypes
+from .ops.conversion import ConversionMixin
+from .ops.inplace import InplaceMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
 

@@ -4,11 +4,8 @@ Each family imports :class:`~tinygrad_like.tensor_base.TensorBase` and the ops i
 :class:`tinygrad_like.tensor.Tensor` combines them. A mixin keeps no state of its own (``__slots__ = ()``).
 """
 
-from .autograd import AutogradMixin
-from .conversion import ConversionMixin
 from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
-from .inplace import InplaceMixin
 from .linalg import LinalgMixin
 from .math import MathMixin
 from .movement import MovementMixin
@@ -16,5 +13,5 @@ from .reduce import ReduceMixin
 from .shaping import ShapingMixin
 from .sorting import SortingMixin
 
-__all__ = ["AutogradMixin", "ConversionMixin", "ElementwiseMixin", "IndexingMixin", "InplaceMixin", "LinalgMixin",
+__all__ = ["ElementwiseMixin", "IndexingMixin", "LinalgMixin",
            "MathMixin", "MovementMixin", "ReduceMixin", "ShapingMixin", "SortingMixin"]

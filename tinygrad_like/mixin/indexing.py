@@ -13,8 +13,8 @@ from ..ops import _util
 from ..ops import elementwise as E
 from ..ops import indexing as I
 from ..ops import movement as M
+from ..ops.inplace import _refuse_shared_elements
 from ..tensor_base import TensorBase, _shape_args
-from .inplace import _refuse_shared_elements
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor

@@ -314,7 +314,7 @@ class MathMixin:
                             f"{self.dtype.name} (as in torch); for a mask, compare first (x > 0)")
         return M.bitwise_not(self)
 
-    # ---- in place (same versioning and checks as add_, mul_: see mixin/inplace.py) ------------------------
+    # ---- in place (same versioning and checks as add_, mul_: see ops/inplace.py) ------------------------
     def floor_(self) -> Tensor:
         return self._inplace("floor_", _call, "floor")
 

@@ -11,9 +11,8 @@ from ..autograd import grad_mode, view_history
 from ..autograd.function import _alias
 from ..device import CPU
 from ..dtypes import DType
-from ..ops import _util
-from ..ops import elementwise as E
 from ..tensor_base import TensorBase
+from . import _util, elementwise
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
@@ -108,14 +107,14 @@ class InplaceMixin:
             return self
         if alpha != 1:
             other = other * alpha
-        return self._inplace("add_", E.Add.apply, other)
+        return self._inplace("add_", elementwise.Add.apply, other)
 
     def sub_(self, other, *, alpha=1):
         if self._axpy("sub_", other, -alpha):
             return self
         if alpha != 1:
             other = other * alpha
-        return self._inplace("sub_", E.Sub.apply, other)
+        return self._inplace("sub_", elementwise.Sub.apply, other)
 
     def _axpy(self, op: str, other, alpha) -> bool:
         """``add_``/``sub_`` with nothing to record (no autograd), a float tensor of this one's dtype and shape: one
@@ -140,12 +139,12 @@ class InplaceMixin:
             self._dev.backend.scale(self._x, other)
             self._wrote("mul_")
             return self
-        return self._inplace("mul_", E.Mul.apply, other)
+        return self._inplace("mul_", elementwise.Mul.apply, other)
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is not None:  # (trunc or floor: see MathMixin.div)
             return self._inplace("div_", lambda x, o: x.div(o, rounding_mode=rounding_mode), other)
-        return self._inplace("div_", E.Div.apply, other)
+        return self._inplace("div_", elementwise.Div.apply, other)
 
     def clamp_(self, min=None, max=None):
         return self._inplace("clamp_", lambda x, _: x.clamp(min, max), None)
@@ -223,7 +222,7 @@ class InplaceMixin:
         """``value`` (broadcast to ``x``) as a graph node over ``x``: where(False, x, value). The old
         history gets a zero gradient and stays finite (``x * 0 + value`` would turn inf into nan)."""
         keep = self._wrap(self._dev.backend.full((), False, dtypes.bool_), self._dev)
-        return E.Where.apply(keep, x, value)
+        return elementwise.Where.apply(keep, x, value)
 
 
 def _keep_self_as_output(node, t: Tensor) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .. import events, sites
-from ..autograd import engine
 from ..tensor_base import TensorBase
+from . import engine
 
 
 class AutogradMixin:

@@ -11,8 +11,8 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..device import CPU, get_device
 from ..dtypes import DType
-from ..ops import elementwise as E
 from ..tensor_base import TensorBase
+from .elementwise import Cast
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
@@ -45,7 +45,7 @@ class ConversionMixin:
         if dtype is not None:
             dt = dtypes.to_dtype(dtype)
             if dt is not out.dtype:
-                out = E.Cast.apply(out, dt)
+                out = Cast.apply(out, dt)
         if copy and out is self:
             out = self.clone()
         return out
