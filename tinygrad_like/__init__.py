@@ -24,8 +24,13 @@ from .functions_linalg import *  # noqa: F403
 from .functions_math import *  # noqa: F403
 from .functions_shaping import *  # noqa: F403
 from .functions_sorting import *  # noqa: F403
-from .functions import (broadcast_tensors, cat, concat, concatenate, log_softmax, matmul, maximum, minimum,
-                        nonzero, one_hot, pad, softmax, stack, where)
+from .functions import broadcast_tensors, cat, concat, concatenate, nonzero, one_hot, pad, stack, where
+from .ops.activation import *  # noqa: F403
+from .ops.activation import log_softmax, softmax
+from .ops.comparison import *  # noqa: F403
+from .ops.comparison import maximum, minimum
+from .ops.elementwise import *  # noqa: F403
+from .ops.elementwise import matmul
 from .layout import Layout, broadcast_shapes
 from .profiler import profile
 from .random import Generator, get_rng_state, manual_seed, set_rng_state

@@ -67,26 +67,6 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return (tensor.long().unsqueeze(-1) == classes).long()
 
 
-def maximum(a: Tensor, b: Tensor) -> Tensor:
-    return a.maximum(b)
-
-
-def minimum(a: Tensor, b: Tensor) -> Tensor:
-    return a.minimum(b)
-
-
-def softmax(x: Tensor, dim: int) -> Tensor:
-    return x.softmax(dim)
-
-
-def log_softmax(x: Tensor, dim: int) -> Tensor:
-    return x.log_softmax(dim)
-
-
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    return a @ b
-
-
 def broadcast_tensors(*tensors) -> tuple:
     from .layout import broadcast_shapes
     shape = broadcast_shapes(*(t.shape for t in tensors))
@@ -110,13 +90,11 @@ def _method(name: str):
     return fn
 
 
-_METHODS = ("add sub mul div pow neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu leaky_relu gelu silu "
-            "softplus elu clamp clip erf sum mean var std max min amax amin argmax argmin logsumexp cumsum "
-            "reshape permute transpose squeeze unsqueeze flatten unflatten expand broadcast_to gather "
-            "scatter_add index_select masked_fill flip repeat tril triu split chunk narrow unbind "
-            "any all sign isnan logical_not logical_and logical_or logical_xor eq ne lt le gt ge "
-            "numel clone detach addcmul addcdiv heaviside logit aminmax "
-            "exp_ log_ sqrt_ rsqrt_ relu_ sigmoid_ tanh_ abs_ neg_ sin_ cos_ erf_ absolute_ negative_").split()
+_METHODS = ("div sum mean var std max min amax amin argmax argmin logsumexp cumsum reshape permute transpose "
+            "squeeze unsqueeze flatten unflatten expand broadcast_to gather scatter_add index_select masked_fill "
+            "flip repeat tril triu split chunk narrow unbind any all numel clone detach addcmul addcdiv "
+            "heaviside logit aminmax exp_ log_ sqrt_ rsqrt_ relu_ sigmoid_ tanh_ abs_ neg_ sin_ cos_ erf_ "
+            "absolute_ negative_ ").split()
 for _n in _METHODS:
     globals()[_n] = _method(_n)
 del _n

@@ -9,9 +9,9 @@ matrix products, the singular value decomposition and what is built on it). Othe
 
 from __future__ import annotations
 
-from .functions import matmul
 from .layout import normalize_dim
 from .mixin.linalg import _cross, _matrix_norm, _need_tensor, _svd, _svdvals, _vector_norm
+from .ops.elementwise import matmul
 from .ops.linalg import LinAlgError
 from .tensor import Tensor
 

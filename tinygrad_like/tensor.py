@@ -20,7 +20,6 @@ from . import dtypes, storage
 from .autograd.tensor_methods import AutogradMixin
 from .device import CPU, Device
 from .mixin import (
-    ElementwiseMixin,
     IndexingMixin,
     LinalgMixin,
     MathMixin,
@@ -30,7 +29,10 @@ from .mixin import (
     SortingMixin,
 )
 from .mixin.reduce import ReturnTypes
+from .ops.activation import ActivationMixin
+from .ops.comparison import ComparisonMixin
 from .ops.conversion import ConversionMixin
+from .ops.elementwise import ElementwiseMixin
 from .ops.inplace import InplaceMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
@@ -72,7 +74,8 @@ def wrap_native(r, dev: Device) -> Tensor:
     return t
 
 
-class Tensor(AutogradMixin, ConversionMixin, ElementwiseMixin, IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin,
+class Tensor(AutogradMixin, ConversionMixin, ElementwiseMixin, ComparisonMixin, ActivationMixin, IndexingMixin,
+             InplaceMixin, MovementMixin, ReduceMixin,
              MathMixin, SortingMixin, LinalgMixin, ShapingMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 

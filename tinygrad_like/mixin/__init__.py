@@ -4,7 +4,6 @@ Each family imports :class:`~tinygrad_like.tensor_base.TensorBase` and the ops i
 :class:`tinygrad_like.tensor.Tensor` combines them. A mixin keeps no state of its own (``__slots__ = ()``).
 """
 
-from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
 from .linalg import LinalgMixin
 from .math import MathMixin
@@ -13,5 +12,5 @@ from .reduce import ReduceMixin
 from .shaping import ShapingMixin
 from .sorting import SortingMixin
 
-__all__ = ["ElementwiseMixin", "IndexingMixin", "LinalgMixin",
+__all__ = ["IndexingMixin", "LinalgMixin",
            "MathMixin", "MovementMixin", "ReduceMixin", "ShapingMixin", "SortingMixin"]

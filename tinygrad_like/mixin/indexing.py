@@ -10,9 +10,9 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode, view_history
 from ..ops import _util
-from ..ops import elementwise as E
 from ..ops import indexing as I
 from ..ops import movement as M
+from ..ops.comparison import MaskedFill
 from ..ops.inplace import _refuse_shared_elements
 from ..tensor_base import TensorBase, _shape_args
 
@@ -87,7 +87,7 @@ class IndexingMixin:
         return I.IndexSelect.apply(self, dim, index)
 
     def masked_fill(self, mask: Tensor, value) -> Tensor:
-        return E.MaskedFill.apply(self, mask, value)
+        return MaskedFill.apply(self, mask, value)
 
     def flip(self, *dims) -> Tensor:
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):

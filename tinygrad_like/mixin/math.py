@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from ..autograd import grad_mode
 from ..ops import elementwise as E
 from ..ops import math as M
+from ..ops._util import is_number
+from ..ops.comparison import Clamp
 from ..tensor_base import TensorBase
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
@@ -65,7 +67,7 @@ def _clamp_max(x, bound):
 
 def _not_operand(other) -> bool:
     """Neither a tensor nor a number: the operator returns NotImplemented (Python then tries the other side)."""
-    return not isinstance(other, TensorBase) and not E._num(other)
+    return not isinstance(other, TensorBase) and not is_number(other)
 
 
 class MathMixin:
@@ -227,12 +229,12 @@ class MathMixin:
         """``clamp(min=min)``; ``min`` a number or a tensor (broadcast)."""
         if isinstance(min, TensorBase):
             return M.ClampMin.apply(self, min)
-        return E.Clamp.apply(self, min, None)
+        return Clamp.apply(self, min, None)
 
     def clamp_max(self, max) -> Tensor:
         if isinstance(max, TensorBase):
             return M.ClampMax.apply(self, max)
-        return E.Clamp.apply(self, None, max)
+        return Clamp.apply(self, None, max)
 
     # ---- tests: finite, inf, close, equal (bool results, never differentiable) -------------------------
     def isfinite(self) -> Tensor:

@@ -1,4 +1,5 @@
-"""Small helpers shared by the op modules: operand promotion and un-broadcasting gradients."""
+"""Small helpers shared by the op modules: operand promotion, the dtype rules torch applies before an op (what it
+refuses, what it computes in), bfloat16 rounding, and the free functions generated from Tensor methods."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import result_type, scalar_category
+from ..layout import broadcast_shapes
 from ..tensor_base import TensorBase
 
 _BF16 = dtypes.bfloat16
@@ -92,6 +94,78 @@ def in_float32(x):
 def rounded(x, r):
     """The result ``r`` of an op on ``x`` rounded back to bfloat16 when ``x`` is bfloat16 (see :func:`in_float32`)."""
     return x._dev.backend.cast(r, _BF16) if x.dtype is _BF16 else r
+
+
+
+# ---- the dtype rules of elementwise ops ---------------------------------------------------------
+def is_number(x) -> bool:
+    """A Python or NumPy scalar (not a Tensor)."""
+    c = x.__class__
+    if c is float or c is int or c is bool:
+        return True
+    return isinstance(x, (np.generic, int, float))
+
+
+def broadcast_error(a, b, op: str) -> RuntimeError:
+    """The backend rejected the operands' shapes: say which dims and which rule."""
+    try:
+        broadcast_shapes(a.shape, b.shape)
+    except ValueError as e:
+        return RuntimeError(f"{op}: {e}")
+    return RuntimeError(f"{op}: operands of shapes {a.shape} and {b.shape} were rejected by the backend")
+
+
+def is_bool(x) -> bool:
+    """A bool tensor or a Python bool (torch refuses ``x - True`` too; a NumPy bool is a number there)."""
+    return x is True or x is False or (isinstance(x, TensorBase) and x.dtype.name == "bool")
+
+
+def need_float(x, op: str) -> None:
+    """Refuse what torch refuses: activations with no integer or bool kernel (gelu, silu, softmax, ...)."""
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"{op}: not implemented for {x.dtype.name} tensors (as in torch): expected a "
+                                  f"floating point input; convert with .float() first")
+
+
+def no_bool(x, op: str, exc=RuntimeError) -> None:
+    if x.dtype.name == "bool":
+        raise exc(f"{op}: boolean inputs are not supported (as in torch); convert with .int() or .float() first")
+
+
+def integer_pow(a, b, xa, xb, dt):
+    """Integer ``a ** b`` with torch's rules: a negative Python exponent is refused; in a tensor exponent a
+    negative power gives 1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy refuses the whole array)."""
+    if is_number(b):
+        if b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return a._dev.backend.pow(xa, xb)
+    be = a._dev.backend
+    na = np.asarray(a.numpy() if not a._dev.is_host else xa)
+    nb = np.asarray(b.numpy() if not b._dev.is_host else xb)
+    try:
+        na, nb = np.broadcast_arrays(na, nb)
+    except ValueError:
+        raise broadcast_error(a, b, "pow") from None
+    neg = nb < 0
+    out = np.power(na, np.where(neg, 0, nb))
+    if neg.any():
+        odd = (nb & 1).astype(bool)
+        out = np.where(neg, np.where(na == 1, 1, np.where(na == -1, np.where(odd, -1, 1), 0)), out)
+    out = out.astype(dt.np, copy=False)
+    return out if a._dev.is_host else be.from_numpy(out)
+
+
+def as_wide(x):
+    """As :func:`as_float`, with bfloat16 in float32: for the ops composed of several primitives (or with Python
+    float constants), which round their result back once with ``rounded``, as torch's fused kernels do."""
+    return as_float(x) if x.dtype is not _BF16 else in_float32(x)
+
+
+def as_float(x):
+    """The native operand as the default float when ``x`` is integral (exp, log, ... of ints)."""
+    if x.dtype.is_floating_point:
+        return x._x
+    return x._dev.backend.cast(x._x, dtypes.default_float)
 
 
 def free_functions(mixin: type, *names: str) -> tuple:

@@ -1,4 +1,4 @@
-"""Tensor methods that change dtype or device: ``to``, ``float``, ``cpu``, ``cuda``..."""
+"""Changing dtype or device: the ``Cast`` node, and the Tensor methods ``to``, ``float``, ``cpu``, ``cuda``..."""
 
 from __future__ import annotations
 
@@ -12,12 +12,22 @@ from ..autograd.function import Function
 from ..device import CPU, get_device
 from ..dtypes import DType
 from ..tensor_base import TensorBase
-from .elementwise import Cast
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+
+class Cast(Function):
+    __slots__ = ("src_dtype",)
+
+    def forward(self, x, dtype):
+        self.src_dtype = x.dtype
+        return x._dev.backend.cast(x._x, dtype)
+
+    def backward(self, g):
+        return g.to(self.src_dtype), None
 
 
 class ConversionMixin:

@@ -1,7 +1,9 @@
-"""Elementwise ops with broadcasting: arithmetic, activations, and their gradients.
+"""Elementwise ops with broadcasting: arithmetic, ``where``, and the unary math a first model uses.
 
-Forward runs on native arrays through the inputs' backend; backward is written with Tensor ops
-so that ``create_graph=True`` differentiates it again.
+Each op is a node (a :class:`Function`): ``forward`` runs on native arrays through the inputs' backend; ``backward``
+is written with Tensor ops, so ``create_graph=True`` differentiates it again. Below the nodes, the Tensor methods
+and operators that apply them (``x * y`` is ``Mul.apply(x, y)``), and the free functions ``tl.mul``...
+The dtype rules torch applies first (what it refuses, what it computes in) are in :mod:`._util`.
 """
 
 from __future__ import annotations
@@ -13,47 +15,26 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..dtypes import result_type
 from ..tensor_base import TensorBase
-from . import _util
-from ._util import float_operands, operands, rounded
+from ._util import (
+    as_float,
+    as_wide,
+    broadcast_error,
+    check_same_device,
+    float_operands,
+    free_functions,
+    integer_pow,
+    is_bool,
+    is_number,
+    no_bool,
+    operands,
+    rounded,
+)
+from .reduce import Matmul
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 _BF16 = dtypes.bfloat16
-
-
-def _num(x) -> bool:
-    """A Python or NumPy scalar (not a Tensor)."""
-    c = x.__class__
-    if c is float or c is int or c is bool:
-        return True
-    return isinstance(x, (np.generic, int, float))
-
-
-def _broadcast_error(a, b, op: str) -> RuntimeError:
-    """The backend rejected the operands' shapes: say which dims and which rule."""
-    from ..layout import broadcast_shapes
-    try:
-        broadcast_shapes(a.shape, b.shape)
-    except ValueError as e:
-        return RuntimeError(f"{op}: {e}")
-    return RuntimeError(f"{op}: operands of shapes {a.shape} and {b.shape} were rejected by the backend")
-
-
-def _is_bool(x) -> bool:
-    """A bool tensor or a Python bool (torch refuses ``x - True`` too; a NumPy bool is a number there)."""
-    return x is True or x is False or (isinstance(x, TensorBase) and x.dtype.name == "bool")
-
-
-def _need_float(x, op: str) -> None:
-    """Refuse what torch refuses: activations with no integer or bool kernel (gelu, silu, softmax, ...)."""
-    if not x.dtype.is_floating_point:
-        raise NotImplementedError(f"{op}: not implemented for {x.dtype.name} tensors (as in torch): expected a "
-                                  f"floating point input; convert with .float() first")
-
-
-def _no_bool(x, op: str, exc=RuntimeError) -> None:
-    if x.dtype.name == "bool":
-        raise exc(f"{op}: boolean inputs are not supported (as in torch); convert with .int() or .float() first")
 
 
 class _Binary(Function):
@@ -80,7 +61,7 @@ class _Binary(Function):
         try:
             return getattr(a._dev.backend, primitive)(xa, xb)
         except ValueError:
-            raise _broadcast_error(a, b, primitive) from None
+            raise broadcast_error(a, b, primitive) from None
 
 
 class Add(_Binary):
@@ -94,7 +75,7 @@ class Add(_Binary):
         try:
             return a._dev.backend.add(xa, xb)
         except ValueError:
-            raise _broadcast_error(a, b, "add") from None
+            raise broadcast_error(a, b, "add") from None
 
     def backward(self, g):
         return g, g
@@ -104,14 +85,14 @@ class Sub(_Binary):
     __slots__ = ()
 
     def forward(self, a, b):
-        if a.dtype.name == "bool" or _is_bool(b):
+        if a.dtype.name == "bool" or is_bool(b):
             raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                                "to invert a mask, use the `~` or `logical_not()` operator instead.")
         xa, xb, _ = operands(a, b, "sub")
         try:
             return a._dev.backend.sub(xa, xb)
         except ValueError:
-            raise _broadcast_error(a, b, "sub") from None
+            raise broadcast_error(a, b, "sub") from None
 
     def backward(self, g):
         return g, (-g if self.next[1] is not None else None)
@@ -154,7 +135,7 @@ class Pow(_Binary):
 
     def forward(self, a, b):
         xa, xb, dt = operands(a, b, "pow")
-        if _num(b):
+        if is_number(b):
             self.value = b
             if _grad_mode.enabled:
                 self.save_for_backward(a)
@@ -164,14 +145,14 @@ class Pow(_Binary):
                 self.save_for_backward(a, b)
         if not dt.is_floating_point:
             if dt.name != "bool":
-                return _integer_pow(a, b, xa, xb, dt)
-            if not _num(b):  # (NumPy would give int8)
+                return integer_pow(a, b, xa, xb, dt)
+            if not is_number(b):  # (NumPy would give int8)
                 raise NotImplementedError("\"pow\" not implemented for 'Bool'")
             return a._dev.backend.copy(xa) if b else a._dev.backend.full(a._x.shape, True, dt)  # x**True, x**False
         try:
             out = a._dev.backend.pow(xa, xb)
         except ValueError:
-            raise _broadcast_error(a, b, "pow") from None
+            raise broadcast_error(a, b, "pow") from None
         if self.value is None and _grad_mode.enabled and (a.requires_grad or b.requires_grad):
             # the exponent's gradient reads the output, which torch keeps for a tensor exponent (so writing it in
             # place is an error there and here); the output returned shares this one's storage and version
@@ -201,68 +182,6 @@ class Pow(_Binary):
         return ga, g * y.masked_fill(safe, 0) * a.masked_fill(safe, 1).log()
 
 
-def _integer_pow(a, b, xa, xb, dt):
-    """Integer ``a ** b`` with torch's rules: a negative Python exponent is refused; in a tensor exponent a
-    negative power gives 1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy refuses the whole array)."""
-    if _num(b):
-        if b < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return a._dev.backend.pow(xa, xb)
-    be = a._dev.backend
-    na = np.asarray(a.numpy() if not a._dev.is_host else xa)
-    nb = np.asarray(b.numpy() if not b._dev.is_host else xb)
-    try:
-        na, nb = np.broadcast_arrays(na, nb)
-    except ValueError:
-        raise _broadcast_error(a, b, "pow") from None
-    neg = nb < 0
-    out = np.power(na, np.where(neg, 0, nb))
-    if neg.any():
-        odd = (nb & 1).astype(bool)
-        out = np.where(neg, np.where(na == 1, 1, np.where(na == -1, np.where(odd, -1, 1), 0)), out)
-    out = out.astype(dt.np, copy=False)
-    return out if a._dev.is_host else be.from_numpy(out)
-
-
-def _pick(g, a_wins, tie):
-    """maximum/minimum's gradients: all of g to the winner, half each on a tie (as PyTorch), 0 to the loser;
-    with where, so an infinite gradient gives 0 to the loser rather than inf * 0 = nan."""
-    half = g * 0.5
-    return where(a_wins, g, where(tie, half, 0.0)), where(a_wins, 0.0, where(tie, half, g))
-
-
-class Maximum(_Binary):
-    __slots__ = ()
-
-    def forward(self, a, b):
-        xa, xb, _ = operands(a, b, "maximum")
-        self.save_for_backward(a, b)
-        try:
-            return a._dev.backend.maximum(xa, xb)
-        except ValueError:
-            raise _broadcast_error(a, b, "maximum") from None
-
-    def backward(self, g):
-        a, b = self.saved_tensors
-        return _pick(g, a > b, a == b)
-
-
-class Minimum(_Binary):
-    __slots__ = ()
-
-    def forward(self, a, b):
-        xa, xb, _ = operands(a, b, "minimum")
-        self.save_for_backward(a, b)
-        try:
-            return a._dev.backend.minimum(xa, xb)
-        except ValueError:
-            raise _broadcast_error(a, b, "minimum") from None
-
-    def backward(self, g):
-        a, b = self.saved_tensors
-        return _pick(g, a < b, a == b)
-
-
 class Where(Function):
     """``where(cond, a, b)``; ``a`` or ``b`` may be Python numbers."""
 
@@ -275,7 +194,6 @@ class Where(Function):
         ref = a if isinstance(a, T) else b if isinstance(b, T) else None
         be = cond._dev.backend
         if ref is None:
-            from ..dtypes import result_type
             dt = result_type(a, b)
             return be.cast(be.where(cond._x, a, b), dt)
         other = b if ref is a else a
@@ -283,7 +201,7 @@ class Where(Function):
         xa, xb = (xr, xo) if ref is a else (xo, xr)
         for t in (a, b):
             if isinstance(t, T) and t._dev is not cond._dev:
-                _util.check_same_device(cond, t, "where")
+                check_same_device(cond, t, "where")
         self.save_for_backward(cond)
         out = be.where(cond._x, xa, xb)
         return out if out.dtype == dt.np else be.cast(out, dt)
@@ -307,7 +225,7 @@ class Neg(Function):
     __slots__ = ()
 
     def forward(self, x):
-        _no_bool(x, "neg (the - operator)")
+        no_bool(x, "neg (the - operator)")
         return x._dev.backend.neg(x._x)
 
     def backward(self, g):
@@ -318,7 +236,7 @@ class Abs(Function):
     __slots__ = ()
 
     def forward(self, x):
-        _no_bool(x, "abs", NotImplementedError)
+        no_bool(x, "abs", NotImplementedError)
         self.save_for_backward(x)
         return x._dev.backend.abs(x._x)
 
@@ -332,7 +250,7 @@ class Exp(Function):
     save_output = True
 
     def forward(self, x):
-        return x._dev.backend.exp(_float(x))
+        return x._dev.backend.exp(as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -344,7 +262,7 @@ class Log(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.log(_float(x))
+        return x._dev.backend.log(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -356,7 +274,7 @@ class Sqrt(Function):
     save_output = True
 
     def forward(self, x):
-        return x._dev.backend.sqrt(_float(x))
+        return x._dev.backend.sqrt(as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -371,7 +289,7 @@ class Reciprocal(Function):
     save_output = True
 
     def forward(self, x):
-        return x._dev.backend.div(1, _float(x))
+        return x._dev.backend.div(1, as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -383,7 +301,7 @@ class Rsqrt(Function):
     save_output = True
 
     def forward(self, x):
-        return x._dev.backend.rsqrt(_float(x))
+        return x._dev.backend.rsqrt(as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -395,7 +313,7 @@ class Sin(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.sin(_float(x))
+        return x._dev.backend.sin(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -407,7 +325,7 @@ class Cos(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.cos(_float(x))
+        return x._dev.backend.cos(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -419,7 +337,7 @@ class Tanh(Function):
     save_output = True
 
     def forward(self, x):
-        return x._dev.backend.tanh(_float(x))
+        return x._dev.backend.tanh(as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -448,8 +366,8 @@ class Sigmoid(Function):
 
     def forward(self, x):
         if x.dtype is _BF16:  # (NumPy's composite sigmoid would round each step: in float32, rounded once)
-            return rounded(x, x._dev.backend.sigmoid(_wide(x)))
-        return x._dev.backend.sigmoid(_float(x))
+            return rounded(x, x._dev.backend.sigmoid(as_wide(x)))
+        return x._dev.backend.sigmoid(as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -476,7 +394,7 @@ class Erf(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.erf(_float(x))
+        return x._dev.backend.erf(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -489,7 +407,7 @@ class Relu(Function):
 
     def forward(self, x):
         if x.dtype is dtypes.bool_:
-            _no_bool(x, "relu")
+            no_bool(x, "relu")
         return x._dev.backend.relu(x._x)
 
     def backward(self, g):
@@ -517,244 +435,137 @@ class ReluBackward(Function):
         return ReluBackward.apply(gg, y), gg.new_zeros(y.shape)
 
 
-class Sign(Function):
-    """``sign(x)``: differentiable with a zero gradient everywhere (as in PyTorch); the sign of a bool is the bool
-    itself (a copy, as torch's)."""
+class ElementwiseMixin:
+    """Tensor methods and operators for the nodes above: ``x + y``, ``x * y``, ``x.exp()``, ``x.relu()``..."""
 
     __slots__ = ()
 
-    def forward(self, x):
-        if x.dtype.name == "bool":
-            return x._dev.backend.copy(x._x)
-        return x._dev.backend.sign(x._x)
+    # ---- arithmetic --------------------------------------------------------------------------
+    def __add__(self, other):
+        return Add.apply(self, other)
 
-    def backward(self, g):
-        return (g.new_zeros(g.shape),)
+    def __radd__(self, other):
+        return Add.apply(self, other)
 
+    def __sub__(self, other):
+        return Sub.apply(self, other)
 
-class LeakyRelu(Function):
-    __slots__ = ("negative_slope",)
-
-    def forward(self, x, negative_slope):
-        _need_float(x, "leaky_relu")
-        self.negative_slope = negative_slope
-        self.save_for_backward(x)
-        be, xx = x._dev.backend, _wide(x)  # integer input: computed in the default float, not float64
-        return rounded(x, be.where(be.gt(xx, 0), xx, be.mul(xx, negative_slope)))
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        return LeakyReluBackward.apply(g, x, self.negative_slope), None
-
-
-class LeakyReluBackward(Function):
-    """``g`` where ``x > 0``, else ``g * negative_slope`` (a node of its own, see TanhBackward). It scales ``g``
-    itself: ``where(x > 0, 1.0, slope)`` would round the slope to float32 first. Zero derivative in ``x`` (zeros,
-    as PyTorch's)."""
-
-    __slots__ = ("negative_slope",)
-
-    def forward(self, g, x, negative_slope):
-        self.negative_slope = negative_slope
-        if _grad_mode.enabled:
-            self.save_for_backward(x)
-        be = g._dev.backend
-        return be.where(be.gt(x._x, 0), g._x, be.mul(g._x, negative_slope))
-
-    def backward(self, gg):
-        (x,) = self.saved_tensors
-        return LeakyReluBackward.apply(gg, x, self.negative_slope), gg.new_zeros(x.shape), None
-
-
-class Gelu(Function):
-    """GELU, exact ``x * Phi(x)`` (``Phi`` the normal CDF, ``0.5 * (1 + erf(x / sqrt(2)))``) or with PyTorch's tanh
-    approximation ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``, as one fused kernel. When a backward
-    will follow, the kernel also returns a state for it (on the CPU ``gelu'(x)`` itself, computed from what forward
-    has at hand), kept here privately."""
-
-    __slots__ = ("approximate", "state")
-
-    def forward(self, x, approximate):
-        _need_float(x, "gelu")
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-        self.approximate = approximate
-        self.save_for_backward(x)
-        y, self.state = x._dev.backend.gelu(x._x, approximate, _grad_mode.enabled and x.requires_grad)
-        return y
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        return GeluBackward.apply(g, x, self.approximate, self.state), None
-
-    def release(self) -> None:
-        super().release()
-        self.state = None
-
-
-class GeluBackward(Function):
-    """``g * gelu'(x)`` as one fused kernel, a node of its own (see TanhBackward):
-    ``gelu'(x) = Phi(x) + x * phi(x)`` (``phi`` the normal density ``exp(-x**2 / 2) / sqrt(2 pi)``), or for the tanh
-    form ``0.5 * (1 + t) + 0.5 * x * (1 - t**2) * k'(x)`` with ``t = tanh(k(x))``. It reads the state gelu's forward
-    kept (``state``, held here too; None: computed from ``x``), so it computes no erf again; its own derivative
-    below is written in ``x``."""
-
-    __slots__ = ("approximate", "state")
-
-    def forward(self, g, x, approximate, state):
-        self.approximate, self.state = approximate, state
-        if _grad_mode.enabled:
-            self.save_for_backward(g, x)
-        return g._dev.backend.gelu_backward(g._x, x._x, state, approximate)
-
-    def backward(self, gg):
-        """``gg * gelu'(x)`` for ``g`` (this same node) and ``gg * g * gelu''(x)`` for ``x``."""
-        g, x = self.saved_tensors
-        if self.approximate == "tanh":
-            c, k = math.sqrt(2 / math.pi), 0.044715
-            dk = c * (1 + 3 * k * x * x)  # k'(x) of the inner term k(x) = c * (x + k x^3)
-            t = (c * (x + k * x * x * x)).tanh()
-            d2 = (1 - t * t) * (dk + 0.5 * x * (6 * c * k * x - 2 * t * dk * dk))
-        else:
-            d2 = (2 - x * x) * (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
-        return GeluBackward.apply(gg, x, self.approximate, self.state), gg * g * d2, None, None
-
-    def release(self) -> None:
-        super().release()
-        self.state = None
-
-
-class Silu(Function):
-    __slots__ = ()
-
-    def forward(self, x):
-        _need_float(x, "silu")
-        self.save_for_backward(x)
-        be, xx = x._dev.backend, _wide(x)
-        return rounded(x, be.mul(xx, be.sigmoid(xx)))
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        s = x.sigmoid()
-        return (g * s * (1 + x * (1 - s)),)
-
-
-class Softplus(Function):
-    __slots__ = ("beta", "threshold")
-
-    def forward(self, x, beta, threshold):
-        _need_float(x, "softplus")
-        self.beta, self.threshold = beta, threshold
-        self.save_for_backward(x)
-        return rounded(x, x._dev.backend.softplus(_wide(x), beta, threshold))
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        bx = x * self.beta
-        return g * where(bx > self.threshold, 1.0, bx.sigmoid()), None, None
-
-
-class Elu(Function):
-    __slots__ = ("alpha",)
-
-    def forward(self, x, alpha):
-        _need_float(x, "elu")
-        self.alpha = alpha
-        self.save_for_backward(x)
-        be, xx = x._dev.backend, _wide(x)
-        return rounded(x, be.where(be.gt(xx, 0), xx, be.mul(be.sub(be.exp(be.minimum(xx, 0)), 1), alpha)))
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        return g * where(x > 0, 1.0, self.alpha * x.clamp(max=0).exp()), None
-
-
-class Clamp(Function):
-    """Clamp to Python-number bounds (either may be None)."""
-
-    __slots__ = ("min", "max")
-
-    def forward(self, x, lo, hi):
-        if lo is None and hi is None:
-            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-        self.min, self.max = lo, hi
-        self.save_for_backward(x)
-        be, xx = x._dev.backend, x._x
-        from ..dtypes import result_type
-        dt = result_type(x, *(v for v in (lo, hi) if v is not None))  # int tensor, float bound -> float32
-        if dt.category == 1:  # (an int bound beyond the dtype is an error, as in torch; NumPy would not clamp)
-            lo, hi = (None if v is None else dtypes.fill_value(v, dt) for v in (lo, hi))
-        if dt is not x.dtype:
-            xx = be.cast(xx, dt)
-        elif dt is _BF16:  # (NumPy's clip has no bfloat16 loop: float32, rounded back; the same as rounding the bounds)
-            return be.cast(be.clip(be.cast(xx, dtypes.float32), lo, hi), _BF16)
-        return be.clip(xx, lo, hi)
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        keep = None
-        if self.min is not None:
-            keep = x >= self.min
-        if self.max is not None:
-            k2 = x <= self.max
-            keep = k2 if keep is None else keep & k2
-        return where(keep, g, 0.0), None, None  # (where: an infinite gradient gives 0 where clamped, not nan)
-
-
-class MaskedFill(Function):
-    """Out of place, as in PyTorch, the result has the broadcast shape of ``x`` and ``mask``."""
-
-    __slots__ = ("value",)
-
-    def forward(self, x, mask, value):
-        if mask.dtype.name != "bool":
-            raise TypeError(f"masked_fill expects a bool mask, got {mask.dtype.name}")
-        if x._dev is not mask._dev:
-            _util.check_same_device(x, mask, "masked_fill")
-        from ..layout import broadcast_shapes
-        try:
-            broadcast_shapes(x.shape, mask.shape)
-        except ValueError:
-            raise RuntimeError(f"masked_fill: mask of shape {mask.shape} cannot be broadcast with the "
-                               f"tensor's shape {x.shape}") from None
-        if isinstance(value, TensorBase):
-            if value.ndim:
-                raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got "
-                                   f"tensor with {value.ndim} dimension(s)")
+    def _left_number(self, value):
+        """``value`` from the left of an operator (``2 - x``, ``2 ** x``) as a 0-d tensor of the dtype ``x op value``
+        has, so the op itself runs (Sub, Pow: one node type per op) with the number as its first operand. An integer
+        too large for that dtype wraps into it, as torch's does. None when ``value`` is not a number (the operator
+        then returns NotImplemented, as Python expects)."""
+        if not is_number(value):
+            return None
+        if isinstance(value, np.generic):
             value = value.item()
-        if not x.dtype.is_floating_point and isinstance(value, float) and not math.isfinite(value):
-            raise RuntimeError(f"masked_fill: value {value} cannot be converted to type {x.dtype.name} without "
-                               f"overflow (as torch; fill a floating point tensor, or use a finite value)")
-        self.value = value = dtypes.fill_value(value, x.dtype)
-        self.save_for_backward(mask)
-        be = x._dev.backend
-        return be.cast(be.where(mask._x, value, x._x), x.dtype)
+        dt = dtypes.bool_ if isinstance(value, bool) else result_type(self, value)
+        if isinstance(value, int) and not dt.is_floating_point and dt.name != "bool":
+            info = np.iinfo(dt.np)
+            if not info.min <= value <= info.max:  # too large for x's integer dtype: wrapped into it, as torch does
+                value = (value - info.min) % (int(info.max) - int(info.min) + 1) + int(info.min)
+        with np.errstate(over="ignore"):  # (2**40 as float16 is inf, as in torch: no NumPy warning for the user)
+            return self._wrap(self._dev.backend.full((), value, dt), self._dev)
 
-    def backward(self, g):
-        (mask,) = self.saved_tensors
-        return where(mask, g.new_zeros(()), g), None, None
+    def __rsub__(self, other):
+        left = self._left_number(other)
+        return NotImplemented if left is None else Sub.apply(left, self)
+
+    def __mul__(self, other):
+        return Mul.apply(self, other)
+
+    def __rmul__(self, other):
+        return Mul.apply(self, other)
+
+    def __truediv__(self, other):
+        return Div.apply(self, other)
+
+    def __rtruediv__(self, other):
+        """``number / x`` is ``reciprocal(x) * number``, as in torch (so neither ``x`` nor the result is kept)."""
+        if not is_number(other):
+            return NotImplemented
+        return Mul.apply(Reciprocal.apply(self), other)
+
+    def reciprocal(self):
+        return Reciprocal.apply(self)
+
+    def __pow__(self, other):
+        return Pow.apply(self, other)
+
+    def __rpow__(self, other):
+        left = self._left_number(other)
+        return NotImplemented if left is None else Pow.apply(left, self)
+
+    def __matmul__(self, other):
+        return Matmul.apply(self, other)
+
+    def __rmatmul__(self, other):
+        return Matmul.apply(self._from_value(other), self)
+
+    def __neg__(self):
+        return Neg.apply(self)
+
+    def __abs__(self):
+        return Abs.apply(self)
+
+    def __pos__(self):
+        return self
+
+    add = __add__
+    sub = __sub__
+    mul = __mul__
+    pow = __pow__  # (div, with its rounding_mode, and the bitwise operators live in mixin/math.py)
+    matmul = __matmul__
+    neg = __neg__
+    abs = __abs__
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    # ---- unary math --------------------------------------------------------
+    def exp(self):
+        return Exp.apply(self)
+
+    def log(self):
+        return Log.apply(self)
+
+    def sqrt(self):
+        return Sqrt.apply(self)
+
+    def rsqrt(self):
+        return Rsqrt.apply(self)
+
+    def sin(self):
+        return Sin.apply(self)
+
+    def cos(self):
+        return Cos.apply(self)
+
+    def tanh(self):
+        return Tanh.apply(self)
+
+    def sigmoid(self):
+        return Sigmoid.apply(self)
+
+    def erf(self):
+        return Erf.apply(self)
+
+    def relu(self):
+        return Relu.apply(self)
 
 
-class Cast(Function):
-    __slots__ = ("src_dtype",)
+# ---- free functions ---------------------------------------------------------------------------------
+__all__ = ["add", "sub", "mul", "pow", "neg", "abs", "matmul", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
+           "sigmoid", "erf", "relu"]
 
-    def forward(self, x, dtype):
-        self.src_dtype = x.dtype
-        return x._dev.backend.cast(x._x, dtype)
-
-    def backward(self, g):
-        return g.to(self.src_dtype), None
-
-
-def _wide(x):
-    """As :func:`_float`, with bfloat16 in float32: for the ops composed of several primitives (or with Python
-    float constants), which round their result back once with ``rounded``, as torch's fused kernels do."""
-    return _float(x) if x.dtype is not _BF16 else _util.in_float32(x)
-
-
-def _float(x):
-    """The native operand as the default float when ``x`` is integral (exp, log, ... of ints)."""
-    if x.dtype.is_floating_point:
-        return x._x
-    from .. import dtypes
-    return x._dev.backend.cast(x._x, dtypes.default_float)
+(add, sub, mul, pow, neg, abs, matmul, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf,  # noqa: A001
+ relu) = free_functions(ElementwiseMixin, *__all__)

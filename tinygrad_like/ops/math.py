@@ -18,8 +18,8 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..dtypes import result_type
 from ..tensor_base import TensorBase
-from ._util import check_same_device, float_operands, in_float32, operands, rounded
-from .elementwise import _broadcast_error, _float, where
+from ._util import as_float, broadcast_error, check_same_device, float_operands, in_float32, operands, rounded
+from .elementwise import where
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -43,7 +43,7 @@ def _run(a, b, op: str, fn, xa, xb):
     try:
         return fn(xa, xb)
     except ValueError:
-        raise _broadcast_error(a, b, op) from None
+        raise broadcast_error(a, b, op) from None
 
 
 def _any_zero(t, native) -> bool:
@@ -163,7 +163,7 @@ class Logit(Function):
         self.eps = eps
         self.save_for_backward(x)
         be = x._dev.backend
-        p = _float(x)
+        p = as_float(x)
         t = (x.dtype if x.dtype.is_floating_point else dtypes.default_float).np.type  # (a NumPy scalar keeps the dtype)
         if eps is not None:
             lo = t(eps)
@@ -185,7 +185,7 @@ class Acos(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.acos(_float(x))
+        return x._dev.backend.acos(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -197,7 +197,7 @@ class Asin(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.asin(_float(x))
+        return x._dev.backend.asin(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -209,7 +209,7 @@ class Atan(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.atan(_float(x))
+        return x._dev.backend.atan(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -223,7 +223,7 @@ class Tan(Function):
     save_output = True
 
     def forward(self, x):
-        return x._dev.backend.tan(_float(x))
+        return x._dev.backend.tan(as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -235,7 +235,7 @@ class Sinh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.sinh(_float(x))
+        return x._dev.backend.sinh(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -247,7 +247,7 @@ class Cosh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.cosh(_float(x))
+        return x._dev.backend.cosh(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -259,7 +259,7 @@ class Asinh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.asinh(_float(x))
+        return x._dev.backend.asinh(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -271,7 +271,7 @@ class Acosh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.acosh(_float(x))
+        return x._dev.backend.acosh(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -283,7 +283,7 @@ class Atanh(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.atanh(_float(x))
+        return x._dev.backend.atanh(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -296,7 +296,7 @@ class Log2(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.log2(_float(x))
+        return x._dev.backend.log2(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -308,7 +308,7 @@ class Log10(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.log10(_float(x))
+        return x._dev.backend.log10(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -320,7 +320,7 @@ class Log1p(Function):
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x._dev.backend.log1p(_float(x))
+        return x._dev.backend.log1p(as_float(x))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -332,7 +332,7 @@ class Expm1(Function):
     save_output = True
 
     def forward(self, x):
-        return x._dev.backend.expm1(_float(x))
+        return x._dev.backend.expm1(as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -344,7 +344,7 @@ class Exp2(Function):
     save_output = True
 
     def forward(self, x):
-        return x._dev.backend.exp2(_float(x))
+        return x._dev.backend.exp2(as_float(x))
 
     def backward(self, g):
         (y,) = self.saved_tensors
@@ -888,7 +888,7 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
     try:
         close = be.eq(xa, xb)
     except ValueError:
-        raise _broadcast_error(a, b, "isclose") from None
+        raise broadcast_error(a, b, "isclose") from None
     fp = a.dtype.is_floating_point
     if equal_nan and fp:
         close = be.logical_or(close, be.logical_and(be.isnan(xa), be.isnan(xb)))

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..autograd.function import Function
 from ._util import in_float32, rounded
-from .elementwise import LeakyReluBackward, where
+from .activation import LeakyReluBackward
+from .elementwise import where
 
 
 class Hardtanh(Function):
