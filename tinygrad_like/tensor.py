@@ -33,6 +33,7 @@ from .ops.activation import ActivationMixin
 from .ops.comparison import ComparisonMixin
 from .ops.conversion import ConversionMixin
 from .ops.elementwise import ElementwiseMixin
+from .ops.factories import FactoryMixin
 from .ops.inplace import InplaceMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
@@ -74,8 +75,8 @@ def wrap_native(r, dev: Device) -> Tensor:
     return t
 
 
-class Tensor(AutogradMixin, ConversionMixin, ElementwiseMixin, ComparisonMixin, ActivationMixin, IndexingMixin,
-             InplaceMixin, MovementMixin, ReduceMixin,
+class Tensor(AutogradMixin, ConversionMixin, FactoryMixin, ElementwiseMixin, ComparisonMixin, ActivationMixin,
+             IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin,
              MathMixin, SortingMixin, LinalgMixin, ShapingMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 

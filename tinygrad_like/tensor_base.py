@@ -1,6 +1,6 @@
 """``TensorBase``: what every tensor is (storage, layout, autograd metadata) and how a result becomes a tensor.
 
-The Tensor API's methods live in method families (:mod:`tinygrad_like.mixin`), combined by
+The Tensor API's methods live with their ops, one family per module of :mod:`tinygrad_like.ops`, combined by
 :class:`tinygrad_like.tensor.Tensor`. This module imports no op, so the op modules and the autograd engine can
 import it normally: ``isinstance(x, TensorBase)`` is how they recognize a tensor, and ``x._wrap(native, device)``
 makes a new one (of the concrete class, which only :mod:`tinygrad_like.tensor` knows).
@@ -32,15 +32,6 @@ _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch
 _weakref = weakref.ref
 
 _new = object.__new__
-
-
-def _rebuild_on_device(cls, host: TensorBase, device: Device, requires_grad: bool, grad) -> TensorBase:
-    """The inverse of a device tensor's ``__reduce_ex__``: ``host`` copied to ``device``, as a ``cls`` (Parameter)."""
-    t = host.to(device)
-    t.__class__ = cls  # (subclasses such as Parameter add no slots)
-    t._requires_grad = requires_grad
-    t._grad = grad
-    return t
 
 
 def _check_requires_grad(t: TensorBase, requires_grad: bool) -> None:
@@ -240,17 +231,6 @@ class TensorBase:
 
     __hash__ = object.__hash__  # identity, in C: tensors are dict keys in the backward engine
 
-    def __reduce_ex__(self, protocol):
-        """Pickling and ``copy.deepcopy``. A host tensor is saved as its slots are. A tensor in a device's own memory
-        (``cuda``, ``sim``) is rebuilt on its device from a host copy of its values: a device buffer, and the arrays
-        over it, cannot be pickled (torch also moves a CUDA tensor's storage through the host)."""
-        if self._dev.is_host:
-            return object.__reduce_ex__(self, protocol)
-        if self.grad_fn is not None:
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-                               "protocol at the moment; use .detach() first (as in torch)")
-        return _rebuild_on_device, (type(self), self.detach().cpu(), self._dev, self.requires_grad, self._grad)
-
     def __len__(self) -> int:
         if not self.ndim:
             raise TypeError("len() of a 0-d tensor")
@@ -321,32 +301,6 @@ class TensorBase:
             suffixes.append("requires_grad=True")
         return format_tensor(self._host(), self.dtype.name, suffixes, default_dtype=dtypes.default_float.name)
 
-    # ---- autograd ----------------------------------------------------------------------------
-    @property
-    def grad(self) -> Tensor | None:
-        """The accumulated gradient (None until a backward reaches this leaf, or after ``zero_grad``)."""
-        return self._grad
-
-    @grad.setter
-    def grad(self, value) -> None:
-        # as torch: a gradient of another shape, dtype or device is refused when assigned, not deep inside an
-        # optimizer step later
-        if value is not None:
-            if not isinstance(value, TensorBase):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                                f"{type(value).__name__}")
-            if value._x.shape != self._x.shape:
-                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
-                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
-                                   f"the same size")
-            if value.dtype is not self.dtype:
-                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor "
-                                   f"with dtype '{self.dtype.name}'. The gradient must have the tensor's dtype")
-            if value._dev is not self._dev and str(value._dev) != str(self._dev):
-                raise RuntimeError(f"assigned grad has data located on a different device: the tensor is on "
-                                   f"{self._dev}, the gradient on {value._dev}")
-        self._grad = value
-
     def detach(self) -> Tensor:
         """Same storage and layout, cut from the graph (shares the version counter)."""
         t = self._fresh()
@@ -368,32 +322,6 @@ class TensorBase:
         _check_requires_grad(self, requires_grad)
         self._requires_grad = bool(requires_grad)
         return self
-
-    def retain_grad(self) -> None:
-        """Keep ``.grad`` on this non-leaf tensor after backward."""
-        if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        node = self.grad_fn
-        if node is None:
-            return
-        if node.retained is None:
-            node.retained = []
-        if not any(r() is self for r in node.retained):
-            node.retained.append(weakref.ref(self))
-
-    def register_hook(self, hook):
-        """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed."""
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            self.grad_fn.register_hook(hook)
-            hooks = self.grad_fn.hooks
-        else:
-            if self._hooks is None:
-                self._hooks = []
-            self._hooks.append(hook)
-            hooks = self._hooks
-        return _RemovableHandle(hooks, hook)
 
     def _view(self, layout: Layout, native=None) -> Tensor:
         """A view of this tensor's storage with ``layout``. ``native``: the backend's array for it, where the caller
@@ -419,42 +347,7 @@ class TensorBase:
                 st.views = [r for r in views if r() is not None]
         return t
 
-    # ---- factories on an existing tensor ----------------------------------------------------------
+    # ---- a new tensor like this one ------------------------------------------------------------
     def _full_like(self, value, dtype: DType | None = None) -> Tensor:
         """A new tensor of this one's shape and device, filled with ``value``."""
         return self._wrap(self._dev.backend.full(self._x.shape, value, dtype or self.dtype), self._dev)
-
-    def _from_value(self, value) -> Tensor:
-        """``value`` (a number or array) as a tensor on this one's device; numbers take this one's dtype."""
-        from .creation import tensor
-        dt = self.dtype if isinstance(value, (int, float)) or (
-            isinstance(value, np.ndarray) and self.dtype.is_floating_point) else None
-        return tensor(value, dtype=dt, device=self._dev)
-
-    def new_zeros(self, *size, dtype=None, requires_grad: bool = False) -> Tensor:
-        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
-        return _made(self._wrap(self._dev.backend.full(_shape_args(size), 0, dt), self._dev), requires_grad)
-
-    def new_ones(self, *size, dtype=None, requires_grad: bool = False) -> Tensor:
-        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
-        return _made(self._wrap(self._dev.backend.full(_shape_args(size), 1, dt), self._dev), requires_grad)
-
-    def new_full(self, size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
-        return _made(self._wrap(self._dev.backend.full(_shape_args((size,)), dtypes.fill_value(fill_value, dt), dt),
-                                self._dev), requires_grad)
-
-    def new_tensor(self, data, dtype=None, requires_grad: bool = False) -> Tensor:
-        from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=self._dev, requires_grad=requires_grad)
-
-
-class _RemovableHandle:
-    __slots__ = ("_hooks", "_fn")
-
-    def __init__(self, hooks: list, fn):
-        self._hooks, self._fn = hooks, fn
-
-    def remove(self) -> None:
-        if self._fn in self._hooks:
-            self._hooks.remove(self._fn)

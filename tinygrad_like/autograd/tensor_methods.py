@@ -1,14 +1,20 @@
-"""Tensor methods that run backward: ``backward()`` and ``backward_steps()``."""
+"""Tensor methods of autograd: ``backward()``, ``backward_steps()``, ``.grad``, ``retain_grad()``, hooks."""
 
 from __future__ import annotations
 
+import weakref
+from typing import TYPE_CHECKING
+
 from .. import events, sites
 from ..tensor_base import TensorBase
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from ..tensor import Tensor
 from . import engine
 
 
 class AutogradMixin:
-    """Tensor methods that run backward: ``backward()`` and ``backward_steps()``."""
+    """Tensor methods of autograd: ``backward()``, ``backward_steps()``, ``.grad``, ``retain_grad()``, hooks."""
 
     __slots__ = ()
 
@@ -48,3 +54,66 @@ class AutogradMixin:
             backward(self, gradient, retain_graph, create_graph, inputs=inputs)
             return
         engine.run_backward((self,), (self._root_grad(gradient),), retain_graph, create_graph)
+
+    # ---- autograd ----------------------------------------------------------------------------
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (None until a backward reaches this leaf, or after ``zero_grad``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        # as torch: a gradient of another shape, dtype or device is refused when assigned, not deep inside an
+        # optimizer step later
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._x.shape != self._x.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   f"the same size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor "
+                                   f"with dtype '{self.dtype.name}'. The gradient must have the tensor's dtype")
+            if value._dev is not self._dev and str(value._dev) != str(self._dev):
+                raise RuntimeError(f"assigned grad has data located on a different device: the tensor is on "
+                                   f"{self._dev}, the gradient on {value._dev}")
+        self._grad = value
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        node = self.grad_fn
+        if node is None:
+            return
+        if node.retained is None:
+            node.retained = []
+        if not any(r() is self for r in node.retained):
+            node.retained.append(weakref.ref(self))
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            self.grad_fn.register_hook(hook)
+            hooks = self.grad_fn.hooks
+        else:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            hooks = self._hooks
+        return _RemovableHandle(hooks, hook)
+
+
+class _RemovableHandle:
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks: list, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)

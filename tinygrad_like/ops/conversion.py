@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..device import CPU, get_device
+from ..device import CPU, Device, get_device
 from ..dtypes import DType
 from ..tensor_base import TensorBase
 
@@ -30,10 +30,30 @@ class Cast(Function):
         return g.to(self.src_dtype), None
 
 
+def _rebuild_on_device(cls, host: TensorBase, device: Device, requires_grad: bool, grad) -> TensorBase:
+    """The inverse of a device tensor's ``__reduce_ex__``: ``host`` copied to ``device``, as a ``cls`` (Parameter)."""
+    t = host.to(device)
+    t.__class__ = cls  # (subclasses such as Parameter add no slots)
+    t._requires_grad = requires_grad
+    t._grad = grad
+    return t
+
+
 class ConversionMixin:
     """Tensor methods that change dtype or device: ``to``, ``float``, ``cpu``, ``cuda``..."""
 
     __slots__ = ()
+
+    def __reduce_ex__(self, protocol):
+        """Pickling and ``copy.deepcopy``. A host tensor is saved as its slots are. A tensor in a device's own memory
+        (``cuda``, ``sim``) is rebuilt on its device from a host copy of its values: a device buffer, and the arrays
+        over it, cannot be pickled (torch also moves a CUDA tensor's storage through the host)."""
+        if self._dev.is_host:
+            return object.__reduce_ex__(self, protocol)
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment; use .detach() first (as in torch)")
+        return _rebuild_on_device, (type(self), self.detach().cpu(), self._dev, self.requires_grad, self._grad)
 
     # ---- dtype and device conversion ---------------------------------------------------------
     def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False) -> Tensor:

@@ -1,0 +1,44 @@
+"""Tensor methods that make a new tensor like an existing one: on its device, by default of its dtype
+(``new_zeros``, ``new_ones``, ``new_full``, ``new_tensor``), as torch's ``Tensor.new_*``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor_base import _made, _shape_args
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from ..tensor import Tensor
+
+
+class FactoryMixin:
+    """Tensor methods that make a new tensor on this one's device."""
+
+    __slots__ = ()
+
+    def _from_value(self, value) -> Tensor:
+        """``value`` (a number or array) as a tensor on this one's device; numbers take this one's dtype."""
+        from ..creation import tensor  # (creation sits above the ops: a module-level import would be a cycle)
+        dt = self.dtype if isinstance(value, (int, float)) or (
+            isinstance(value, np.ndarray) and self.dtype.is_floating_point) else None
+        return tensor(value, dtype=dt, device=self._dev)
+
+    def new_zeros(self, *size, dtype=None, requires_grad: bool = False) -> Tensor:
+        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
+        return _made(self._wrap(self._dev.backend.full(_shape_args(size), 0, dt), self._dev), requires_grad)
+
+    def new_ones(self, *size, dtype=None, requires_grad: bool = False) -> Tensor:
+        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
+        return _made(self._wrap(self._dev.backend.full(_shape_args(size), 1, dt), self._dev), requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+        dt = dtypes.to_dtype(dtype) if dtype is not None else self.dtype
+        return _made(self._wrap(self._dev.backend.full(_shape_args((size,)), dtypes.fill_value(fill_value, dt), dt),
+                                self._dev), requires_grad)
+
+    def new_tensor(self, data, dtype=None, requires_grad: bool = False) -> Tensor:
+        from ..creation import tensor  # (creation sits above the ops: a module-level import would be a cycle)
+        return tensor(data, dtype=dtype or self.dtype, device=self._dev, requires_grad=requires_grad)
