@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 
 from ..creation import empty
+from ..ops._nn_args import _ntuple
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .functional_conv import _ntuple
 from .module import Module, Parameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Unfold", "Fold"]

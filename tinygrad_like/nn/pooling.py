@@ -10,9 +10,9 @@ AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))
 
 from __future__ import annotations
 
+from ..ops._nn_args import _ntuple
 from ..tensor import Tensor
 from . import functional as F
-from .functional_conv import _ntuple
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",

@@ -1,11 +1,11 @@
-"""Lookups for ``tl.nn.functional``: ``embedding`` and ``embedding_bag``.
+"""Lookups: the embedding-rows node and ``tl.nn.functional``'s ``embedding`` and ``embedding_bag``.
 
 A plain embedding is ``weight.index_select(0, ids)``. With ``padding_idx`` or ``scale_grad_by_freq`` it is the
-:class:`~tinygrad_like.ops.conv_extra.EmbeddingRows` node, whose backward skips the padding row's positions and
-divides by each index's count, as torch's. ``max_norm`` renormalizes the referenced rows of the weight in place
-first (no gradient, a version bump), as torch does. ``embedding_bag`` picks the rows of each bag (``padding_idx``
-entries left out) and reduces them per bag: ``sum`` and ``mean`` by ``index_add`` (or one reshape and a sum for
-fixed-length 2-D input), ``max`` by ``scatter_reduce('amax')``; an empty bag gives zeros.
+:class:`EmbeddingRows` node, whose backward skips the padding row's positions and divides by each index's count, as
+torch's. ``max_norm`` renormalizes the referenced rows of the weight in place first (no gradient, a version bump), as
+torch does. ``embedding_bag`` picks the rows of each bag (``padding_idx`` entries left out) and reduces them per bag:
+``sum`` and ``mean`` by ``index_add`` (or one reshape and a sum for fixed-length 2-D input), ``max`` by
+``scatter_reduce('amax')``; an empty bag gives zeros.
 
 >>> import tinygrad_like as tl
 >>> import tinygrad_like.nn.functional as F
@@ -18,17 +18,56 @@ tensor([[ 6.,  8.],
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..ops import conv_extra as CX
-from ..ops._util import check_index_device
-from ..tensor import Tensor
-from .functional_conv import _check_tensor, _const
+from ..autograd.function import Function
+from ._nn_args import _check_tensor, _const
+from ._util import check_index_device
+
+if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
+    from ..tensor import Tensor
 
 __all__ = ["embedding", "embedding_bag"]
+
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+
+class EmbeddingRows(Function):
+    """Rows ``weight[idx]`` (shape ``idx.shape + (D,)``) with torch's embedding gradient: each position's gradient
+    is added into its row, except at ``padding_idx`` (none), and divided by how often its index occurs in ``idx``
+    when ``scale_grad_by_freq``. The backward is written with Tensor ops (``index_add``), so it differentiates
+    again in the incoming gradient."""
+
+    __slots__ = ("num", "padding_idx", "by_freq")
+
+    def forward(self, weight, idx, padding_idx, by_freq):
+        be = weight._dev.backend
+        self.num, self.padding_idx, self.by_freq = weight.shape[0], padding_idx, by_freq
+        if _grad_mode.enabled and weight.requires_grad:
+            self.save_for_backward(idx)
+        rows = be.index_select(weight._x, 0, be.reshape(idx._x, (-1,)))
+        return be.reshape(rows, idx.shape + (weight.shape[1],))
+
+    def backward(self, g):
+        (idx,) = self.saved_tensors
+        flat = idx.reshape(-1)
+        g2 = g.reshape(-1, g.shape[-1])
+        coef = None
+        if self.padding_idx is not None:
+            coef = (flat != self.padding_idx).to(g.dtype)
+        if self.by_freq:
+            ones = g.new_ones(flat.shape[0])
+            counts = g.new_zeros(self.num).index_add(0, flat, ones)
+            inv = 1.0 / counts.index_select(0, flat)
+            coef = inv if coef is None else coef * inv
+        if coef is not None:
+            g2 = g2 * coef.unsqueeze(1)
+        return g.new_zeros(self.num, g.shape[-1]).index_add(0, flat, g2), None, None, None
+
 
 _INDEX = (dtypes.int64, dtypes.int32)
 
@@ -90,7 +129,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         _renorm_(weight, input, max_norm, norm_type)
     if padding_idx is None and not scale_grad_by_freq:
         return weight.index_select(0, input.reshape(-1)).reshape(input.shape + (weight.shape[1],))
-    return CX.EmbeddingRows.apply(weight, input, padding_idx, bool(scale_grad_by_freq))
+    return EmbeddingRows.apply(weight, input, padding_idx, bool(scale_grad_by_freq))
 
 
 def _bags(input, offsets, per_sample_weights, include_last_offset: bool):
@@ -193,7 +232,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             ids, bag, fixed = ids.index_select(0, pos), bag[keep], None
             psw = None if psw is None else psw.index_select(0, pos)
     rows = (weight.index_select(0, ids) if not scale_grad_by_freq else
-            CX.EmbeddingRows.apply(weight, ids, None, True))  # (M, D)
+            EmbeddingRows.apply(weight, ids, None, True))  # (M, D)
     if psw is not None:
         rows = rows * psw.unsqueeze(1)
     if fixed is not None and fixed > 0 and mode != "max":

@@ -1,14 +1,18 @@
-"""Convolutions and patches for ``tl.nn.functional``: ``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``, ``unfold``,
+"""Convolutions and patches: the graph nodes (the fused convolution and its two gradients, the transposed
+convolution, im2col/col2im) and ``tl.nn.functional``'s ``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``, ``unfold``,
 ``fold``.
 
 Every convolution is a 2-D one underneath. A plain convolution (``groups=1``) is the one fused node
-:class:`~tinygrad_like.ops.nn.Conv2d` (im2col and one GEMM, the path the benchmarks time); a grouped or depthwise
-one is :class:`~tinygrad_like.ops.nn.Im2Col` followed by one batched matrix multiply over the groups. ``conv1d``
-is a 2-D convolution of height 1; ``conv3d`` stacks the depth taps of each output slice as extra input channels
-and runs one 2-D convolution over all slices. A transposed convolution is the input gradient of a convolution:
-:class:`~tinygrad_like.ops.conv_extra.ConvTranspose2d` for ``groups=1`` (the fused kernel), else a batched
-matrix multiply followed by :class:`~tinygrad_like.ops.nn.Col2Im`; ``conv_transpose3d`` folds the depth taps into
+:class:`Conv2d` (im2col and one GEMM, the path the benchmarks time); a grouped or depthwise one is :class:`Im2Col`
+followed by one batched matrix multiply over the groups. ``conv1d`` is a 2-D convolution of height 1; ``conv3d``
+stacks the depth taps of each output slice as extra input channels and runs one 2-D convolution over all slices. A
+transposed convolution is the input gradient of a convolution: :class:`ConvTranspose2d` for ``groups=1`` (the fused
+kernel), else a batched matrix multiply followed by :class:`Col2Im`; ``conv_transpose3d`` folds the depth taps into
 output channels of one 2-D transposed convolution and sums them into place with a 1-D col2im along depth.
+
+The convolution's backward kernels run as nodes of their own (:class:`ConvInputGrad`, :class:`ConvWeightGrad`)
+whose own ``backward`` is written with these same nodes: the formula ``loss.backward()`` runs is the one
+``create_graph=True`` records and differentiates again.
 
 >>> import tinygrad_like as tl
 >>> import tinygrad_like.nn.functional as F
@@ -21,41 +25,136 @@ tl.Size([1, 5, 8, 8])
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
+from ..autograd import grad_mode
+from ..autograd.function import Function
 from ..functions import pad as _constant_pad
 from ..functions import stack
-from ..ops import conv_extra as CX
-from ..ops import nn as N
-from ..tensor import Tensor
+from ._nn_args import _check_tensor, _is_int, _ntuple
+from ._util import rounded
+
+if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
+    from ..tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold",
            "fold"]
 
-
-# ---- argument helpers shared by the convolution, pooling and resampling functions ------------------------
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 
-def _ntuple(v, n: int, name: str, fn: str = "") -> tuple:
-    """An int or a sequence of ``n`` ints -> a tuple of ``n`` ints (a 1-sequence is repeated, as torch's)."""
-    if _is_int(v):
-        return (int(v),) * n
-    if isinstance(v, (tuple, list)) and all(_is_int(i) for i in v):
-        if len(v) == n:
-            return tuple(int(i) for i in v)
-        if len(v) == 1:
-            return (int(v[0]),) * n
-    where = f"{fn}(): " if fn else ""
-    raise TypeError(f"{where}argument '{name}' must be an int or a tuple of {n} ints, but got {v!r}")
+class Conv2d(Function):
+    """A whole (groups=1) convolution as one node: one im2col, one GEMM, the bias added in place.
+
+    The columns from forward are kept, so the weight's gradient needs no second im2col."""
+
+    __slots__ = ("cols", "stride", "padding", "dilation", "has_bias")
+
+    def forward(self, x, weight, bias, stride, padding, dilation):
+        self.stride, self.padding, self.dilation, self.has_bias = stride, padding, dilation, bias is not None
+        if _grad_mode.enabled:
+            self.save_for_backward(x, weight)
+        out, self.cols = x._dev.backend.conv2d(x._x, weight._x, None if bias is None else bias._x, stride, padding,
+                                               dilation)
+        return rounded(x, out)  # (bfloat16: the GEMM ran in float32)
+
+    def backward(self, g):
+        x, weight = self.saved_tensors
+        nxt, geometry = self.next, (self.stride, self.padding, self.dilation)
+        gx = ConvInputGrad.apply(g, weight, x.shape, *geometry) if nxt[0] is not None else None
+        gw = ConvWeightGrad.apply(g, x, weight._x, self.cols, *geometry) if nxt[1] is not None else None
+        gb = g.sum((0, 2, 3)) if self.has_bias and nxt[2] is not None else None
+        return gx, gw, gb, None, None, None
+
+    def release(self) -> None:
+        super().release()
+        self.cols = None
 
 
-def _check_tensor(x, fn: str, arg: str = "input") -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}")
+class ConvInputGrad(Function):
+    """The input's gradient of a convolution, ``col2im(weight^T @ g)`` (a transposed convolution), as one fused
+    kernel. It is bilinear in ``(g, weight)``: its own gradients are a convolution of ``gg`` and a weight
+    gradient, so any order of derivative stays within these three nodes."""
+
+    __slots__ = ("x_shape", "stride", "padding", "dilation")
+
+    def forward(self, g, weight, x_shape, stride, padding, dilation):
+        self.x_shape, self.stride, self.padding, self.dilation = x_shape, stride, padding, dilation
+        if _grad_mode.enabled:
+            self.save_for_backward(g, weight)
+        return rounded(g, g._dev.backend.conv2d_backward(g._x, None, weight._x, x_shape, stride, padding, dilation,
+                                                         True, False, False)[0])  # (bfloat16: GEMM in float32)
+
+    def backward(self, gg):
+        g, weight = self.saved_tensors
+        geometry = (self.stride, self.padding, self.dilation)
+        gg_out = Conv2d.apply(gg, weight, None, *geometry) if self.next[0] is not None else None
+        gw = ConvWeightGrad.apply(g, gg, weight._x, None, *geometry) if self.next[1] is not None else None
+        return gg_out, gw, None, None, None, None
 
 
+class ConvWeightGrad(Function):
+    """The weight's gradient of a convolution, ``sum over images of g @ cols^T`` with ``cols = im2col(x)``, as one
+    fused kernel. ``cols`` are the columns the forward kept (None: computed here). ``weight`` is the weight's
+    native array, read for its shape only."""
+
+    __slots__ = ("x_shape", "stride", "padding", "dilation")
+
+    def forward(self, g, x, weight, cols, stride, padding, dilation):
+        self.x_shape, self.stride, self.padding, self.dilation = x.shape, stride, padding, dilation
+        if _grad_mode.enabled:
+            self.save_for_backward(g, x)
+        be = g._dev.backend
+        if cols is None:
+            _, cols = be.conv2d(x._x, weight, None, stride, padding, dilation)
+        return be.conv2d_backward(g._x, cols, weight, x.shape, stride, padding, dilation, False, True, False)[1]
+
+    def backward(self, ggw):
+        g, x = self.saved_tensors
+        geometry = (self.stride, self.padding, self.dilation)
+        gg_out = Conv2d.apply(x, ggw, None, *geometry) if self.next[0] is not None else None
+        gx = ConvInputGrad.apply(g, ggw, self.x_shape, *geometry) if self.next[1] is not None else None
+        return gg_out, gx, None, None, None, None, None
+
+
+class ConvTranspose2d(ConvInputGrad):
+    """A transposed convolution (``groups=1``): ``col2im(weight^T @ x)``, the input gradient of the convolution
+    whose weight is ``weight`` (in_channels, out_channels, KH, KW) and whose input has ``out_shape``, run as the same
+    fused kernel. Its gradients are that convolution of the incoming gradient (for ``x``) and the convolution's
+    weight gradient with ``x`` as the output gradient (for ``weight``), as :class:`ConvInputGrad`'s."""
+
+    __slots__ = ()
+
+
+class Im2Col(Function):
+    """(N, C, H, W) -> (N, C*KH*KW, OH*OW): convolution becomes ``weight @ cols``."""
+
+    __slots__ = ("in_shape", "kernel", "stride", "padding", "dilation")
+
+    def forward(self, x, kernel, stride, padding, dilation):
+        self.in_shape, self.kernel, self.stride, self.padding, self.dilation = (x.shape, kernel, stride, padding,
+                                                                                dilation)
+        return x._dev.backend.im2col(x._x, kernel, stride, padding, dilation)
+
+    def backward(self, g):
+        return Col2Im.apply(g, self.in_shape, self.kernel, self.stride, self.padding, self.dilation), None, None, \
+            None, None
+
+
+class Col2Im(Function):
+    """The adjoint of :class:`Im2Col`: columns summed back into an image of ``shape``."""
+
+    __slots__ = ("shape", "kernel", "stride", "padding", "dilation")
+
+    def forward(self, cols, shape, kernel, stride, padding, dilation):
+        self.shape, self.kernel, self.stride, self.padding, self.dilation = shape, kernel, stride, padding, dilation
+        return cols._dev.backend.col2im(cols._x, shape, kernel, stride, padding, dilation)
+
+    def backward(self, g):
+        return Im2Col.apply(g, self.kernel, self.stride, self.padding, self.dilation), None, None, None, None, None
+
+
+# ---- argument helpers -----------------------------------------------------------------------------------
 def _batched(x, nd: int, fn: str, what: str):
     """Accept (N, C, *spatial) or an unbatched (C, *spatial) input with ``nd`` spatial dims."""
     _check_tensor(x, fn)
@@ -65,13 +164,6 @@ def _batched(x, nd: int, fn: str, what: str):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fn}, but got input of "
                            f"size: {list(x.shape)} ({what})")
     return x, False
-
-
-def _const(arr, like: Tensor) -> Tensor:
-    """A NumPy constant on ``like``'s device."""
-    from ..tensor import wrap_native
-    dev = like._dev
-    return wrap_native(arr if dev.backend.is_host else dev.backend.from_numpy(arr), dev)
 
 
 def _out_size(size: int, k: int, s: int, p: int, d: int) -> int:
@@ -155,12 +247,12 @@ def _conv_geometry(padding, kernel: tuple, stride, dilation, nd: int, fn: str):
 def _conv2d_core(x, weight, bias, stride: tuple, padding: tuple, dilation: tuple, groups: int):
     """A checked, batched 2-D convolution: the fused node for groups=1, else im2col and a batched GEMM."""
     if groups == 1:
-        return N.Conv2d.apply(x, weight, bias, stride, padding, dilation)
+        return Conv2d.apply(x, weight, bias, stride, padding, dilation)
     n, c, h, w = x.shape
     oc, cg, kh, kw = weight.shape
     oh, ow = (_out_size(h, kh, stride[0], padding[0], dilation[0]),
               _out_size(w, kw, stride[1], padding[1], dilation[1]))
-    cols = N.Im2Col.apply(x, (kh, kw), stride, padding, dilation)  # (N, C*KH*KW, OH*OW), channel-major rows
+    cols = Im2Col.apply(x, (kh, kw), stride, padding, dilation)  # (N, C*KH*KW, OH*OW), channel-major rows
     cols = cols.reshape(n, groups, cg * kh * kw, oh * ow)
     out = weight.reshape(groups, oc // groups, cg * kh * kw) @ cols  # (N, G, OC/G, OH*OW)
     out = out.reshape(n, oc, oh, ow)
@@ -299,11 +391,11 @@ def _conv_transpose2d(x, weight, out_sp: tuple, stride, pads, dilation, groups: 
     oc = weight.shape[1] * groups
     out_shape = (n, oc) + tuple(out_sp)
     if groups == 1:
-        return CX.ConvTranspose2d.apply(x, weight, out_shape, stride, pads, dilation)
+        return ConvTranspose2d.apply(x, weight, out_shape, stride, pads, dilation)
     ocg, (kh, kw) = oc // groups, weight.shape[2:]
     wg = weight.reshape(groups, cin // groups, ocg * kh * kw).mT  # (G, OC/G*K, C/G)
     cols = (wg @ x.reshape(n, groups, cin // groups, h2 * w2)).reshape(n, oc * kh * kw, h2 * w2)
-    return N.Col2Im.apply(cols, out_shape, (kh, kw), stride, pads, dilation)
+    return Col2Im.apply(cols, out_shape, (kh, kw), stride, pads, dilation)
 
 
 def _conv_transpose3d(x, weight, out_sp: tuple, stride, pads, dilation, groups: int):
@@ -319,7 +411,7 @@ def _conv_transpose3d(x, weight, out_sp: tuple, stride, pads, dilation, groups: 
     y = _conv_transpose2d(xs, wt, (oh, ow), stride[1:], pads[1:], dilation[1:], groups)  # (N*D, G*KD*OC/G, OH, OW)
     # columns for col2im over an (OD, 1) image with OC*OH*OW channels: row (channel, tap), one column per input slice
     cols = y.reshape(n, d2, groups, kd, ocg, oh, ow).permute(0, 2, 4, 5, 6, 3, 1).reshape(n, oc * oh * ow * kd, d2)
-    out = N.Col2Im.apply(cols, (n, oc * oh * ow, od, 1), (kd, 1), (stride[0], 1), (pads[0], 0), (dilation[0], 1))
+    out = Col2Im.apply(cols, (n, oc * oh * ow, od, 1), (kd, 1), (stride[0], 1), (pads[0], 0), (dilation[0], 1))
     return out.reshape(n, oc, oh, ow, od).permute(0, 1, 4, 2, 3)
 
 
@@ -376,7 +468,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size={k}, dilation={d}, padding={p}, "
                            f"calculated shape of the array of sliding blocks as ({oh}, {ow}), but its components "
                            f"must be at least one.")
-    out = N.Im2Col.apply(x, k, s, p, d)
+    out = Im2Col.apply(x, k, s, p, d)
     return out.squeeze(0) if input.ndim == 3 else out
 
 
@@ -402,5 +494,5 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{oh} * {ow} = {oh * ow}, but got input.size(2)={length}.")
-    out = N.Col2Im.apply(x, (n, ck // kk) + size, k, s, p, d)
+    out = Col2Im.apply(x, (n, ck // kk) + size, k, s, p, d)
     return out.squeeze(0) if input.ndim == 2 else out

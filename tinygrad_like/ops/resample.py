@@ -5,7 +5,7 @@
 pick one input position per output position (``index_select``); linear modes mix two neighbours and ``bicubic``
 four, with weights computed exactly as torch computes them (in float32 for float32 tensors); ``area`` averages the
 adaptive windows (one small matrix per dim). Gradients are the adjoints of those selections, so they sum where an
-input position feeds several outputs.
+input position feeds several outputs. No node of its own: every mode is a composition of Tensor ops.
 
 >>> import tinygrad_like as tl
 >>> import tinygrad_like.nn.functional as F
@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import dtypes
-from ..tensor import Tensor
-from .functional_conv import _check_tensor, _const, _is_int
+from ._nn_args import _check_tensor, _const, _is_int
+
+if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
+    from ..tensor import Tensor
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle"]
 

@@ -1,8 +1,10 @@
-"""Pooling for ``tl.nn.functional``: max/avg pooling in 1-D, 2-D and 3-D (padding, dilation, ``ceil_mode``,
-``count_include_pad``, ``divisor_override``, ``return_indices``), adaptive average and max pooling, and max unpooling.
+"""Pooling: the fused max-pool node and its backward, and ``tl.nn.functional``'s max/avg pooling in 1-D, 2-D
+and 3-D (padding, dilation, ``ceil_mode``, ``count_include_pad``, ``divisor_override``, ``return_indices``),
+adaptive average and max pooling, and max unpooling.
 
-Max pooling is the fused :class:`~tinygrad_like.ops.nn.MaxPool2d` node (1-D pooling is 2-D pooling of height 1);
-``ceil_mode``'s extra last window reads a -inf edge added at the end. Average pooling is im2col and a mean
+Max pooling is the fused :class:`MaxPool2d` node (1-D pooling is 2-D pooling of height 1); ``ceil_mode``'s extra
+last window reads a -inf edge added at the end. Its backward is a fused node of its own
+(:class:`MaxPool2dBackward`) whose own ``backward`` is written with Tensor ops. Average pooling is im2col and a mean
 over the taps, divided as torch divides (the taps inside the padded input, or only the real ones). Adaptive max
 pooling gathers each window's taps (windows of unequal size repeat their last tap) and takes the max, or is plain
 max pooling when the windows tile the input. Max unpooling scatters into zeros.
@@ -23,13 +25,19 @@ tensor([[[1.0000, 4.5000, 8.0000]]])
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Function
 from ..functions import pad as _constant_pad
-from ..ops import nn as N
-from ..tensor import Tensor, wrap_native
-from .functional_conv import _check_tensor, _const, _is_int, _ntuple
+from ._nn_args import _check_tensor, _const, _is_int, _ntuple
+from .conv import Im2Col
+
+if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
+    from ..tensor import Tensor
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
@@ -37,7 +45,62 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
+
+class MaxPool2d(Function):
+    """Max over windows. Backward finds each window's (first) maximum again from the saved input
+    and output, which is cheaper than keeping an index per output element, unless the backend kept
+    a cheaper record of the winners (``state``, opaque here)."""
+
+    __slots__ = ("kernel", "stride", "padding", "dilation", "state", "out")
+
+    def forward(self, x, kernel, stride, padding, dilation):
+        self.kernel, self.stride, self.padding, self.dilation = kernel, stride, padding, dilation
+        be = x._dev.backend
+        out, self.state = be.max_pool2d(x._x, kernel, stride, padding, dilation)
+        if _grad_mode.enabled and x.requires_grad:
+            # Backward finds the winners from the input and the maxima: keep a private copy of the maxima (a
+            # quarter of the input for 2x2 windows), as torch keeps its indices, so the output itself may be
+            # written in place before backward.
+            self.save_for_backward(x)
+            self.out = be.copy(out)
+        return out
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return MaxPool2dBackward.apply(g, x, self), None, None, None, None
+
+    def release(self) -> None:
+        super().release()
+        self.state = self.out = None
+
+
+class MaxPool2dBackward(Function):
+    """Each output gradient sent to the input position its window's maximum came from (overlaps summed), as one
+    fused kernel. Its own gradient picks ``gg`` at those positions; its derivative in ``x`` is zero (as in
+    PyTorch: the winners are constant almost everywhere)."""
+
+    __slots__ = ("kernel", "stride", "padding", "dilation", "out")
+
+    def forward(self, g, x, pool: MaxPool2d):
+        self.kernel, self.stride, self.padding, self.dilation = pool.kernel, pool.stride, pool.padding, pool.dilation
+        self.out = pool.out
+        if _grad_mode.enabled:
+            self.save_for_backward(x)
+        return g._dev.backend.max_pool2d_backward(g._x, x._x, pool.out, pool.state, pool.kernel, pool.stride,
+                                                  pool.padding, pool.dilation)
+
+    def backward(self, gg):
+        (x,) = self.saved_tensors
+        be = gg._dev.backend
+        idx = gg._wrap(be.max_pool2d_indices(x._x, self.out, self.kernel, self.stride, self.padding,
+                                               self.dilation), gg._dev)
+        picked = gg.flatten(2).gather(2, idx.flatten(2)).reshape(idx.shape)
+        return picked, gg.new_zeros(x.shape), None
+
+
+# ---- argument helpers -----------------------------------------------------------------------------------
 def _pool_input(input, nd: int, fn: str):
     """(N, C, *spatial) or unbatched (C, *spatial) -> a 4-D tensor (5-D for 3-D pooling), and what to undo at the
     end."""
@@ -124,10 +187,10 @@ def _max_pool2d(x, k, s, p, d, extra, return_indices: bool):
     w = x.shape[3]
     if any(extra):
         x = _constant_pad(x, (0, extra[1], 0, extra[0]), value=float("-inf"))
-    pooled = N.MaxPool2d.apply(x, k, s, p, d)
+    pooled = MaxPool2d.apply(x, k, s, p, d)
     if not return_indices:
         return pooled, None
-    idx = wrap_native(x._dev.backend.max_pool2d_indices(x._x, pooled._x, k, s, p, d), x._dev)
+    idx = x._wrap(x._dev.backend.max_pool2d_indices(x._x, pooled._x, k, s, p, d), x._dev)
     if extra[1]:  # flat indices of the widened input -> of the input
         wp = w + extra[1]
         idx = idx // wp * w + idx % wp
@@ -224,7 +287,7 @@ def _divisor(size: int, out: int, k: int, s: int, p: int, include_pad: bool):
 def _window_sums(x, k, s, p):
     """Sums over the windows of the last two dims of a 4-D ``x``: im2col of every channel plane, summed over taps."""
     n, c, h, w = x.shape
-    cols = N.Im2Col.apply(x.reshape(n * c, 1, h, w), k, s, p, (1, 1))  # (N*C, KH*KW, OH*OW)
+    cols = Im2Col.apply(x.reshape(n * c, 1, h, w), k, s, p, (1, 1))  # (N*C, KH*KW, OH*OW)
     oh, ow = (_pool_out_size(*a, False) for a in zip((h, w), k, s, p, (1, 1)))
     return cols.sum(1).reshape(n, c, oh, ow)
 
@@ -392,10 +455,10 @@ def _adaptive_max2d(x, sizes: tuple, return_indices: bool):
     n, c, h, w = x.shape
     if h % oh == 0 and w % ow == 0:  # equal windows that tile the input: plain max pooling
         k = (h // oh, w // ow)
-        out = N.MaxPool2d.apply(x, k, k, (0, 0), (1, 1))
+        out = MaxPool2d.apply(x, k, k, (0, 0), (1, 1))
         idx = None
         if return_indices:
-            idx = wrap_native(x._dev.backend.max_pool2d_indices(x._x, out._x, k, k, (0, 0), (1, 1)), x._dev)
+            idx = x._wrap(x._dev.backend.max_pool2d_indices(x._x, out._x, k, k, (0, 0), (1, 1)), x._dev)
     else:
         rows, cols = _adaptive_taps(h, oh), _adaptive_taps(w, ow)
         kh, kw = rows.shape[1], cols.shape[1]
