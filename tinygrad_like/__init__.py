@@ -25,8 +25,7 @@ from .functions_math import *  # noqa: F403
 from .functions_shaping import *  # noqa: F403
 from .functions_sorting import *  # noqa: F403
 from .functions import broadcast_tensors, cat, concat, concatenate, nonzero, one_hot, pad, stack, where
-from .ops.activation import *  # noqa: F403
-from .ops.activation import log_softmax, softmax
+from .functions import log_softmax, softmax  # (generated there from the Tensor methods)
 from .ops.comparison import *  # noqa: F403
 from .ops.comparison import maximum, minimum
 from .ops.elementwise import *  # noqa: F403

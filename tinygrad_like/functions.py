@@ -90,7 +90,8 @@ def _method(name: str):
     return fn
 
 
-_METHODS = ("div sum mean var std max min amax amin argmax argmin logsumexp cumsum reshape permute transpose "
+_METHODS = ("leaky_relu gelu silu softplus elu softmax log_softmax "
+            "div sum mean var std max min amax amin argmax argmin logsumexp cumsum reshape permute transpose "
             "squeeze unsqueeze flatten unflatten expand broadcast_to gather scatter_add index_select masked_fill "
             "flip repeat tril triu split chunk narrow unbind any all numel clone detach addcmul addcdiv "
             "heaviside logit aminmax exp_ log_ sqrt_ rsqrt_ relu_ sigmoid_ tanh_ abs_ neg_ sin_ cos_ erf_ "

@@ -31,7 +31,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..functions import pad as _constant_pad
 from ..functions import stack
-from ._nn_args import _check_tensor, _is_int, _ntuple
+from ._nn_args import _check_tensor_at, _is_int, _ntuple
 from ._util import rounded
 
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
@@ -157,7 +157,7 @@ class Col2Im(Function):
 # ---- argument helpers -----------------------------------------------------------------------------------
 def _batched(x, nd: int, fn: str, what: str):
     """Accept (N, C, *spatial) or an unbatched (C, *spatial) input with ``nd`` spatial dims."""
-    _check_tensor(x, fn)
+    _check_tensor_at(x, fn)
     if x.ndim == nd + 1:
         return x.unsqueeze(0), True
     if x.ndim != nd + 2:
@@ -177,7 +177,7 @@ _SHAPES = {1: "expected a 2-D (C, L) or 3-D (N, C, L) input", 2: "expected a 3-D
 
 def _conv_checks(x, weight, bias, groups, nd: int, fn: str, transposed: bool = False) -> None:
     """torch's checks of a convolution's operands (x batched), with torch's wording plus the shapes involved."""
-    _check_tensor(weight, fn, "weight")
+    _check_tensor_at(weight, fn, "weight")
     if weight.ndim != nd + 2:
         kind = "(in_channels, out_channels/groups, k...)" if transposed else "(out_channels, in_channels/groups, k...)"
         raise RuntimeError(f"{fn}: expected a {nd + 2}-D weight {kind}, got shape {weight.shape}")
@@ -210,7 +210,7 @@ def _conv_checks(x, weight, bias, groups, nd: int, fn: str, transposed: bool = F
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{fn}: expected floating point input and weight, got {x.dtype.name}")
     if bias is not None:
-        _check_tensor(bias, fn, "bias")
+        _check_tensor_at(bias, fn, "bias")
         if bias.shape != (oc,):
             raise RuntimeError(f"{fn}: bias of shape {bias.shape} should be ({oc},), one per output channel")
         if bias.dtype is not weight.dtype:
@@ -457,7 +457,7 @@ def _patch_args(kernel_size, dilation, padding, stride, fn: str):
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sliding blocks of (N, C, H, W) (or (C, H, W)) as columns: (N, C * KH * KW, L), L the number of blocks
     (one im2col node; its gradient is :func:`fold`)."""
-    _check_tensor(input, "unfold")
+    _check_tensor_at(input, "unfold")
     if input.ndim not in (3, 4):
         raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
     x = input.unsqueeze(0) if input.ndim == 3 else input
@@ -475,7 +475,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Columns (N, C * KH * KW, L) (or unbatched (C * KH * KW, L)) summed back into (N, C, *output_size): the
     adjoint of :func:`unfold` (overlapping blocks add up)."""
-    _check_tensor(input, "fold")
+    _check_tensor_at(input, "fold")
     if input.ndim not in (2, 3):
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
                                   f"(got {input.ndim}D)")

@@ -25,7 +25,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ._nn_args import _check_tensor, _const
+from ._nn_args import _check_tensor_at, _const
 from ._util import check_index_device
 
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
@@ -116,8 +116,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     ``padding_idx``'s row gets no gradient; ``max_norm`` renormalizes the rows used, in place; with
     ``scale_grad_by_freq`` each row's gradient is divided by how often it occurs in ``input``. ``sparse=True``
     is accepted and gives a dense gradient (there are no sparse tensors here)."""
-    _check_tensor(input, "embedding")
-    _check_tensor(weight, "embedding", "weight")
+    _check_tensor_at(input, "embedding")
+    _check_tensor_at(weight, "embedding", "weight")
     _check_indices(input, "embedding")
     check_index_device(weight, input, "embedding", "input (the indices)")
     if weight.ndim != 2:
@@ -146,7 +146,7 @@ def _bags(input, offsets, per_sample_weights, include_last_offset: bool):
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
     if offsets is None:
         raise ValueError("offsets has to be a 1D Tensor but got None")
-    _check_tensor(offsets, "embedding_bag", "offsets")
+    _check_tensor_at(offsets, "embedding_bag", "offsets")
     if offsets.ndim != 1:
         raise ValueError("offsets has to be a 1D Tensor")
     _check_indices(offsets, "embedding_bag", "offsets", 3)
@@ -184,8 +184,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     ``input`` is 2-D (each row a bag of fixed length) or 1-D with ``offsets`` (each bag's start; with
     ``include_last_offset`` the last offset is the end). ``per_sample_weights`` (mode 'sum' only) scales each
     picked row; entries equal to ``padding_idx`` are left out of their bag (and of its count for 'mean')."""
-    _check_tensor(input, "embedding_bag")
-    _check_tensor(weight, "embedding_bag", "weight")
+    _check_tensor_at(input, "embedding_bag")
+    _check_tensor_at(weight, "embedding_bag", "weight")
     if weight.dtype is dtypes.int64 and input.dtype.is_floating_point:
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",

@@ -33,7 +33,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..functions import pad as _constant_pad
-from ._nn_args import _check_tensor, _const, _is_int, _ntuple
+from ._nn_args import _check_tensor_at, _const, _is_int, _ntuple
 from .conv import Im2Col
 
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
@@ -104,7 +104,7 @@ class MaxPool2dBackward(Function):
 def _pool_input(input, nd: int, fn: str):
     """(N, C, *spatial) or unbatched (C, *spatial) -> a 4-D tensor (5-D for 3-D pooling), and what to undo at the
     end."""
-    _check_tensor(input, fn)
+    _check_tensor_at(input, fn)
     if input.ndim not in (nd + 1, nd + 2):
         if nd == 3:
             raise RuntimeError(f"{fn}: non-empty 4D or 5D (batch mode) tensor expected for input, got shape "
@@ -505,8 +505,8 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
 
 # ---- max unpooling --------------------------------------------------------------------------------
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd: int, fn: str):
-    _check_tensor(input, fn)
-    _check_tensor(indices, fn, "indices")
+    _check_tensor_at(input, fn)
+    _check_tensor_at(indices, fn, "indices")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{fn}: Expected {nd + 1}D or {nd + 2}D input, got shape {input.shape}")
     if indices.shape != input.shape:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import dtypes
-from ._nn_args import _check_tensor, _const, _is_int
+from ._nn_args import _check_tensor_at, _const, _is_int
 
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
     from ..tensor import Tensor
@@ -169,7 +169,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     'bilinear' (4-D), 'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average). ``align_corners`` (linear
     modes only) maps the corner pixels' centres onto each other instead of their outer edges. ``antialias`` is not
     supported."""
-    _check_tensor(input, "interpolate")
+    _check_tensor_at(input, "interpolate")
     if mode not in _MODES:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
@@ -246,7 +246,7 @@ def _factor(v, fn: str, name: str) -> int:
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C * r * r, H, W) -> (*, C, H * r, W * r): each group of r * r channels becomes an r x r block."""
-    _check_tensor(input, "pixel_shuffle")
+    _check_tensor_at(input, "pixel_shuffle")
     r = _factor(upscale_factor, "pixel_shuffle", "upscale_factor")
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
@@ -263,7 +263,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H * r, W * r) -> (*, C * r * r, H, W): the inverse of :func:`pixel_shuffle`."""
-    _check_tensor(input, "pixel_unshuffle")
+    _check_tensor_at(input, "pixel_unshuffle")
     r = _factor(downscale_factor, "pixel_unshuffle", "downscale_factor")
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "

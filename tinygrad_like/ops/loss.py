@@ -1,0 +1,463 @@
+"""Losses as functions (``cross_entropy``, ``nll_loss``, ``mse_loss``, ...), with PyTorch's arguments (the
+deprecated ``size_average`` / ``reduce`` included), and the nodes of the softmax cross-entropy.
+
+Cross-entropy of class indices is one fused node (:class:`CrossEntropy`) whose fused backward runs as a node of its
+own (:class:`CrossEntropyBackward`); its own ``backward`` is written with Tensor ops, so ``create_graph=True``
+differentiates it again. The other losses are composed from Tensor ops.
+
+>>> import tinygrad_like as tl
+>>> import tinygrad_like.nn.functional as F
+>>> F.mse_loss(tl.tensor([1.0, 2.0]), tl.tensor([1.0, 4.0]))
+tensor(2.)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Function, VersionMismatchError
+from ._nn_args import _check_tensor
+from ._util import check_index_device
+from .distance import pairwise_distance
+from .elementwise import where
+from .reduce import SoftmaxBackward
+
+if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)
+    from ..tensor import Tensor
+
+__all__ = [
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "soft_margin_loss", "hinge_embedding_loss",
+]
+
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
+
+
+class CrossEntropy(Function):
+    """Per-row softmax cross-entropy of (N, C) logits against class indices, in one pass.
+
+    Label smoothing, class weights and ``ignore_index`` are folded into per-row coefficients
+    ``a`` so that the gradient is ``g * (softmax * sum(a) - a)``.
+    """
+
+    __slots__ = ("logp", "coef", "coef_sum", "ignore_index", "smoothing", "logits", "logits_version")
+
+    def forward(self, logits, target, weight, ignore_index, smoothing):
+        be = logits._dev.backend
+        self.ignore_index, self.smoothing = ignore_index, smoothing
+        loss, self.logp, self.coef, self.coef_sum = be.cross_entropy(
+            logits._x, target._x, None if weight is None else weight._x, ignore_index, smoothing)
+        # The gradient reads the log-probabilities kept privately (as torch keeps log_softmax's result), so the
+        # logits may be written in place after the loss. Only a graph of the backward (create_graph), or a backend
+        # whose kept state is the logits themselves, reads the logits: those paths check their version by hand.
+        self.save_for_backward()
+        self.logits, self.logits_version = logits, logits._version
+        return loss
+
+    def _check_logits(self) -> None:
+        logits = self.logits
+        if logits._version != self.logits_version:
+            st = logits._storage
+            raise VersionMismatchError(self, 0, logits, self.logits_version, st.version,
+                                       st.bumps_since(self.logits_version))
+
+    def backward(self, g):
+        self.saved_tensors  # noqa: B018 - raises if freed by an earlier backward
+        if _grad_mode.enabled or getattr(g._dev.backend, "cross_entropy_reads_logits", False):
+            self._check_logits()
+        return CrossEntropyBackward.apply(g, self.logits, self), None, None, None, None
+
+    def release(self) -> None:
+        super().release()
+        self.logp = self.coef = self.coef_sum = self.logits = None
+
+
+class CrossEntropyBackward(Function):
+    """``g * (softmax(logits) * sum(a) - a)`` per row, as one fused kernel from what the loss's forward kept.
+    Its inputs are the incoming gradient and the logits, so a graph of it reaches the logits' history."""
+
+    __slots__ = ("coef", "coef_sum")
+
+    def forward(self, g, logits, loss: CrossEntropy):
+        be = g._dev.backend
+        if _grad_mode.enabled:
+            self.save_for_backward(g, logits)
+            self.coef, self.coef_sum = be.cross_entropy_coefs(loss.logp, loss.coef, loss.coef_sum)
+        return be.cross_entropy_backward(g._x, loss.logp, loss.coef, loss.coef_sum)
+
+    def backward(self, gg):
+        g, logits = self.saved_tensors
+        dev = gg._dev
+        coef, coef_sum = gg._wrap(self.coef, dev), gg._wrap(self.coef_sum, dev).unsqueeze(1)
+        p = logits.softmax(1)
+        gg_g = (gg * (p * coef_sum - coef)).sum(1)
+        gg_logits = SoftmaxBackward.apply(gg * g.unsqueeze(1) * coef_sum, p, 1)
+        return gg_g, gg_logits, None
+
+
+# ---- the reductions and argument checks the losses share ------------------------------------------------------------
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction: str, fn: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{fn}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average`` / ``reduce`` arguments, mapped to ``reduction`` (with its warning)."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "none" if not reduce else "mean" if size_average else "sum"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  UserWarning, stacklevel=3)
+    return ret
+
+
+def _weighted(loss, weight, input=None):
+    if weight is None:
+        return loss
+    if input is not None and weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    return loss * weight
+
+
+def _weighted_reduce(loss, weight, reduction: str, input):
+    """mse/l1 with a ``weight``: its 'mean' is the weighted mean (divided by the sum of the weights), as torch's."""
+    if weight is None or reduction != "mean":
+        return _reduce(_weighted(loss, weight, input), reduction)
+    return _weighted(loss, weight, input).sum() / weight.sum()
+
+
+def _reduce(loss, reduction: str):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _same_shape(input, target, fn: str) -> None:
+    if input.shape != target.shape:
+        raise ValueError(f"{fn}: target shape {target.shape} must match input shape {input.shape} "
+                         f"(no broadcasting: it is almost always a bug)")
+
+
+# ---- the losses ------------------------------------------------------------------------------------------------------
+def _class_indices_target(input, target, fn: str):
+    """Validate (N, C, d1...) input against (N, d1...) integer target; return 2-D logits and 1-D target."""
+    check_index_device(input, target, fn, "target")
+    if target.dtype is not dtypes.int64:  # torch takes int64, and uint8 for a (C,) or (N, C) input, nothing else
+        if target.dtype is not dtypes.uint8:
+            raise RuntimeError(f"{fn}: expected target dtype to be Long or Byte, but got {target.dtype.name} (class "
+                               f"indices are int64, or uint8; for class probabilities pass a float target of the "
+                               f"input's shape)")
+        if input.ndim > 2:
+            raise RuntimeError(f"{fn}: expected scalar type Long but found Byte (as in torch, a target for an input "
+                               f"with dims after the class dim must be int64: use target.long())")
+        target = target.long()
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise ValueError(f"{fn}: an unbatched input of shape {input.shape} needs a 0-d target, got "
+                             f"shape {target.shape}")
+        return input.unsqueeze(0), target.reshape(1)
+    want = (input.shape[0],) + input.shape[2:]
+    if target.shape != want:
+        raise ValueError(f"{fn}: expected target of shape {want} for input of shape {input.shape} (N, C, ...), "
+                         f"got {target.shape}")
+    c = input.shape[1]
+    logits = input if input.ndim == 2 else input.movedim(1, -1).reshape(-1, c)
+    return logits, target.reshape(-1)
+
+
+def _check_classes(target, c: int, ignore_index: int, fn: str) -> None:
+    t = target.numpy()
+    bad = (t != ignore_index) & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError(f"{fn}: target {int(t[bad][0])} is out of bounds for {c} classes (expected values in "
+                         f"[0, {c}) or ignore_index={ignore_index})")
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy over dim 1 (dim 0 for an unbatched input).
+
+    ``target`` holds class indices (int, shape (N, ...)) or class probabilities (float, the input's
+    shape). Class indices go through one fused primitive (forward and backward).
+    """
+    _check_tensor(input, "cross_entropy")
+    _check_tensor(target, "cross_entropy", "target")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if input.ndim == 0:
+        raise ValueError("cross_entropy: input must have a class dimension, got a 0-d tensor")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"cross_entropy: expected floating point logits, got {input.dtype.name}")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if weight is not None and weight.shape != (c,):
+        raise RuntimeError(f"cross_entropy: weight of shape {weight.shape} should be ({c},), one per class")
+    if target.dtype.is_floating_point:
+        if target.shape != input.shape:  # class indices given as floats (probabilities have the input's shape)
+            raise RuntimeError(f"cross_entropy: expected target dtype to be Long or Byte, but got "
+                               f"{target.dtype.name}: a target of shape {target.shape} holds class indices "
+                               f"(use .long()); probabilities would have the input's shape {input.shape}")
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
+    logits, flat = _class_indices_target(input, target, "cross_entropy")
+    _check_classes(flat, c, ignore_index, "cross_entropy")
+    if weight is not None and weight.dtype is not logits.dtype:
+        weight = weight.to(logits.dtype)
+    loss = CrossEntropy.apply(logits, flat, weight, ignore_index, float(label_smoothing))
+    if reduction == "none":
+        return loss.reshape(target.shape)
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / _mean_denominator(flat, weight, ignore_index)
+
+
+def _mean_denominator(flat_target, weight, ignore_index: int) -> float:
+    """PyTorch's 'mean': the summed weight of the targets that count (nan when none do)."""
+    t = flat_target.numpy()
+    keep = t != ignore_index
+    if weight is None:
+        n = float(keep.sum())
+    else:
+        n = float(weight.detach().numpy().astype(np.float64)[t[keep]].sum())
+    return n if n else math.nan
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
+    _same_shape(input, target, "cross_entropy")
+    cdim = 1 if input.ndim > 1 else 0
+    c = input.shape[cdim]
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / c
+    logp = input.log_softmax(cdim)
+    if weight is not None:
+        logp = logp * weight.reshape((c,) + (1,) * (input.ndim - cdim - 1))
+    return _reduce(-(target * logp).sum(cdim), reduction)  # 'mean' averages over every (N, d1, ...) position
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of class indices, given log-probabilities over dim 1."""
+    _check_tensor(input, "nll_loss")
+    _check_tensor(target, "nll_loss", "target")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "nll_loss")
+    logp, flat = _class_indices_target(input, target, "nll_loss")
+    c = logp.shape[1]
+    if weight is not None and weight.shape != (c,):
+        raise RuntimeError(f"nll_loss: weight of shape {weight.shape} should be ({c},), one per class")
+    _check_classes(flat, c, ignore_index, "nll_loss")
+    t = flat.numpy()
+    keep = t != ignore_index
+    safe = flat._wrap(np.where(keep, t, 0).astype(np.int64), flat._dev)
+    coef = keep.astype(logp.dtype.np)
+    if weight is not None:
+        coef = coef * weight.detach().numpy()[np.where(keep, t, 0)]
+    picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    loss = -picked * flat._wrap(coef.astype(logp.dtype.np), flat._dev)
+    if reduction == "none":
+        return loss.reshape(target.shape)
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / _mean_denominator(flat, weight, ignore_index)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    _check_tensor(input, "mse_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "mse_loss")
+    _same_shape(input, target, "mse_loss")
+    d = input - target
+    return _weighted_reduce(d * d, weight, reduction, input)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    _check_tensor(input, "l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "l1_loss")
+    _same_shape(input, target, "l1_loss")
+    return _weighted_reduce((input - target).abs(), weight, reduction, input)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """BCE on probabilities; logs are clamped at -100 as in PyTorch so a 0 or 1 gives a finite loss."""
+    _check_tensor(input, "binary_cross_entropy")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "binary_cross_entropy")
+    _same_shape(input, target, "binary_cross_entropy")
+    x = input.detach().numpy()
+    if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1 (apply a "
+                           "sigmoid first, or use binary_cross_entropy_with_logits)")
+    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """BCE of sigmoid(input), computed stably as (1 - t) x + (1 + (pw - 1) t) softplus(-x)."""
+    _check_tensor(input, "binary_cross_entropy_with_logits")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    _same_shape(input, target, "binary_cross_entropy_with_logits")
+    sp = (-input).softplus()  # log(1 + exp(-x)), exact to float rounding (linear past the threshold)
+    if pos_weight is not None:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
+    else:
+        loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _check_same_ndim(fn: str, **tensors) -> None:
+    dims = {k: t.ndim for k, t in tensors.items()}
+    if len(set(dims.values())) > 1:
+        raise RuntimeError(f"{fn}: All input tensors should have same dimension but got sizes: "
+                           + ", ".join(f"{k}: {list(t.shape)}" for k, t in tensors.items()))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``; L1 at beta=0)."""
+    _check_tensor(input, "smooth_l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "smooth_l1_loss")
+    _same_shape(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    if beta == 0:
+        return _reduce(d.abs(), reduction)
+    a = d.abs()
+    return _reduce(where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    _check_tensor(input, "huber_loss")
+    _check_reduction(reduction, "huber_loss")
+    _same_shape(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = input - target
+    a = d.abs()
+    return _reduce(_weighted(where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta), weight, input), reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """``target * (log(target) - input)`` pointwise (``input`` holds log-probabilities; 0 where target is 0);
+    with ``log_target`` the target holds log-probabilities too. 'batchmean' divides the sum by the batch size."""
+    _check_tensor(input, "kl_div")
+    _check_tensor(target, "kl_div", "target")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS + ("batchmean",):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "margin_ranking_loss")
+    _check_same_ndim("margin_ranking_loss", input1=input1, input2=input2, target=target)
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+_EMBED_EPS = 1e-12
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
+                          reduce=None, reduction: str = "mean") -> Tensor:
+    """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "cosine_embedding_loss")
+    td = target.ndim
+    if td not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if td == 1 and (input1.ndim != 2 or input2.ndim != 2):
+        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    if td == 0 and (input1.ndim != 1 or input2.ndim != 1):
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with sizes "
+                           f"{list(input1.shape)} and {list(input2.shape)}.")
+    prod = (input1 * input2).sum(td)
+    m1 = (input1 * input1).sum(td) + _EMBED_EPS
+    m2 = (input2 * input2).sum(td) + _EMBED_EPS
+    cos = prod / (m1 * m2).sqrt()
+    zero = cos.new_zeros(())
+    out = where(target == 1, 1 - cos, zero) + where(target == -1, (cos - margin).clamp_min(0), zero)
+    return _reduce(out, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with d the pairwise p-norm distance (``swap``: d(a, n) is the
+    smaller of d(a, n) and d(p, n))."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "triplet_margin_loss")
+    a, pos, neg = anchor.ndim, positive.ndim, negative.ndim
+    if not a == pos == neg:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {pos}D, and negative {neg}D inputs")
+    if margin <= 0:
+        raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "soft_margin_loss")
+    _same_shape(input, target, "soft_margin_loss")
+    return _reduce((-target * input).softplus(1.0, 20.0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    """``input`` where target is 1, ``max(0, margin - input)`` where it is -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "hinge_embedding_loss")
+    zero = input.new_zeros(())
+    out = where(target != 1, (margin - input).clamp_min(0), zero) + where(target != -1, input, zero)
+    return _reduce(out, reduction)
