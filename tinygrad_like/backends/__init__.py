@@ -1,4 +1,5 @@
-"""Backends: one module per device kind behind one small protocol, written down in ``protocol.py``.
+"""Backends: one module per device kind behind one small protocol, written down in ``protocol.py`` (the table of
+primitives) and ``signatures.py`` (how each is called).
 
 ``cudnn`` and ``mps`` (and ``cuda.matmul``) are PyTorch's ``torch.backends`` switches, accepted and recorded only."""
 

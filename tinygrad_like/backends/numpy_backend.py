@@ -35,7 +35,7 @@ def _fresh(r):
     return r
 
 
-def _sign(x):
+def _sign(x, /):
     """-1, 0 or 1; 0 for NaN, as torch's (NumPy's sign of NaN is NaN)."""
     r = _fresh(np.sign(x))
     if is_float_np(r.dtype):
@@ -43,7 +43,7 @@ def _sign(x):
     return r
 
 
-def _sigmoid(x):
+def _sigmoid(x, /):
     # exp of -|x| never overflows
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
@@ -236,11 +236,11 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
     isnan = staticmethod(np.isnan)
 
     @staticmethod
-    def rsqrt(x):
+    def rsqrt(x, /):
         return 1 / np.sqrt(x)
 
     @staticmethod
-    def relu(x):
+    def relu(x, /):
         return relu(x)
 
     # ---- fused backward helpers (one pass instead of two or three elementwise ops) --------

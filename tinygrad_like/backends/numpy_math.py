@@ -26,17 +26,17 @@ def _round(x, decimals):
     return _arr(np.round(x, decimals))
 
 
-def _trunc_divide(a, b):
-    """``a / b`` rounded toward zero: ``trunc(a / b)`` for floats (torch's formula), exact for integers (NumPy's
+def _trunc_divide(x, y, /):
+    """``x / y`` rounded toward zero: ``trunc(x / y)`` for floats (torch's formula), exact for integers (NumPy's
     integer ``//`` rounds toward minus infinity: one up where the remainder is nonzero and the signs differ)."""
-    if is_float_np(np.result_type(a, b)):
-        return _arr(np.trunc(np.true_divide(a, b)))
-    q = np.floor_divide(a, b)
-    fix = (np.remainder(a, b) != 0) & ((np.less(a, 0)) != (np.less(b, 0)))
+    if is_float_np(np.result_type(x, y)):
+        return _arr(np.trunc(np.true_divide(x, y)))
+    q = np.floor_divide(x, y)
+    fix = (np.remainder(x, y) != 0) & ((np.less(x, 0)) != (np.less(y, 0)))
     return _arr(q + fix)  # (a bool added to an integer keeps the integer's dtype)
 
 
-def _xlogy(x, y):
+def _xlogy(x, y, /):
     """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN), as torch's ``xlogy``. A number operand takes the
     other's dtype first (NumPy's log of a Python float is a float64 scalar, which would promote)."""
     if type(y) is not np.ndarray:

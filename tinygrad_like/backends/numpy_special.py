@@ -212,7 +212,7 @@ def erf64(x: np.ndarray) -> np.ndarray:
     return out.reshape(np.shape(x))
 
 
-def erf(x: np.ndarray) -> np.ndarray:
+def erf(x: np.ndarray, /) -> np.ndarray:
     """The backend's ``erf``: a fresh array of ``x``'s dtype."""
     dt = x.dtype
     if dt == _F32:

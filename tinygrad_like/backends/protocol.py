@@ -5,7 +5,8 @@ every op of the Tensor API is composed from them.
 Each row says what the primitive is (``kind``), which positional operands it writes in place (``writes``: the
 caller bumps those tensors' versions, and the CUDA backend's host fallback copies them back), and what it returns.
 Unless ``writes`` says otherwise a primitive returns *fresh* arrays, never a view of an input: storages must not
-alias.
+alias. How each primitive is called (its parameters, their names and types) is written beside this table, as the
+methods of ``signatures.Backend``.
 
 The table is read by:
 
@@ -13,7 +14,8 @@ The table is read by:
 - the CUDA backend: a primitive without a kernel there runs NumPy's on host copies (``_fallback``), writing back
   the operands in ``writes``;
 - the conformance tests (``tests/test_backend_protocol.py``): the NumPy backend implements every primitive that is
-  not ``device_only`` and nothing else, and the CUDA backend serves every one, by a kernel or by the fallback.
+  not ``device_only`` and nothing else, every backend has the signatures ``signatures.Backend`` gives, and the CUDA
+  backend serves every primitive, by a kernel or by the fallback.
 
 >>> from tinygrad_like.backends.protocol import PRIMITIVES
 >>> PRIMITIVES["setitem"].writes, PRIMITIVES["conv2d"].returns
@@ -82,7 +84,7 @@ _TABLE: list[Primitive] = [
     Primitive("layer_norm", "fused", "(xhat, mean, rstd)"),
     Primitive("cross_entropy", "fused", "(loss, logp, coef, coef_sum)"),
     Primitive("cross_entropy_coefs", "fused", "(coef, coef_sum)"),
-    # GELU: the state is what its backward reads again (the CPU keeps Phi(x) or the tanh, so it computes no erf)
+    # GELU: the state is what its backward reads again (the CPU keeps gelu'(x), so it computes no erf; CUDA: None)
     Primitive("gelu", "fused", "(out, state)"),
     Primitive("gelu_backward", "fused", "array"),
     # softmax(q @ k^T * scale + mask) @ v; the weights (the softmax) are returned for the backward

@@ -230,8 +230,8 @@ class CudaBackend:
         return x.with_layout(shape, broadcast_strides(x, shape))
 
     @staticmethod
-    def permute(x: CudaArray, perm) -> CudaArray:
-        return x.with_layout(tuple(x.shape[p] for p in perm), tuple(x.strides[p] for p in perm))
+    def permute(x: CudaArray, dims) -> CudaArray:
+        return x.with_layout(tuple(x.shape[d] for d in dims), tuple(x.strides[d] for d in dims))
 
     # ---- copies, casts, fills -----------------------------------------------------------------
     def _copy_into(self, out: CudaArray, x: CudaArray) -> None:
@@ -521,7 +521,7 @@ class CudaBackend:
                              n + x.nbytes)
         return out
 
-    def where(self, cond, x, y):
+    def where(self, cond, x, y, /):
         like = x if _is_arr(x) else y
         if not _is_arr(like):
             return self._fallback("where", (cond, x, y))
@@ -535,7 +535,7 @@ class CudaBackend:
             return self._fallback("where", (cond, x, y))
         return self._nary("where", 0, x.dtype, cond, x, y)
 
-    def clip(self, x, lo, hi):
+    def clip(self, x, lo, hi, /):
         if _is_arr(lo) or _is_arr(hi):
             return self._fallback("clip", (x, lo, hi))
         if x.dtype not in _FLOAT:
@@ -700,7 +700,7 @@ class CudaBackend:
                 return None
         return a, dims[-1][1]
 
-    def matmul(self, a, b):
+    def matmul(self, a, b, /):
         if a.dtype != b.dtype or a.dtype not in _FLOAT or a.ndim == 0 or b.ndim == 0:
             return self._fallback("matmul", (a, b))
         va, vb = a.ndim == 1, b.ndim == 1
@@ -827,9 +827,12 @@ class CudaBackend:
         state = _CEState(x, t, w, lse, int(ignore_index), float(smoothing))
         return loss, state, None, asum
 
-    def cross_entropy_backward(self, g, state, coef, a_sum):
-        if not isinstance(state, _CEState):
-            return self._fallback("cross_entropy_backward", (g, state, coef, a_sum))
+    def cross_entropy_backward(self, g, logp, a, a_sum):
+        """The logits' gradient; ``logp`` is the state ``cross_entropy`` returned in its place (the host fallback's
+        log-probabilities otherwise)."""
+        if not isinstance(logp, _CEState):
+            return self._fallback("cross_entropy_backward", (g, logp, a, a_sum))
+        state = logp
         x = state.logits
         rows, cols = x.shape
         if g.dtype != x.dtype:
@@ -845,10 +848,10 @@ class CudaBackend:
                           state.ignore_index, state.smoothing), (x.shape,), 2 * x.nbytes)
         return dx
 
-    def cross_entropy_coefs(self, logp, coef, coef_sum):
+    def cross_entropy_coefs(self, logp, a, a_sum):
         """The dense coefficients ``a`` (for a differentiable backward): built on the host from the state."""
         if not isinstance(logp, _CEState):
-            return coef, coef_sum
+            return a, a_sum
         s = logp
         self.fallbacks["cross_entropy_coefs"] += 1
         logits = self.to_numpy(s.logits)
@@ -1246,19 +1249,50 @@ class _CEState:
         self.ignore_index, self.smoothing = ignore_index, smoothing
 
 
+def _binary_primitive(op: str):
+    def primitive(self, x, y, /):
+        return self._binary(op, x, y)
+    return primitive
+
+
+def _backward_primitive(op: str):
+    """relu/tanh/sigmoid_backward: the binary kernel, with the NumPy backend's parameter names (g, y)."""
+    def primitive(self, g, y):
+        return self._binary(op, g, y)
+    return primitive
+
+
+def _compare_primitive(op: str):
+    def primitive(self, x, y, /):
+        return self._compare(op, x, y)
+    return primitive
+
+
+def _predicate_primitive(op: str):
+    def primitive(self, x, /):
+        return self._predicate(op, x)
+    return primitive
+
+
+def _unary_primitive(op: str):
+    def primitive(self, x, /):
+        r = self._unary(op, x) if (x.dtype in _FLOAT or op in UNARY_INT) else None
+        return r if r is not None else self._fallback(op, (x,))
+    return primitive
+
+
 def _install_elementwise() -> None:
-    """add/sub/..., the unary math, comparisons and predicates: one method each, like NumpyBackend's."""
-    for op in BINARY:
-        setattr(CudaBackend, op, lambda self, x, y, _op=op: self._binary(_op, x, y))
-    for op in COMPARE:
-        setattr(CudaBackend, op, lambda self, x, y, _op=op: self._compare(_op, x, y))
-    for op in ("isnan", "isinf", "isfinite", "logical_not"):
-        setattr(CudaBackend, op, lambda self, x, _op=op: self._predicate(_op, x))
-    for op in ("neg", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf"):
-        def unary(self, x, _op=op):
-            r = self._unary(_op, x) if (x.dtype in _FLOAT or _op in UNARY_INT) else None
-            return r if r is not None else self._fallback(_op, (x,))
-        setattr(CudaBackend, op, unary)
+    """add/sub/..., the unary math, comparisons and predicates: one method each, with the signature the protocol
+    gives it (``signatures.Backend``)."""
+    installs = [(op, _backward_primitive if op.endswith("_backward") else _binary_primitive) for op in BINARY]
+    installs += [(op, _compare_primitive) for op in COMPARE]
+    installs += [(op, _predicate_primitive) for op in ("isnan", "isinf", "isfinite", "logical_not")]
+    installs += [(op, _unary_primitive) for op in ("neg", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
+                                                   "tanh", "sigmoid", "relu", "erf")]
+    for op, make in installs:
+        fn = make(op)
+        fn.__name__, fn.__qualname__ = op, f"CudaBackend.{op}"
+        setattr(CudaBackend, op, fn)
 
 
 _install_elementwise()
