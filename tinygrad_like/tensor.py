@@ -22,16 +22,17 @@ from .mixin import (
     AutogradMixin,
     ConversionMixin,
     ElementwiseMixin,
-    IndexingMixin,
     InplaceMixin,
     LinalgMixin,
     MathMixin,
-    MovementMixin,
     ReduceMixin,
-    ShapingMixin,
     SortingMixin,
 )
 from .mixin.reduce import ReturnTypes
+from .ops.indexing import IndexingMixin
+from .ops.movement import MovementMixin
+from .ops.scatter import ScatterMixin
+from .ops.shaping import ShapingMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
 
@@ -73,7 +74,7 @@ def wrap_native(r, dev: Device) -> Tensor:
 
 
 class Tensor(AutogradMixin, ConversionMixin, ElementwiseMixin, IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin,
-             MathMixin, SortingMixin, LinalgMixin, ShapingMixin, TensorBase):
+             MathMixin, SortingMixin, LinalgMixin, ShapingMixin, ScatterMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in

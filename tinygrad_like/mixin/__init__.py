@@ -7,14 +7,11 @@ Each family imports :class:`~tinygrad_like.tensor_base.TensorBase` and the ops i
 from .autograd import AutogradMixin
 from .conversion import ConversionMixin
 from .elementwise import ElementwiseMixin
-from .indexing import IndexingMixin
 from .inplace import InplaceMixin
 from .linalg import LinalgMixin
 from .math import MathMixin
-from .movement import MovementMixin
 from .reduce import ReduceMixin
-from .shaping import ShapingMixin
 from .sorting import SortingMixin
 
-__all__ = ["AutogradMixin", "ConversionMixin", "ElementwiseMixin", "IndexingMixin", "InplaceMixin", "LinalgMixin",
-           "MathMixin", "MovementMixin", "ReduceMixin", "ShapingMixin", "SortingMixin"]
+__all__ = ["AutogradMixin", "ConversionMixin", "ElementwiseMixin", "InplaceMixin", "LinalgMixin", "MathMixin",
+           "ReduceMixin", "SortingMixin"]
