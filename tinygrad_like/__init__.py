@@ -13,8 +13,8 @@ import warnings as _warnings
 
 from . import autograd, events, sites
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
-                       rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
+from .creation import (arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, ones,
+                       ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
                        zeros_like)
 from .device import Device, get_device as device
 from .dtypes import (DType, bfloat16, bool_ as bool, float16, float32, float64, get_default_dtype, int8, int16,
@@ -22,15 +22,19 @@ from .dtypes import (DType, bfloat16, bool_ as bool, float16, float32, float64, 
 from .functions import *  # noqa: F403 - the functional spelling of every op
 from .functions_linalg import *  # noqa: F403
 from .functions_math import *  # noqa: F403
-from .functions_shaping import *  # noqa: F403
 from .functions_sorting import *  # noqa: F403
-from .functions import broadcast_tensors, cat, concat, concatenate, nonzero, one_hot, pad, stack, where
-from .functions import log_softmax, softmax  # (generated there from the Tensor methods)
+from .functions import log_softmax, softmax, where  # (generated there from the Tensor methods)
 from .ops.comparison import *  # noqa: F403
 from .ops.comparison import maximum, minimum
 from .ops.elementwise import *  # noqa: F403
 from .ops.elementwise import matmul
-from .layout import Layout, broadcast_shapes
+from .ops.indexing import *  # noqa: F403
+from .ops.indexing import nonzero, one_hot
+from .ops.movement import *  # noqa: F403
+from .ops.movement import broadcast_tensors, cat, concat, concatenate, pad, stack
+from .ops.scatter import *  # noqa: F403
+from .ops.shaping import *  # noqa: F403
+from .layout import Layout, broadcast_shapes, normalize_dim  # (normalize_dim: as functions.py once re-exported it)
 from .profiler import profile
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from .storage import Storage, live_storages
@@ -39,7 +43,7 @@ from .tensor import Tensor
 from . import cuda, datasets, linalg, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
 from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
-from . import functions_linalg, functions_math, functions_shaping, functions_sorting, return_types  # noqa: E402
+from . import functions_linalg, functions_math, functions_sorting, ops, return_types  # noqa: E402
 from .accelerator import get_default_device, set_default_device  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
@@ -59,7 +63,7 @@ __all__ = [
     "accelerator", "amp", "backends", "autocast", "get_default_device", "set_default_device", "inference_mode",
     "is_inference_mode_enabled", "install_as_torch", "uninstall_torch_alias",
     "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "sites", "profile",
-    "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "rand", "randn",
+    "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "rand", "randn",
     "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
     "randint_like", "cat", "concat", "concatenate", "stack", "where", "pad", "one_hot", "maximum", "minimum",
     "softmax", "log_softmax", "matmul", "broadcast_tensors", "broadcast_shapes", "nonzero",
@@ -68,6 +72,6 @@ __all__ = [
     "uint8", "int8", "int16", "bfloat16", "half", "float", "double", "long", "int", "short", "get_default_dtype",
     "set_default_dtype",
 ]
-# the op families' free functions (issue 17), so that ``from tinygrad_like import *`` has them too
+# the op families' free functions, so that ``from tinygrad_like import *`` has them too
 __all__ += ["return_types", "Size", "compile", *functions_math.__all__, *functions_sorting.__all__,
-            *functions_linalg.__all__, *functions_shaping.__all__]
+            *functions_linalg.__all__, *ops.shaping.__all__, *ops.scatter.__all__]

@@ -20,12 +20,9 @@ from . import dtypes, storage
 from .autograd.tensor_methods import AutogradMixin
 from .device import CPU, Device
 from .mixin import (
-    IndexingMixin,
     LinalgMixin,
     MathMixin,
-    MovementMixin,
     ReduceMixin,
-    ShapingMixin,
     SortingMixin,
 )
 from .mixin.reduce import ReturnTypes
@@ -34,7 +31,11 @@ from .ops.comparison import ComparisonMixin
 from .ops.conversion import ConversionMixin
 from .ops.elementwise import ElementwiseMixin
 from .ops.factories import FactoryMixin
+from .ops.indexing import IndexingMixin
 from .ops.inplace import InplaceMixin
+from .ops.movement import MovementMixin
+from .ops.scatter import ScatterMixin
+from .ops.shaping import ShapingMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
 
@@ -77,7 +78,7 @@ def wrap_native(r, dev: Device) -> Tensor:
 
 class Tensor(AutogradMixin, ConversionMixin, FactoryMixin, ElementwiseMixin, ComparisonMixin, ActivationMixin,
              IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin,
-             MathMixin, SortingMixin, LinalgMixin, ShapingMixin, TensorBase):
+             MathMixin, SortingMixin, LinalgMixin, ShapingMixin, ScatterMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in

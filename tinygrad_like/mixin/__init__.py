@@ -4,13 +4,9 @@ Each family imports :class:`~tinygrad_like.tensor_base.TensorBase` and the ops i
 :class:`tinygrad_like.tensor.Tensor` combines them. A mixin keeps no state of its own (``__slots__ = ()``).
 """
 
-from .indexing import IndexingMixin
 from .linalg import LinalgMixin
 from .math import MathMixin
-from .movement import MovementMixin
 from .reduce import ReduceMixin
-from .shaping import ShapingMixin
 from .sorting import SortingMixin
 
-__all__ = ["IndexingMixin", "LinalgMixin",
-           "MathMixin", "MovementMixin", "ReduceMixin", "ShapingMixin", "SortingMixin"]
+__all__ = ["LinalgMixin", "MathMixin", "ReduceMixin", "SortingMixin"]

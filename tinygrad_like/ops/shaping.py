@@ -1,17 +1,35 @@
-"""Shaping and indexing ops of issue 17: roll, unfold (a strided view), scatter and scatter_reduce.
-
-The others of the family (rot90, tile, repeat_interleave, diff, take, index_add/copy/fill/put, masked_select,
-masked_scatter...) are compositions of these and of the existing view, gather and indexing ops: see
-``mixin/shaping.py``.
+"""Rearranging and reading by index: roll, rot90, tile, repeat_interleave, unfold (a strided view), diff, select,
+tensor_split, take, take_along_dim, masked_select; the stacking functions (``hstack``, ``vstack``, ``dstack``,
+``column_stack``), ``atleast_*d`` and ``meshgrid``, which exist only as functions, as in torch. Their graph nodes
+(roll, unfold: the others are compositions of the view, gather and indexing ops), Tensor methods
+(:class:`ShapingMixin`) and free functions. Writing at indices (scatter, index_add, index_put...) is in
+:mod:`.scatter`; ``logspace`` lives with the other factories in ``creation.py``.
 """
 
 from __future__ import annotations
 
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import dtypes
 from ..autograd.function import Function
-from ..layout import Layout, normalize_dim
-from ..tensor_base import TensorBase
-from .indexing import _check_bounds, _check_index
-from .movement import EmbedSlice, ViewFunction
+from ..layout import Layout, broadcast_shapes, normalize_dim
+from ..tensor_base import TensorBase, _shape_args
+from ._util import check_index_device, free_functions
+from .elementwise import Where
+from .indexing import _INDEX_DTYPES, Index, _bool_mask, _broadcast
+from .movement import MovementMixin, ViewFunction, cat
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from the families)
+    from ..tensor import Tensor
+
+__all__ = [
+    "roll", "rot90", "fliplr", "flipud", "tile", "repeat_interleave", "diff", "swapaxes", "swapdims", "moveaxis",
+    "movedim", "t", "take", "take_along_dim", "select", "tensor_split", "masked_select", "argwhere", "hstack", "vstack",
+    "dstack", "row_stack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid",
+]
 
 
 class Roll(Function):
@@ -45,7 +63,7 @@ class Unfold(ViewFunction):
 
     def backward(self, g):
         # each input element gets the sum of the gradients of every window position that reads it
-        from ..creation import arange
+        from ..creation import arange  # (creation sits above the ops: a module-level import would be a cycle)
         d, size, step = self.dim, self.size, self.step
         nwin = g.shape[d]
         starts = arange(nwin, device=g.device) * step
@@ -54,181 +72,446 @@ class Unfold(ViewFunction):
         return g.new_zeros(self.in_shape).index_add(d, index, gw), None, None, None
 
 
-def check_scatter(op: str, x, dim: int, index, src) -> int:
-    """torch's checks of scatter-like ops (``src`` a tensor or None for a number); returns ``dim`` made non-negative.
-    A 0-d tensor counts as 1-d, and an empty index skips the shape checks, as in torch."""
-    _check_index(index, op)
-    nd = max(x.ndim, 1)
-    dim = normalize_dim(dim, nd)
-    is_t = isinstance(src, TensorBase)
-    if is_t and src.dtype is not x.dtype:
-        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype (got {x.dtype.name} and "
-                           f"{src.dtype.name})")
-    if is_t and src._dev is not x._dev or index._dev is not x._dev:
-        raise RuntimeError(f"{op}(): expected self, index and src to be on the same device, got {x._dev}, "
-                           f"{index._dev}" + (f" and {src._dev}" if is_t else ""))
-    if index.numel() == 0:
-        return dim
-    ishape, xshape = index.shape or (1,), x.shape or (1,)
-    if len(ishape) != nd:
-        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as self tensor (index "
-                           f"shape {list(index.shape)}, self shape {list(x.shape)})")
-    sshape = (src.shape or (1,)) if is_t else None
-    if is_t and len(sshape) != nd:
-        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as src tensor (index "
-                           f"shape {list(index.shape)}, src shape {list(src.shape)})")
-    for d in range(nd):
-        if (d != dim and ishape[d] > xshape[d]) or (is_t and ishape[d] > sshape[d]):
-            raise RuntimeError(f"{op}(): Expected index {list(index.shape)} to be no larger than self "
-                               f"{list(x.shape)} apart from dimension {dim}"
-                               + (f" and to be no larger size than src {list(src.shape)}" if is_t else ""))
-    _check_bounds(index, xshape[dim], op, dim, RuntimeError)
-    return dim
-
-
-def _natives(x, index, src):
-    """The native operands, 0-d ones as 1-d (the primitives index along a dim), and the output's shape."""
-    be = x._dev.backend
-    xs, i = x._x, index._x
-    s = src._x if isinstance(src, TensorBase) else src
-    if x.ndim and index.ndim and (not isinstance(src, TensorBase) or src.ndim):
-        return xs, i, s
-    one = (1,)
-    xs = be.reshape(xs, one) if not x.ndim else xs
-    i = be.reshape(i, one) if not index.ndim else i
-    if isinstance(src, TensorBase) and not src.ndim:
-        s = be.reshape(s, one)
-    return xs, i, s
-
-
-def _src_grad(g, index, src_shape):
-    """``g.gather(dim, index)`` made the shape of ``src`` (zeros where ``src`` is larger than ``index``)."""
-    if g.shape == src_shape:
-        return g
-    return EmbedSlice.apply(g, src_shape, tuple(slice(0, n) for n in g.shape))
-
-
-class Scatter(Function):
-    """``out = x.clone(); out[.., index[i, j], ..] = src[i, j]`` along ``dim`` (``src`` a tensor or a number)."""
-
-    __slots__ = ("dim", "src_shape")
-
-    def forward(self, x, dim, index, src):
-        dim = check_scatter("scatter", x, dim, index, src)
-        self.dim = dim
-        self.src_shape = src.shape if isinstance(src, TensorBase) else None
-        self.save_for_backward(index)
-        xs, i, s = _natives(x, index, src)
-        out = x._dev.backend.scatter(xs, dim, i, s)
-        return out if x.ndim else x._dev.backend.reshape(out, ())
-
-    def backward(self, g):
-        (index,) = self.saved_tensors
-        nxt = self.next
-        gx = Scatter.apply(g, self.dim, index, 0.0) if nxt[0] is not None else None
-        gs = None
-        if nxt[3] is not None:
-            gs = _src_grad(_gather(g, self.dim, index), index, self.src_shape)
-        return gx, None, None, gs
-
-
-def _gather(g, dim, index):
-    if g.ndim and index.ndim:
-        return g.gather(dim, index)
-    return g.reshape(-1).gather(0, index.reshape(-1)).reshape(index.shape)
-
-
-REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
-
-
-class ScatterReduce(Function):
-    """``x.scatter_reduce(dim, index, src, reduce, include_self)`` for ``reduce`` sum or mean (their gradients read
-    only the index). Gradients are torch's (``scatter_reduce_backward`` in its ``FunctionsManual.cpp``)."""
-
-    __slots__ = ("dim", "reduce", "include_self", "src_shape")
-
-    def forward(self, x, dim, index, src, reduce, include_self):
-        if not isinstance(src, TensorBase):
-            raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not {type(src).__name__}")
-        dim = check_scatter("scatter_reduce", x, dim, index, src)
-        self.dim, self.reduce, self.include_self, self.src_shape = dim, reduce, bool(include_self), src.shape
-        self._save(x, index, src)
-        xs, i, s = _natives(x, index, src)
-        out = x._dev.backend.scatter_reduce(xs, dim, i, s, reduce, bool(include_self))
-        return out if x.ndim else x._dev.backend.reshape(out, ())
-
-    def _save(self, x, index, src):
-        self.save_for_backward(index)
-
-    def backward(self, g):
-        (index,) = self.saved_tensors
-        dim, inc = self.dim, self.include_self
-        if self.reduce == "sum":
-            gx, gs = g, _gather(g, dim, index)
-        else:  # mean: each position's gradient divided by the number of values averaged there
-            n = (g.new_ones(g.shape) if inc else g.new_zeros(g.shape)).scatter_add(dim, index,
-                                                                                g.new_ones(index.shape))
-            n = n.masked_fill(n == 0, 1)
-            gx, gs = g / n, _gather(g, dim, index) / _gather(n, dim, index)
-        return self._finish(g, gx, gs, index)
-
-    def _finish(self, g, gx, gs, index):
-        nxt = self.next
-        if nxt[0] is None:
-            gx = None
-        elif not self.include_self:
-            gx = Scatter.apply(gx, self.dim, index, 0.0)
-        gs = _src_grad(gs, index, self.src_shape) if nxt[3] is not None else None
-        return gx, None, None, gs, None, None
-
-
-class ScatterReduceByResult(ScatterReduce):
-    """``scatter_reduce`` for ``reduce`` prod, amax or amin, whose gradients read ``x``, ``src`` and the result."""
+class ShapingMixin:
+    """Tensor methods: roll, tile, repeat_interleave, unfold, diff, select, tensor_split, take and masked_select."""
 
     __slots__ = ()
-    save_output = True
 
-    def _save(self, x, index, src):
-        self.save_for_backward(x, index, src)
+    # ---- rearranging -------------------------------------------------------------------------
+    def roll(self, shifts, dims=None) -> Tensor:
+        """Shift elements circularly; ``dims=None`` rolls the flattened tensor and restores the shape."""
+        sh = (shifts,) if _is_int(shifts) else tuple(shifts)
+        if dims is None:
+            if len(sh) != 1:
+                raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
+            return Roll.apply(self, int(sh[0]), None)
+        ds = (dims,) if _is_int(dims) else tuple(dims)
+        if len(sh) != len(ds):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+        if self.ndim == 0:
+            raise IndexError(f"Dimension specified as {ds[0]} but tensor has no dimensions")
+        return Roll.apply(self, tuple(int(s) for s in sh), tuple(normalize_dim(d, self.ndim) for d in ds))
 
-    def backward(self, g):
-        x, index, src, result = self.saved_tensors
-        dim, inc = self.dim, self.include_self
-        if self.reduce == "prod":
-            # products without the element itself, computed explicitly where an element is 0
-            masked_self = x.masked_fill(x == 0, 1)
-            gx = g * masked_self.scatter_reduce(dim, index, src, "prod", include_self=inc) / masked_self
-            src_zero = src == 0
-            zeros = src_zero.to(x.dtype)
-            n_zeros = _gather(x.new_zeros(x.shape).scatter_add(dim, index, zeros), dim, index)
-            single_zero = src_zero.logical_and(n_zeros == 1)
-            masked_src_result = x.scatter_reduce(dim, index, src.masked_fill(single_zero, 1), "prod",
-                                                 include_self=inc)
-            from .elementwise import where
-            gs = where(single_zero, _gather(g * masked_src_result, dim, index),
-                       _gather(g * result, dim, index) / src.masked_fill(src_zero, 1))
-        else:  # amax, amin: the gradient shared evenly among the values equal to the result
-            value = _gather(result, dim, index)
-            self_is = (x == result).to(x.dtype)
-            src_is = (src == value).to(x.dtype)
-            shared = g / self_is.scatter_add(dim, index, src_is)
-            gx, gs = self_is * shared, src_is * _gather(shared, dim, index)
-        return self._finish(g, gx, gs, index)
+    def rot90(self, k: int = 1, dims=(0, 1)) -> Tensor:
+        """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first towards the second."""
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        nd = self.ndim
+        if nd < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+        d0, d1 = normalize_dim(dims[0], nd), normalize_dim(dims[1], nd)
+        if d0 == d1:
+            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = "
+                               f"{dims[1]}")
+        k %= 4
+        if k == 1:
+            return self.flip(d1).transpose(d0, d1)
+        if k == 2:
+            return self.flip((d0, d1))
+        if k == 3:
+            return self.flip(d0).transpose(d0, d1)
+        return self.clone()
+
+    def fliplr(self) -> Tensor:
+        if self.ndim < 2:
+            raise RuntimeError(f"Input must be >= 2-d, got a tensor of shape {list(self.shape)}")
+        return self.flip(1)
+
+    def flipud(self) -> Tensor:
+        if self.ndim < 1:
+            raise RuntimeError("Input must be >= 1-d, got a 0-d tensor")
+        return self.flip(0)
+
+    def tile(self, *dims) -> Tensor:
+        """``repeat`` with missing leading repetitions taken as 1 (NumPy's ``tile``)."""
+        reps = _shape_args(dims, what="tile dims")
+        if len(reps) < self.ndim:
+            reps = (1,) * (self.ndim - len(reps)) + reps
+        return self.repeat(reps)
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None) -> Tensor:
+        """Repeat each element (or each slice along ``dim``) ``repeats`` times in place; ``repeats`` an int or a
+        tensor of one count per element. ``dim=None``: over the flattened tensor."""
+        if dim is None:
+            x, d = self.reshape(-1), 0
+        else:
+            d = normalize_dim(dim, max(self.ndim, 1))
+            x = self if self.ndim else self.reshape(1)
+        n = x.shape[d]
+        if isinstance(repeats, TensorBase):
+            if repeats.dtype not in _INDEX_DTYPES:
+                raise NotImplementedError(f"repeat_interleave: repeats must be an integer tensor (int64 or int32), "
+                                          f"got {repeats.dtype.name}")
+            if repeats.ndim > 1:
+                raise RuntimeError(f"repeats must be 0-dim or 1-dim tensor, got shape {list(repeats.shape)}")
+            check_index_device(self, repeats, "repeat_interleave", "repeats")
+            if repeats.numel() != 1:
+                if repeats.shape[0] != n:
+                    raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                                       f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
+                index = _repeat_index(repeats)
+                _check_output_size(output_size, index.shape[0])
+                return x.index_select(d, index)
+            repeats = int(repeats.reshape(()).item())
+            if repeats < 0:
+                raise RuntimeError("repeats can not be negative")
+        elif not _is_int(repeats):
+            raise TypeError(f"repeat_interleave(): repeats must be an int or an integer Tensor, got "
+                            f"{type(repeats).__name__}")
+        r = int(repeats)
+        if r < 0:
+            raise RuntimeError(f"Repeats must be non-negative, got {r}")
+        _check_output_size(output_size, n * r)
+        if r == 1:
+            return x.clone()
+        shape = x.shape
+        return x.unsqueeze(d + 1).expand(shape[:d + 1] + (r,) + shape[d + 1:]).flatten(d, d + 1).contiguous()
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new last dim: a view
+        (overlapping windows share elements; their gradients add up)."""
+        if self.ndim == 0:
+            normalize_dim(dimension, 0)
+            if size > 1:
+                raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")
+            return self.reshape(1).unfold(0, size, step)[0]
+        d = normalize_dim(dimension, self.ndim)
+        n = self.shape[d]
+        if size > n:
+            raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+        if size < 0:
+            raise RuntimeError(f"size is {size} but must be >= 0")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        return Unfold.apply(self, d, int(size), int(step))
+
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+        """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first); bool: ``!=``."""
+        if self.ndim == 0:
+            raise RuntimeError("diff expects input to be at least one-dimensional")
+        if n < 0:
+            raise RuntimeError(f"order must be non-negative but got {n}")
+        d = normalize_dim(dim, self.ndim)
+        x = self
+        if prepend is not None or append is not None:
+            parts = []
+            for p in (prepend, x, append):
+                if p is None:
+                    continue
+                if not isinstance(p, TensorBase):
+                    raise TypeError(f"diff(): prepend and append must be Tensors, got {type(p).__name__}")
+                if p.ndim != self.ndim:
+                    raise RuntimeError(f"diff expects prepend or append to be the same dimension as input (input "
+                                       f"is {self.ndim}-d, got a {p.ndim}-d tensor)")
+                parts.append(p)
+            x = cat(parts, d)
+        for _ in range(min(n, x.shape[d])):
+            m = x.shape[d]
+            hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+            x = hi.ne(lo) if x.dtype is dtypes.bool_ else hi - lo
+        return x if x is not self else x.clone()
+
+    def swapdims(self, dim0: int, dim1: int) -> Tensor:
+        return self.transpose(dim0, dim1)
+
+    def moveaxis(self, source, destination) -> Tensor:
+        return self.movedim(source, destination)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.view(_tensor_arg(other, "view_as", "other").shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(_tensor_arg(other, "reshape_as", "other").shape)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(_tensor_arg(other, "type_as", "other").dtype)
+
+    def select(self, dim: int, index: int) -> Tensor:
+        """The view at ``index`` along ``dim`` (that dim removed): ``x.select(1, i)`` is ``x[:, i]``."""
+        if self.ndim == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        d = normalize_dim(dim, self.ndim)
+        i, n = int(index), self.shape[d]
+        if not -n <= i < n:
+            raise IndexError(f"select(): index {i} out of range for tensor of size {list(self.shape)} at "
+                             f"dimension {d}")
+        return self[(slice(None),) * d + (i,)]
+
+    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple:
+        """Split into ``sections`` nearly equal parts (the first ones one longer), or at the given ``indices``."""
+        if self.ndim == 0:
+            raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+        d = normalize_dim(dim, self.ndim)
+        n = self.shape[d]
+        ios = indices_or_sections
+        if isinstance(ios, TensorBase):
+            if ios.dtype not in _INDEX_DTYPES:
+                raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have integer dtype, but "
+                                   f"got {ios.dtype.name}")
+            if ios.ndim > 1:
+                raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                                   f"one-dimensional tensor, but got a tensor with {ios.ndim} dims")
+            ios = int(ios.item()) if ios.ndim == 0 else [int(v) for v in ios.tolist()]
+        if _is_int(ios):
+            k = int(ios)
+            if k <= 0:
+                raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+            q, r = divmod(n, k)
+            bounds, start = [], 0
+            for j in range(k):
+                bounds.append(start)
+                start += q + (j < r)
+            ends = bounds[1:] + [n]
+        else:
+            bounds = [0] + [int(i) for i in ios]
+            ends = bounds[1:] + [n]
+        lead = (slice(None),) * d
+        return tuple(self[lead + (slice(s, e),)] for s, e in zip(bounds, ends))
+
+    # ---- reading by index --------------------------------------------------------------------
+    def take(self, index: Tensor) -> Tensor:
+        """Elements at flat (row-major) positions ``index``, in ``index``'s shape; negative positions count from
+        the end."""
+        if not isinstance(index, TensorBase):
+            raise TypeError(f"take(): argument 'index' must be Tensor, not {type(index).__name__}")
+        if index.dtype is not dtypes.int64:
+            raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
+        check_index_device(self, index, "take")
+        n = self.numel()
+        if index.numel():
+            ix = index._host()
+            bad = ix[(ix < -n) | (ix >= n)]
+            if bad.size:
+                raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of "
+                                 f"{n} elements.")
+        return Index.apply(self.reshape(-1), (index,))
+
+    def take_along_dim(self, indices: Tensor, dim=None) -> Tensor:
+        """``gather`` with ``indices`` and this tensor broadcast against each other outside ``dim``; ``dim=None``:
+        over the flattened tensor."""
+        if not isinstance(indices, TensorBase):
+            raise TypeError(f"take_along_dim(): argument 'indices' must be Tensor, not {type(indices).__name__}")
+        if indices.dtype is not dtypes.int64:
+            raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                               f"{indices.dtype.name}")
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        if self.ndim != indices.ndim:
+            raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
+                               f"dimensions, but got {self.ndim} dimensions for input, and {indices.ndim} "
+                               f"dimensions for indices")
+        if self.ndim == 0:
+            return self.reshape(1).gather(0, indices.reshape(1)).reshape(())
+        d = normalize_dim(dim, self.ndim)
+        want = list(self.shape)
+        want[d] = indices.shape[d]
+        try:
+            shape = list(broadcast_shapes(tuple(want), indices.shape))
+        except ValueError:
+            raise RuntimeError(f"take_along_dim(): input {list(self.shape)} and indices {list(indices.shape)} "
+                               f"cannot be broadcast outside dim {d}") from None
+        ishape, xshape = list(shape), list(shape)
+        xshape[d] = self.shape[d]
+        x = self if tuple(xshape) == self.shape else self.expand(xshape)
+        i = indices if tuple(ishape) == indices.shape else indices.expand(ishape)
+        return x.gather(d, i)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements where ``mask`` (broadcast with this tensor) is True, as a 1-d tensor."""
+        mask = _bool_mask(mask, "masked_select", "masked_select: expected BoolTensor for mask")
+        shape = _broadcast(self.shape, mask.shape, "masked_select")
+        x = self if self.shape == shape else self.expand(shape)
+        m = mask if mask.shape == shape else mask.expand(shape)
+        if not shape:
+            x, m = x.reshape(1), m.reshape(1)
+        return Index.apply(x, (m,))
+
+    def argwhere(self) -> Tensor:
+        return self.nonzero()
+
+    def where(self, condition: Tensor, other) -> Tensor:
+        """``tl.where(condition, self, other)``."""
+        return Where.apply(condition, self, other)
 
 
-def scatter_reduce(x, dim, index, src, reduce: str, include_self: bool = True):
-    if reduce == "max" or reduce == "min":  # (torch accepts these spellings too)
-        reduce = "a" + reduce
-    if reduce not in REDUCTIONS:
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    cls = ScatterReduce if reduce in ("sum", "mean") else ScatterReduceByResult
-    return cls.apply(x, dim, index, src, reduce, include_self)
+# ---- helpers ---------------------------------------------------------------------------------------
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def full_src(x, index, value):
-    """A number ``value`` as a tensor of ``index``'s shape and ``x``'s dtype (scatter with a reduction)."""
-    return x._wrap(x._dev.backend.full(index.shape, value, x.dtype), x._dev)
+def _tensor_arg(t, op: str, name: str):
+    if not isinstance(t, TensorBase):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    return t
 
 
-__all__ = ["Roll", "Unfold", "Scatter", "ScatterReduce", "ScatterReduceByResult", "scatter_reduce", "full_src",
-           "check_scatter", "REDUCTIONS"]
+def _check_output_size(output_size, n: int) -> None:
+    if output_size is not None and int(output_size) != n:
+        raise RuntimeError(f"allocated size does not match required size (output_size={output_size}, the repeats "
+                           f"give {n})")
+
+
+def _repeat_index(repeats) -> Tensor:
+    """``[0]*repeats[0] + [1]*repeats[1] + ...`` as an int64 tensor on ``repeats``' device."""
+    r = repeats._host()
+    if r.size and int(r.min()) < 0:
+        raise RuntimeError("repeats can not be negative")
+    from ..creation import arange  # (creation sits above the ops: a module-level import would be a cycle)
+    be, dev = repeats._dev.backend, repeats._dev
+    pos = arange(repeats.shape[0], device=dev)
+    reps = repeats._x if repeats.dtype is dtypes.int64 else be.cast(repeats._x, dtypes.int64)
+    return pos._wrap(be.repeat_interleave(pos._x, reps, 0), dev)
+
+
+# ---- free functions ---------------------------------------------------------------------------------------
+(roll, rot90, fliplr, flipud, diff, swapdims, moveaxis, take, take_along_dim, select, tensor_split, masked_select,
+ argwhere) = free_functions(
+    ShapingMixin, "roll", "rot90", "fliplr", "flipud", "diff", "swapdims", "moveaxis", "take", "take_along_dim",
+    "select", "tensor_split", "masked_select", "argwhere")
+# three methods of the movement family whose free functions tl.__all__ lists with this family's, as it always has
+swapaxes, movedim, t = free_functions(MovementMixin, "swapaxes", "movedim", "t")
+
+
+def _input(input, op: str) -> Tensor:
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    return _input(input, "tile").tile(dims)
+
+
+def repeat_interleave(input: Tensor, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """``input.repeat_interleave(repeats, dim)``; with ``input`` alone (an integer tensor of counts), the positions
+    ``0..len-1`` each repeated its count of times."""
+    if repeats is None:
+        from ..creation import arange  # (creation sits above the ops: a module-level import would be a cycle)
+        counts = _input(input, "repeat_interleave")
+        if counts.ndim > 1:
+            raise RuntimeError(f"repeat_interleave: repeats must be 0-dim or 1-dim tensor, got shape "
+                               f"{list(counts.shape)}")
+        return arange(counts.numel(), device=counts.device).repeat_interleave(counts.reshape(-1),
+                                                                              output_size=output_size)
+    return _input(input, "repeat_interleave").repeat_interleave(repeats, dim, output_size=output_size)
+
+
+# ---- stacking ------------------------------------------------------------------------------------
+def _sequence(tensors, op: str) -> tuple:
+    if isinstance(tensors, TensorBase) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' must be a tuple or list of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{op}(): expected a non-empty list of Tensors")
+    for i, x in enumerate(tensors):
+        if not isinstance(x, TensorBase):
+            raise TypeError(f"{op}(): expected a sequence of Tensors, but element {i} is {type(x).__name__}")
+    return tuple(tensors)
+
+
+def _atleast(tensors: tuple, op: str, fix):
+    single = len(tensors) == 1 and isinstance(tensors[0], TensorBase)
+    if len(tensors) == 1 and not single:
+        tensors = _sequence(tensors[0], op)
+    else:
+        for i, x in enumerate(tensors):
+            if not isinstance(x, TensorBase):
+                raise TypeError(f"{op}(): expected Tensors, but argument {i} is {type(x).__name__}")
+    out = tuple(fix(x) for x in tensors)
+    return out[0] if single else out
+
+
+def _at1(x: Tensor) -> Tensor:
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _at2(x: Tensor) -> Tensor:
+    return x.reshape(1, 1) if x.ndim == 0 else x.unsqueeze(0) if x.ndim == 1 else x
+
+
+def _at3(x: Tensor) -> Tensor:
+    if x.ndim == 0:
+        return x.reshape(1, 1, 1)
+    if x.ndim == 1:
+        return x.reshape(1, -1, 1)
+    return x.unsqueeze(-1) if x.ndim == 2 else x
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least one dim (0-d -> shape (1,)); one tensor in, one out, else a tuple."""
+    return _atleast(tensors, "atleast_1d", _at1)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least two dims (0-d -> (1, 1), (n,) -> (1, n))."""
+    return _atleast(tensors, "atleast_2d", _at2)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least three dims (0-d -> (1, 1, 1), (n,) -> (1, n, 1), (a, b) -> (a, b, 1))."""
+    return _atleast(tensors, "atleast_3d", _at3)
+
+
+def hstack(tensors) -> Tensor:
+    """Join horizontally: along dim 0 for 1-d tensors, else along dim 1."""
+    ts = tuple(_at1(x) for x in _sequence(tensors, "hstack"))
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    """Join vertically: rows, after making each tensor at least 2-d."""
+    return cat([_at2(x) for x in _sequence(tensors, "vstack")], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors) -> Tensor:
+    """Join in depth: along dim 2, after making each tensor at least 3-d."""
+    return cat([_at3(x) for x in _sequence(tensors, "dstack")], 2)
+
+
+def column_stack(tensors) -> Tensor:
+    """Join as columns: 0-d and 1-d tensors become columns (n, 1), then ``hstack``."""
+    ts = _sequence(tensors, "column_stack")
+    return hstack([x.reshape(x.numel(), 1) if x.ndim <= 1 else x for x in ts])
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 1-d (or 0-d) tensors: with ``indexing='ij'`` output ``i`` varies along dim ``i``; with
+    ``'xy'`` the first two dims are swapped (NumPy's and MATLAB's convention). The outputs are expanded views.
+    Without ``indexing`` torch warns and uses 'ij'; so does this."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for i, x in enumerate(tensors):
+        if not isinstance(x, TensorBase):
+            raise TypeError(f"meshgrid(): expected Tensors, but argument {i} is {type(x).__name__}")
+        if x.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
+                               f"shape {list(x.shape)}")
+        if x.dtype is not tensors[0].dtype:
+            raise RuntimeError(f"meshgrid expects all tensors to have the same dtype (got {tensors[0].dtype.name} "
+                               f"and {x.dtype.name})")
+        if x.device is not tensors[0].device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    n = len(tensors)
+    shape = [x.numel() for x in tensors]
+    swap = indexing == "xy" and n >= 2
+    if swap:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, x in enumerate(tensors):
+        pos = (1 - i) if swap and i < 2 else i
+        view = [1] * n
+        view[pos] = -1
+        out.append(x.reshape(view).expand(shape))
+    return tuple(out)
