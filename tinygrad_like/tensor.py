@@ -24,14 +24,18 @@ from .mixin import (
     ElementwiseMixin,
     IndexingMixin,
     InplaceMixin,
-    LinalgMixin,
     MathMixin,
     MovementMixin,
     ReduceMixin,
     ShapingMixin,
-    SortingMixin,
 )
 from .mixin.reduce import ReturnTypes
+from .ops.linalg import LinalgMixin
+from .ops.products import ProductsMixin
+from .ops.sampling import SamplingMixin
+from .ops.scans import ScansMixin
+from .ops.sorting import SortingMixin
+from .ops.statistics import StatisticsMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
 
@@ -73,7 +77,8 @@ def wrap_native(r, dev: Device) -> Tensor:
 
 
 class Tensor(AutogradMixin, ConversionMixin, ElementwiseMixin, IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin,
-             MathMixin, SortingMixin, LinalgMixin, ShapingMixin, TensorBase):
+             MathMixin, SortingMixin, ScansMixin, StatisticsMixin, SamplingMixin, ProductsMixin, LinalgMixin,
+             ShapingMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in

@@ -9,12 +9,10 @@ from .conversion import ConversionMixin
 from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
 from .inplace import InplaceMixin
-from .linalg import LinalgMixin
 from .math import MathMixin
 from .movement import MovementMixin
 from .reduce import ReduceMixin
 from .shaping import ShapingMixin
-from .sorting import SortingMixin
 
-__all__ = ["AutogradMixin", "ConversionMixin", "ElementwiseMixin", "IndexingMixin", "InplaceMixin", "LinalgMixin",
-           "MathMixin", "MovementMixin", "ReduceMixin", "ShapingMixin", "SortingMixin"]
+__all__ = ["AutogradMixin", "ConversionMixin", "ElementwiseMixin", "IndexingMixin", "InplaceMixin",
+           "MathMixin", "MovementMixin", "ReduceMixin", "ShapingMixin"]
