@@ -20,9 +20,7 @@ from .device import Device, get_device as device
 from .dtypes import (DType, bfloat16, bool_ as bool, float16, float32, float64, get_default_dtype, int8, int16,
                      int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F403 - the functional spelling of every op
-from .functions_linalg import *  # noqa: F403
 from .functions_math import *  # noqa: F403
-from .functions_sorting import *  # noqa: F403
 from .functions import log_softmax, softmax, where  # (generated there from the Tensor methods)
 from .ops.comparison import *  # noqa: F403
 from .ops.comparison import maximum, minimum
@@ -34,6 +32,12 @@ from .ops.movement import *  # noqa: F403
 from .ops.movement import broadcast_tensors, cat, concat, concatenate, pad, stack
 from .ops.scatter import *  # noqa: F403
 from .ops.shaping import *  # noqa: F403
+from .ops.linalg import *  # noqa: F403
+from .ops.products import *  # noqa: F403
+from .ops.sampling import *  # noqa: F403
+from .ops.scans import *  # noqa: F403
+from .ops.sorting import *  # noqa: F403
+from .ops.statistics import *  # noqa: F403
 from .layout import Layout, broadcast_shapes, normalize_dim  # (normalize_dim: as functions.py once re-exported it)
 from .profiler import profile
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
@@ -43,7 +47,7 @@ from .tensor import Tensor
 from . import cuda, datasets, linalg, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
 from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
-from . import functions_linalg, functions_math, functions_sorting, ops, return_types  # noqa: E402
+from . import functions_math, ops, return_types  # noqa: E402
 from .accelerator import get_default_device, set_default_device  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
@@ -73,5 +77,6 @@ __all__ = [
     "set_default_dtype",
 ]
 # the op families' free functions, so that ``from tinygrad_like import *`` has them too
-__all__ += ["return_types", "Size", "compile", *functions_math.__all__, *functions_sorting.__all__,
-            *functions_linalg.__all__, *ops.shaping.__all__, *ops.scatter.__all__]
+__all__ += ["return_types", "Size", "compile", *functions_math.__all__, *ops.sorting.__all__, *ops.scans.__all__,
+            *ops.statistics.__all__, *ops.sampling.__all__, *ops.products.__all__, *ops.linalg.__all__,
+            *ops.shaping.__all__, *ops.scatter.__all__]

@@ -10,9 +10,9 @@ matrix products, the singular value decomposition and what is built on it). Othe
 from __future__ import annotations
 
 from .layout import normalize_dim
-from .mixin.linalg import _cross, _matrix_norm, _need_tensor, _svd, _svdvals, _vector_norm
 from .ops.elementwise import matmul
-from .ops.linalg import LinAlgError
+from .ops.linalg import LinAlgError, _cross, _matrix_norm, _svd, _svdvals, _vector_norm
+from .ops.products import _need_tensor
 from .tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cross", "vecdot", "matmul", "diagonal", "multi_dot",
@@ -107,24 +107,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     """``A @ A @ ... @ A`` (``n`` >= 0 factors, by repeated squaring; ``n = 0``: the identity). Negative ``n`` needs an
     inverse, which this project does not compute."""
     _need_tensor(A, "linalg.matrix_power", "A")
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2] if A.ndim >= 2 else A.ndim} by "
-                           f"{A.shape[-1] if A.ndim >= 1 else 0} matrices")
-    if n < 0:
-        raise NotImplementedError("linalg.matrix_power: a negative n needs the inverse, which tinygrad_like does not "
-                                  "compute")
-    if n == 0:
-        from .creation import eye
-        return eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape).clone()
-    result, base = None, A
-    while n:
-        if n & 1:
-            result = base if result is None else result @ base
-        n >>= 1
-        if n:
-            base = base @ base
-    return result if result is not A else A.clone()
+    return A.matrix_power(n)
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):

@@ -8,22 +8,20 @@
 
 from __future__ import annotations
 
-from .mixin.linalg import linalg_svd_result as linalg_svd
-from .mixin.linalg import svd_result as svd
 from .mixin.reduce import _AMINMAX_RESULT as aminmax
 from .mixin.reduce import _MAX_RESULT as max  # noqa: A004 - torch's names
 from .mixin.reduce import _MIN_RESULT as min  # noqa: A004
-from .mixin.sorting import RETURN_TYPES
-
-topk = RETURN_TYPES["topk"]
-sort = RETURN_TYPES["sort"]
-kthvalue = RETURN_TYPES["kthvalue"]
-median = RETURN_TYPES["median"]
-nanmedian = RETURN_TYPES["nanmedian"]
-mode = RETURN_TYPES["mode"]
-cummax = RETURN_TYPES["cummax"]
-cummin = RETURN_TYPES["cummin"]
-histogram = RETURN_TYPES["histogram"]
+from .ops.linalg import linalg_svd_result as linalg_svd
+from .ops.linalg import svd_result as svd
+from .ops.scans import cummax_result as cummax
+from .ops.scans import cummin_result as cummin
+from .ops.sorting import kthvalue_result as kthvalue
+from .ops.sorting import median_result as median
+from .ops.sorting import mode_result as mode
+from .ops.sorting import nanmedian_result as nanmedian
+from .ops.sorting import sort_result as sort
+from .ops.sorting import topk_result as topk
+from .ops.statistics import histogram_result as histogram
 
 __all__ = ["max", "min", "topk", "sort", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "histogram",
            "linalg_svd", "svd", "aminmax"]

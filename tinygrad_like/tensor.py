@@ -19,12 +19,7 @@ import numpy as np
 from . import dtypes, storage
 from .autograd.tensor_methods import AutogradMixin
 from .device import CPU, Device
-from .mixin import (
-    LinalgMixin,
-    MathMixin,
-    ReduceMixin,
-    SortingMixin,
-)
+from .mixin import MathMixin, ReduceMixin
 from .mixin.reduce import ReturnTypes
 from .ops.activation import ActivationMixin
 from .ops.comparison import ComparisonMixin
@@ -33,9 +28,15 @@ from .ops.elementwise import ElementwiseMixin
 from .ops.factories import FactoryMixin
 from .ops.indexing import IndexingMixin
 from .ops.inplace import InplaceMixin
+from .ops.linalg import LinalgMixin
 from .ops.movement import MovementMixin
+from .ops.products import ProductsMixin
+from .ops.sampling import SamplingMixin
+from .ops.scans import ScansMixin
 from .ops.scatter import ScatterMixin
 from .ops.shaping import ShapingMixin
+from .ops.sorting import SortingMixin
+from .ops.statistics import StatisticsMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
 
@@ -77,12 +78,12 @@ def wrap_native(r, dev: Device) -> Tensor:
 
 
 class Tensor(AutogradMixin, ConversionMixin, FactoryMixin, ElementwiseMixin, ComparisonMixin, ActivationMixin,
-             IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin,
-             MathMixin, SortingMixin, LinalgMixin, ShapingMixin, ScatterMixin, TensorBase):
+             IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin, MathMixin, SortingMixin, ScansMixin,
+             StatisticsMixin, SamplingMixin, ProductsMixin, LinalgMixin, ShapingMixin, ScatterMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in
-    :mod:`tinygrad_like.mixin`."""
+    the modules of :mod:`tinygrad_like.ops`."""
 
     __slots__ = ()
     __hash__ = object.__hash__  # identity, in C: tensors are dict keys in the backward engine (__eq__ is elementwise)

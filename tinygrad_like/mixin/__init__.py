@@ -4,9 +4,5 @@ Each family imports :class:`~tinygrad_like.tensor_base.TensorBase` and the ops i
 :class:`tinygrad_like.tensor.Tensor` combines them. A mixin keeps no state of its own (``__slots__ = ()``).
 """
 
-from .linalg import LinalgMixin
 from .math import MathMixin
 from .reduce import ReduceMixin
-from .sorting import SortingMixin
-
-__all__ = ["LinalgMixin", "MathMixin", "ReduceMixin", "SortingMixin"]

@@ -489,7 +489,7 @@ class MathMixin:
         if values.dtype is not self.dtype:
             raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes "
                                f"({self.dtype.name} and {values.dtype.name}).")
-        from ..ops.sorting import NoDerivative
+        from ..ops.statistics import NoDerivative
         with grad_mode.no_grad():
             out = E.where(self == 0, values, (self > 0).to(self.dtype))
         if _grad_mode.enabled and (self.requires_grad or values.requires_grad):

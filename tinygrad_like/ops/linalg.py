@@ -1,68 +1,40 @@
-"""Linear algebra ops: fused ``beta * input + alpha * (a @ b)``, diagonals (a view and its embedding), vector norms,
-cross products.
+"""Linear algebra besides the products (those are in :mod:`.products`): vector and matrix norms, distances
+(``dist``, ``cdist``), the singular value decomposition (``svd``; ``tl.linalg`` builds ``svdvals``, ``cond`` and the
+spectral norms on it), cross products, diagonals (a view and its embedding, ``diag``, ``trace``, ``fill_diagonal_``)
+and ``tril_indices``/``triu_indices``.
 
-The plain products (``mm``, ``bmm``, ``mv``, ``dot``) are :class:`~.reduce.Matmul` after their own shape checks, and
-``einsum``/``tensordot``/``outer``/``kron``/``cdist`` compose existing ops (see ``mixin/linalg.py`` and
-``functions_linalg.py``), so their gradients are those ops' gradients.
+The nodes are the diagonal view, its embedding and scatter, the vector norm, the cross product and the SVD; the
+matrix norms, ``dist`` and ``cdist`` compose them with existing ops, so their gradients are those ops' gradients.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
+from collections import namedtuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..layout import Layout
-from ._util import rounded
+from ..device import factory_device
+from ..layout import Layout, broadcast_shapes, normalize_dim, normalize_dims
+from ..tensor_base import TensorBase
+from ._util import check_same_device, free_functions
 from .elementwise import where
+from .indexing import IndexPut, native_index
 from .movement import ViewFunction
+from .products import _need_tensor
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from ..tensor import Tensor
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
-
-class AddMatmul(Function):
-    """``beta * input + alpha * (mat1 @ mat2)``: ``addmm``, ``addmv`` (``mat2`` a vector) and ``baddbmm``; with
-    ``batch_sum`` the batch of products is summed first (``addbmm``). ``input`` broadcasts to the product's shape
-    (checked by the caller). With ``beta == 0`` the input's values are not read, so nan and inf in it do not
-    propagate (as in torch); its gradient is then zero."""
-
-    __slots__ = ("beta", "alpha", "batch_sum", "vec")
-
-    def forward(self, input, mat1, mat2, beta, alpha, batch_sum):
-        self.beta, self.alpha, self.batch_sum, self.vec = beta, alpha, batch_sum, mat2.ndim == 1
-        be = input._dev.backend
-        p = be.matmul(mat1._x, mat2._x)
-        if batch_sum:
-            p = be.sum(p, 0, False)
-        if alpha != 1:
-            p = be.mul(p, alpha)
-        if _grad_mode.enabled:  # the gradient of mat1 reads mat2 and that of mat2 reads mat1: keep only those
-            r1, r2 = mat1.requires_grad, mat2.requires_grad
-            if r1 or r2:
-                self.save_for_backward(mat1 if r2 else None, mat2 if r1 else None)
-        if beta == 0:
-            return rounded(input, p)  # (bfloat16: NumPy's product is float32; rounded once, at the end)
-        return rounded(input, be.add(input._x if beta == 1 else be.mul(input._x, beta), p))
-
-    def backward(self, g):
-        m1, m2 = self.saved_tensors
-        gi = g1 = g2 = None
-        if self.next[0] is not None:
-            gi = g if self.beta == 1 else g * self.beta
-        gp = g if self.alpha == 1 else g * self.alpha  # (addbmm: a matrix, broadcast over the batch below)
-        if self.vec:
-            if m2 is not None:
-                g1 = gp.unsqueeze(-1) @ m2.unsqueeze(0)
-            if m1 is not None:
-                g2 = m1.mT @ gp
-        else:
-            if m2 is not None:
-                g1 = gp @ m2.mT
-            if m1 is not None:
-                g2 = m1.mT @ gp
-        return gi, g1, g2, None, None, None
+__all__ = ["norm", "dist", "cdist", "cross", "trace", "diag", "diagonal", "diag_embed", "diagflat", "diagonal_scatter",
+           "tril_indices", "triu_indices", "svd"]
 
 
 # ---- diagonals ------------------------------------------------------------------------------
@@ -289,7 +261,7 @@ class Svd(Function):
         UhgU = Ut @ gU
         VhgV = Vh @ gVh.mT
         S2 = S * S
-        from ..creation import eye
+        from ..creation import eye  # (creation sits above the ops: a module-level import would be a cycle)
         # (1 on the diagonal, as torch's: the skew parts are exactly 0 there)
         E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye(k, dtype=S.dtype, device=S.device)
         num = (UhgU - UhgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mT)
@@ -303,3 +275,345 @@ class Svd(Function):
         else:
             gA = U @ (inner @ Vh)
         return gA, None
+
+
+# ---- norms, the SVD and cross products as the methods and tl.linalg compute them -------------------
+def _vector_norm(x, ord, dim, keepdim, dtype, op: str = "linalg.vector_norm"):
+    if isinstance(ord, str) or isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise TypeError(f"{op}(): argument 'ord' must be a number, not {type(ord).__name__}")
+    if dtype is not None:
+        dtype = dtypes.to_dtype(dtype)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {x.dtype.name}")
+    if dtype is not None and dtype is not x.dtype:
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"{op}: dtype should be floating point, got {dtype.name}")
+        x = x.to(dtype)
+    if dim is not None and not isinstance(dim, int):
+        dim = tuple(dim)
+        if not dim:
+            dim = None
+    return VectorNorm.apply(x, float(ord), normalize_dims(dim, x.ndim), keepdim)
+
+
+# ---- singular value decomposition ------------------------------------------------------------------
+linalg_svd_result = namedtuple("linalg_svd", ["U", "S", "Vh"])
+linalg_svd_result.__doc__ = "``linalg.svd``'s result, as ``torch.return_types.linalg_svd``: ``(U, S, Vh)``."
+svd_result = namedtuple("svd", ["U", "S", "V"])
+svd_result.__doc__ = "``torch.svd``'s result, as ``torch.return_types.svd``: ``(U, S, V)`` (V, not its transpose)."
+
+
+def _check_svd(A, op: str = "linalg.svd") -> None:
+    """torch's checks of an SVD's input: a (batch of) float32/float64 matrices. (LAPACK's own failure, on NaN
+    entries, is raised as :class:`LinAlgError`; inf entries give NaN results, as in torch.)"""
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {A.dtype.name}")
+    if A.dtype not in (dtypes.float32, dtypes.float64):
+        raise NotImplementedError(f"\"linalg_svd_cpu\" not implemented for '{A.dtype.name}' (as in torch): convert "
+                                  f"with .float() first")
+
+
+def _svd(A, full_matrices: bool, op: str = "linalg.svd"):
+    """``(U, S, Vh)``; while recording, one :class:`Svd` node whose packed output they are views of."""
+    _check_svd(A, op)
+    full = bool(full_matrices)
+    if _grad_mode.enabled and A.requires_grad:
+        return linalg_svd_result(*svd_parts(Svd.apply(A, full), A.shape[-2], A.shape[-1], full))
+    u, s, vh = svd_native(A, full)
+    dev = A._dev
+    return linalg_svd_result(A._wrap(u, dev), A._wrap(s, dev), A._wrap(vh, dev))
+
+
+def _svdvals(A, op: str = "linalg.svd"):
+    """The singular values, descending. Differentiable through the reduced SVD (its gradient is U diag(gS) Vh)."""
+    if _grad_mode.enabled and A.requires_grad:
+        return _svd(A, False, op).S
+    _check_svd(A, op)
+    return A._wrap(svd_native(A, None), A._dev)
+
+
+def _svd_norm(A, ord, d0: int, d1: int, keepdim: bool, dtype):
+    """The matrix norms of singular values over dims ``(d0, d1)``: 'nuc' their sum, 2 the largest, -2 the smallest
+    (torch's: the dims moved last, ``svdvals``, then a sum, amax or amin)."""
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{A.dtype.name}")
+    if dtype is not None:
+        A = A.to(dtypes.to_dtype(dtype))
+    s = _svdvals(A.permute([d for d in range(A.ndim) if d not in (d0, d1)] + [d0, d1]))
+    if ord == "nuc":
+        out = s.sum(-1)
+    elif s.shape[-1] == 0:  # an empty matrix: 0 without history for ord 2, no minimum for -2 (as torch)
+        if ord < 0:
+            raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+        out = A._wrap(A._dev.backend.full(s.shape[:-1], 0, s.dtype), A._dev)
+    else:
+        out = s.amax(-1) if ord > 0 else s.amin(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            out = out.unsqueeze(d)
+    return out
+
+
+def _matrix_norm(A, ord, dim, keepdim, dtype):
+    """``linalg.matrix_norm``: 'fro' and the orders that are sums and maxima (1, -1, inf, -inf), and those of the
+    singular values ('nuc', 2, -2)."""
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    d0, d1 = normalize_dim(dim[0], A.ndim), normalize_dim(dim[1], A.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return _vector_norm(A, 2, (d0, d1), keepdim, dtype, "linalg.matrix_norm")
+    if ord in ("nuc", 2, -2):
+        return _svd_norm(A, ord, d0, d1, keepdim, dtype)
+    if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{A.dtype.name}")
+    if dtype is not None:
+        A = A.to(dtypes.to_dtype(dtype))
+    # as torch: ord +-1 is the max/min column sum (sum over d0), ord +-inf the max/min row sum (sum over d1)
+    sum_dim, pick_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+    s = A.abs().sum(sum_dim, keepdim=True)
+    out = s.amax(pick_dim, keepdim=True) if ord > 0 else s.amin(pick_dim, keepdim=True)
+    return out if keepdim else out.squeeze((d0, d1))
+
+
+def _cross(a, b, dim):
+    if a.ndim != b.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions (got shapes "
+                           f"{tuple(a.shape)} and {tuple(b.shape)}).")
+    d = normalize_dim(dim, a.ndim)
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
+                           f"{b.shape[d]}")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"linalg.cross: expected both inputs to have the same dtype, but got {a.dtype.name} and "
+                           f"{b.dtype.name} (torch does not promote here)")
+    try:
+        broadcast_shapes(a.shape, b.shape)
+    except ValueError as e:
+        raise RuntimeError(f"linalg.cross: {e}") from None
+    if a._dev is not b._dev:
+        check_same_device(a, b, "linalg.cross")
+    return Cross.apply(a, b, d)
+
+
+class LinalgMixin:
+    """Tensor methods: norms, distances, the singular value decomposition, cross products, diagonals."""
+
+    __slots__ = ()
+
+    # ---- norms and distances ---------------------------------------------------------------------
+    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+        """torch.norm: ``p`` a number is a vector norm over ``dim`` (all elements by default); 'fro' is the 2-norm
+        over ``dim`` (one or two dims, or all); 'nuc' or 'fro' over more dims go to :func:`linalg.matrix_norm`."""
+        if isinstance(p, str):
+            if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+                return _vector_norm(self, 2, dim, keepdim, dtype)
+            return _matrix_norm(self, p, tuple(range(self.ndim)) if dim is None else dim, keepdim, dtype)
+        return _vector_norm(self, 2.0 if p is None else p, dim, keepdim, dtype)
+
+    def dist(self, other, p=2) -> Tensor:
+        _need_tensor(other, "dist", "other")
+        for t in (self, other):
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(f"dist(): input dtype should be either floating point or complex. Got "
+                                   f"{t.dtype.name} instead.")
+        return _vector_norm(self - other, p, None, False, None, "dist")
+
+    # ---- singular value decomposition -----------------------------------------------------------------
+    def svd(self, some: bool = True, compute_uv: bool = True):
+        """``torch.svd``: ``(U, S, V)`` with ``A = U diag(S) V^T`` (V itself, where ``linalg.svd`` gives its
+        transpose Vh); ``some``: the reduced U (m x k) and V (n x k), else the full ones. Without ``compute_uv``
+        only S is computed, and U and V are zeros (m x m and n x n), as in torch."""
+        if self.ndim < 2:
+            raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {self.ndim} dimensions "
+                               f"instead")
+        if not compute_uv:
+            s = _svdvals(self)
+            be, bat, (m, n) = self._dev.backend, tuple(self.shape[:-2]), self.shape[-2:]
+            return svd_result(self._wrap(be.full(bat + (m, m), 0, self.dtype), self._dev), s,
+                              self._wrap(be.full(bat + (n, n), 0, self.dtype), self._dev))
+        u, s, vh = _svd(self, not some)
+        return svd_result(u, s, vh.mT)
+
+    # ---- cross product ------------------------------------------------------------------------------
+    def cross(self, other, dim=None) -> Tensor:
+        """torch.cross: without ``dim``, the first dim of size 3 (deprecated in torch, which warns; so do we)."""
+        _need_tensor(other, "cross", "other")
+        if dim is None:
+            d = next((i for i, n in enumerate(self.shape) if n == 3), None)
+            if d is None:
+                raise RuntimeError(f"no dimension of size 3 in input (shape {tuple(self.shape)})")
+            warnings.warn("Using torch.cross without specifying the dim arg is deprecated. Please either pass the "
+                          "dim explicitly or simply use linalg.cross.", UserWarning, stacklevel=2)
+            dim = d
+        return _cross(self, other, dim)
+
+    # ---- diagonals ----------------------------------------------------------------------------------
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """A view of the diagonal of the (dim1, dim2) planes, as the tensor's last dim (as in torch)."""
+        nd = self.ndim
+        d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
+        if d1 == d2:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        if self._records():
+            return Diagonal.apply(self, offset, d1, d2)
+        return self._view(diagonal_layout(self._layout, offset, d1, d2))
+
+    def diagonal_scatter(self, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """A copy of this tensor with ``src`` written on the diagonal that :meth:`diagonal` would view."""
+        _need_tensor(src, "diagonal_scatter", "src")
+        nd = self.ndim
+        d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
+        if d1 == d2:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        want = diagonal_layout(self._layout, offset, d1, d2).shape
+        if tuple(src.shape) != want:
+            raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                               f"slice size = {list(want)}")
+        if src._dev is not self._dev:
+            check_same_device(self, src, "diagonal_scatter")
+        return DiagonalScatter.apply(self, src, offset, d1, d2)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+        nd = self.ndim + 1
+        d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
+        if d1 == d2:
+            raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+        n = self.shape[-1] + abs(offset)
+        shape = list(self.shape[:-1])
+        for d in sorted((d1, d2)):
+            shape.insert(d, n)
+        return DiagEmbed.apply(self, tuple(shape), offset, d1, d2)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        if self.ndim == 1:
+            n = self.shape[0] + abs(diagonal)
+            return DiagEmbed.apply(self, (n, n), diagonal, 0, 1)
+        if self.ndim == 2:
+            return self.diagonal(diagonal).clone()
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
+
+    def diagflat(self, offset: int = 0) -> Tensor:
+        return self.reshape(-1).diag(offset)
+
+    def trace(self) -> Tensor:
+        if self.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        return self.diagonal().sum()
+
+    def fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
+        """Fill the main diagonal (elements ``[i, i, ...]``) in place. With ``wrap``, a tall matrix's diagonal
+        starts again ``N + 1`` rows down after every ``N`` columns (NumPy's and PyTorch's ``wrap``)."""
+        if self.ndim < 2:
+            raise RuntimeError(f"dimensions must larger than 1 (fill_diagonal_ needs a tensor of at least 2 dims, "
+                               f"got shape {self.shape})")
+        if self.ndim > 2 and len(set(self.shape)) != 1:
+            raise RuntimeError(f"all dimensions of input must be of equal length (fill_diagonal_ of a tensor with "
+                               f"more than 2 dims; got shape {self.shape})")
+        if isinstance(fill_value, TensorBase):
+            if fill_value.numel() != 1:
+                raise RuntimeError(f"fill_diagonal_: fill_value must be a number or a one-element tensor, got "
+                                   f"shape {fill_value.shape}")
+            fill_value = fill_value.item()
+        n, m = self.shape[0], self.shape[1]
+        if self.ndim == 2 and wrap and n > m + 1:
+            flat = np.arange(0, n * m, m + 1)
+            where = [flat // m, flat % m]
+        else:
+            diag = np.arange(min(self.shape))
+            where = [diag] * self.ndim
+        from ..creation import tensor  # (creation sits above the ops: a module-level import would be a cycle)
+        idx = tuple(tensor(w.astype(np.int64), device=self._dev) for w in where)
+        self._check_inplace("fill_diagonal_")
+        if _grad_mode.enabled and self.requires_grad:
+            self._rebase(IndexPut.apply(self._graph_input(), idx, fill_value), "fill_diagonal_")
+            return self
+        self._dev.backend.setitem(self._x, native_index(idx), fill_value)
+        self._wrote("fill_diagonal_")
+        return self
+
+
+# ---- free functions (tl.<name>) ---------------------------------------------------------------------
+dist, cross, trace, diag, diagonal, diagonal_scatter, diag_embed, diagflat = free_functions(
+    LinalgMixin, "dist", "cross", "trace", "diag", "diagonal", "diagonal_scatter", "diag_embed", "diagflat")
+
+
+# ---- norms and distances ----------------------------------------------------------------------------
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:
+    if out is not None:
+        raise NotImplementedError("norm: out= is not supported; assign the result instead")
+    _need_tensor(input, "norm", "input")
+    return input.norm(p, dim, keepdim, dtype)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each row of ``x1`` (``B x P x M``) and each row of ``x2`` (``B x R x M``):
+    ``B x P x R``; the batch dims broadcast. Computed from the differences (exact; ``compute_mode`` is accepted and
+    ignored: torch's matrix-product shortcut for p=2 trades accuracy for speed)."""
+    _need_tensor(x1, "cdist", "x1"), _need_tensor(x2, "cdist", "x2")
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {t.dtype.name}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values (got p={p})")
+    if x1.dtype is not x2.dtype:
+        raise RuntimeError(f"cdist: expected both inputs to have the same dtype, but got {x1.dtype.name} and "
+                           f"{x2.dtype.name}")
+    try:
+        broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError as e:
+        raise RuntimeError(f"cdist: the batch dims do not broadcast: {e}") from None
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if diff.shape[-1] == 0:  # (no columns: every distance is 0, as torch's; the inf-norm has no identity there)
+        return diff.sum(-1)
+    return _vector_norm(diff, p, -1, False, None, "cdist")
+
+
+# ---- singular value decomposition ------------------------------------------------------------------
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
+    """``torch.svd``: ``(U, S, V)``, V itself (``linalg.svd`` gives its transpose); see ``Tensor.svd``."""
+    if out is not None:
+        raise NotImplementedError("svd: out= is not supported; assign the result instead")
+    _need_tensor(input, "svd", "input")
+    return input.svd(some, compute_uv)
+
+
+# ---- index factories -------------------------------------------------------------------------------
+def _tri_indices(kind: str, row: int, col: int, offset: int, dtype, device) -> Tensor:
+    for name, n in (("row", row), ("col", col)):
+        if n < 0:
+            raise RuntimeError(f"{name} must be non-negative, got {n}")
+    dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    if dt.is_floating_point or dt is dtypes.bool_:
+        raise NotImplementedError(f'"{kind}" not implemented for \'{dt.name}\': expected an integer dtype')
+    dev = factory_device(device)
+    from ..tensor import wrap_native  # (tensor sits above the ops, and no input tensor is here to wrap with)
+    return wrap_native(getattr(dev.backend, kind)(row, col, offset, dt), dev)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """``2 x N`` int64: the row and column indices of the lower triangle of a ``row x col`` matrix (diagonal
+    ``offset`` and below), in row-major order."""
+    return _tri_indices("tril_indices", row, col, offset, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """``2 x N`` int64: the row and column indices of the upper triangle (diagonal ``offset`` and above)."""
+    return _tri_indices("triu_indices", row, col, offset, dtype, device)

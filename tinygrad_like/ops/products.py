@@ -1,7 +1,11 @@
-"""Free functions (``tl.<name>``) of the Tensor API's linalg family (see ``mixin/linalg.py``).
+"""Matrix and tensor products: ``mm``, ``bmm``, ``mv``, ``dot``/``vdot``, ``inner``, ``outer``/``ger``, ``kron``,
+the fused ``beta * input + alpha * product`` family (``addmm``, ``addmv``, ``baddbmm``, ``addbmm`` and their in-place
+spellings), ``matrix_power``, ``tensordot`` and ``einsum``.
 
-``einsum`` and ``tensordot`` are built from views (diagonal, permute, reshape), sums and one batched matmul per pair
-of operands, so their gradients (and higher derivatives) are those ops' own.
+The plain products are :class:`~.reduce.Matmul` after their own shape checks; ``inner``, ``outer``, ``kron``,
+``matrix_power``, ``tensordot`` and ``einsum`` compose existing ops (views, sums, one batched matmul per pair of
+operands), so their gradients (and higher derivatives) are those ops' own. Only the fused products have a node of
+their own, :class:`AddMatmul`.
 
 >>> import tinygrad_like as tl
 >>> a, b = tl.ones(2, 3), tl.ones(3, 4)
@@ -13,95 +17,311 @@ from __future__ import annotations
 
 from functools import lru_cache
 from math import prod
+from typing import TYPE_CHECKING
 
-from . import dtypes
-from .device import factory_device
-from .layout import broadcast_shapes, normalize_dim
-from .mixin.linalg import _need_tensor, _vector_norm
-from .tensor import Tensor, wrap_native
-from .tensor_base import TensorBase
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Function
+from ..layout import broadcast_shapes, normalize_dim
+from ..tensor_base import TensorBase
+from ._util import check_same_device, free_functions, rounded
+from .reduce import Matmul
+
+if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
+    from ..tensor import Tensor
+
+_grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 __all__ = ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "kron", "addmm", "addmv", "addmv_", "baddbmm",
-           "addbmm", "einsum", "tensordot", "norm", "dist", "cdist", "cross", "trace", "diag", "diagonal",
-           "diag_embed", "diagflat", "diagonal_scatter", "tril_indices", "triu_indices", "matrix_power", "svd"]
+           "addbmm", "einsum", "tensordot", "matrix_power"]
 
 
-def _t(x, op: str) -> None:
-    _need_tensor(x, op, "input")
+class AddMatmul(Function):
+    """``beta * input + alpha * (mat1 @ mat2)``: ``addmm``, ``addmv`` (``mat2`` a vector) and ``baddbmm``; with
+    ``batch_sum`` the batch of products is summed first (``addbmm``). ``input`` broadcasts to the product's shape
+    (checked by the caller). With ``beta == 0`` the input's values are not read, so nan and inf in it do not
+    propagate (as in torch); its gradient is then zero."""
+
+    __slots__ = ("beta", "alpha", "batch_sum", "vec")
+
+    def forward(self, input, mat1, mat2, beta, alpha, batch_sum):
+        self.beta, self.alpha, self.batch_sum, self.vec = beta, alpha, batch_sum, mat2.ndim == 1
+        be = input._dev.backend
+        p = be.matmul(mat1._x, mat2._x)
+        if batch_sum:
+            p = be.sum(p, 0, False)
+        if alpha != 1:
+            p = be.mul(p, alpha)
+        if _grad_mode.enabled:  # the gradient of mat1 reads mat2 and that of mat2 reads mat1: keep only those
+            r1, r2 = mat1.requires_grad, mat2.requires_grad
+            if r1 or r2:
+                self.save_for_backward(mat1 if r2 else None, mat2 if r1 else None)
+        if beta == 0:
+            return rounded(input, p)  # (bfloat16: NumPy's product is float32; rounded once, at the end)
+        return rounded(input, be.add(input._x if beta == 1 else be.mul(input._x, beta), p))
+
+    def backward(self, g):
+        m1, m2 = self.saved_tensors
+        gi = g1 = g2 = None
+        if self.next[0] is not None:
+            gi = g if self.beta == 1 else g * self.beta
+        gp = g if self.alpha == 1 else g * self.alpha  # (addbmm: a matrix, broadcast over the batch below)
+        if self.vec:
+            if m2 is not None:
+                g1 = gp.unsqueeze(-1) @ m2.unsqueeze(0)
+            if m1 is not None:
+                g2 = m1.mT @ gp
+        else:
+            if m2 is not None:
+                g1 = gp @ m2.mT
+            if m1 is not None:
+                g2 = m1.mT @ gp
+        return gi, g1, g2, None, None, None
 
 
-# ---- products -------------------------------------------------------------------------------------
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    _t(input, "mm")
-    return input.mm(mat2)
+# ---- argument checks ----------------------------------------------------------------------------------
+def _need_tensor(x, op: str, arg: str) -> None:
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
 
 
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    _t(input, "bmm")
-    return input.bmm(mat2)
+def _no_bool(op: str, *ts) -> None:
+    for t in ts:
+        if t.dtype is dtypes.bool_:
+            raise NotImplementedError(f'"{op}" not implemented for \'Bool\' tensors (as in torch); convert with '
+                                      f'.int() or .float() first')
 
 
-def mv(input: Tensor, vec: Tensor) -> Tensor:
-    _t(input, "mv")
-    return input.mv(vec)
+def _same_dtype(op: str, *named) -> None:
+    """``named``: (name, tensor) pairs that must share one dtype (torch does not promote in its BLAS ops)."""
+    first = named[0][1].dtype
+    if any(t.dtype is not first for _, t in named):
+        got = ", ".join(f"{n} {t.dtype.name}" for n, t in named)
+        raise RuntimeError(f"{op}: expected all operands to have the same dtype, but got {got}; convert one with "
+                           f".to(dtype) first (torch does not promote here)")
 
 
-def dot(input: Tensor, tensor: Tensor) -> Tensor:
-    _t(input, "dot")
-    return input.dot(tensor)
+def _scalars(dt, beta, alpha):
+    """``beta`` and ``alpha`` as the op uses them: an integer tensor truncates them to integers (as torch does)."""
+    if not dt.is_floating_point:
+        return int(beta), int(alpha)
+    return beta, alpha
 
 
-def vdot(input: Tensor, other: Tensor) -> Tensor:
-    _t(input, "vdot")
-    return input.vdot(other)
+def _fits(input, shape: tuple, op: str) -> None:
+    """``input`` must broadcast to the product's ``shape`` (not the other way): torch's expand error otherwise."""
+    try:
+        input._layout.expand(shape)
+    except RuntimeError as e:
+        raise RuntimeError(f"{op}: {e}") from None
 
 
-def inner(input: Tensor, other: Tensor) -> Tensor:
-    _t(input, "inner")
-    return input.inner(other)
+def _check_mm(a, b, op: str, names=("mat1", "mat2")) -> None:
+    for name, t in zip(names, (a, b)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{op}: {name} must be a matrix, got {t.ndim}-D tensor of shape {tuple(t.shape)}")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"{names[0]} and {names[1]} shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+                           f"{b.shape[0]}x{b.shape[1]})")
 
 
-def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    _t(input, "outer")
-    return input.outer(vec2)
+def _check_bmm(a, b, op: str) -> None:
+    for name, t in (("batch1", a), ("batch2", b)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{op}: {name} must be a 3D tensor, got {t.ndim}-D tensor of shape {tuple(t.shape)}")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(f"{op}: Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}] (batch1 has shape "
+                           f"{tuple(a.shape)}, batch2 {tuple(b.shape)})")
 
 
+def _check_mv(mat, vec, op: str, n_input=None) -> None:
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"{op}: vector + matrix @ vector expected, got {1 if n_input is None else n_input}, "
+                           f"{mat.ndim}, {vec.ndim}")
+    if mat.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({mat.shape[0]}), mat ({mat.shape[0]}x{mat.shape[1]}), vec "
+                           f"({vec.shape[0]})")
+
+
+def _dot(a, b, op: str):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"{op}: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have "
+                           f"the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{op} : expected both vectors to have same dtype, but found {a.dtype.name} and "
+                           f"{b.dtype.name}")
+    _no_bool(op, a)
+    return Matmul.apply(a, b)
+
+
+def _addmul(input, m1, m2, beta, alpha, batch_sum: bool, shape: tuple, op: str):
+    _need_tensor(input, op, "input")
+    _same_dtype(op, ("input", input), ("first factor", m1), ("second factor", m2))
+    _no_bool(op, input)
+    for t in (m1, m2):
+        if t._dev is not input._dev:
+            check_same_device(input, t, op)
+    _fits(input, shape, op)
+    beta, alpha = _scalars(input.dtype, beta, alpha)
+    return AddMatmul.apply(input, m1, m2, beta, alpha, batch_sum)
+
+
+class ProductsMixin:
+    """Tensor methods: mm/bmm/mv, dot/vdot/inner/outer/kron, addmm and its family, matrix_power."""
+
+    __slots__ = ()
+
+    # ---- products ------------------------------------------------------------------------------
+    def mm(self, mat2) -> Tensor:
+        _need_tensor(mat2, "mm", "mat2")
+        if self.ndim != 2:
+            raise RuntimeError(f"mm: self must be a matrix, got {self.ndim}-D tensor of shape {tuple(self.shape)}")
+        if mat2.ndim != 2:
+            raise RuntimeError(f"mm: mat2 must be a matrix, got {mat2.ndim}-D tensor of shape {tuple(mat2.shape)}")
+        _check_mm(self, mat2, "mm")
+        _same_dtype("mm", ("self", self), ("mat2", mat2))
+        _no_bool("mm", self)
+        return Matmul.apply(self, mat2)
+
+    def bmm(self, mat2) -> Tensor:
+        _need_tensor(mat2, "bmm", "mat2")
+        _check_bmm(self, mat2, "bmm")
+        _same_dtype("bmm", ("self", self), ("mat2", mat2))
+        _no_bool("bmm", self)
+        return Matmul.apply(self, mat2)
+
+    def mv(self, vec) -> Tensor:
+        _need_tensor(vec, "mv", "vec")
+        _check_mv(self, vec, "mv")
+        _same_dtype("mv", ("self", self), ("vec", vec))
+        _no_bool("mv", self)
+        return Matmul.apply(self, vec)
+
+    def dot(self, tensor) -> Tensor:
+        _need_tensor(tensor, "dot", "tensor")
+        return _dot(self, tensor, "dot")
+
+    def vdot(self, other) -> Tensor:
+        """``conj(self) . other``; tensors here are real, so this is :meth:`dot`."""
+        _need_tensor(other, "vdot", "other")
+        return _dot(self, other, "vdot")
+
+    def inner(self, other) -> Tensor:
+        _need_tensor(other, "inner", "other")
+        if self.ndim == 0 or other.ndim == 0:
+            return self * other
+        if self.shape[-1] != other.shape[-1]:
+            raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                               f"{list(self.shape)} and {list(other.shape)}")
+        _same_dtype("inner", ("self", self), ("other", other))
+        return tensordot(self, other, ([-1], [-1]))
+
+    def outer(self, vec2) -> Tensor:
+        _need_tensor(vec2, "outer", "vec2")
+        for name, t in (("self", self), ("vec2", vec2)):
+            if t.ndim != 1:
+                raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+        return self.unsqueeze(1) * vec2
+
+    ger = outer
+
+    def kron(self, other) -> Tensor:
+        """The Kronecker product: block ``(i, j, ...)`` of the result is ``self[i, j, ...] * other``."""
+        _need_tensor(other, "kron", "other")
+        nd = max(self.ndim, other.ndim)
+        sa = (1,) * (nd - self.ndim) + tuple(self.shape)
+        sb = (1,) * (nd - other.ndim) + tuple(other.shape)
+        a = self.reshape(tuple(x for n in sa for x in (n, 1)))
+        b = other.reshape(tuple(x for n in sb for x in (1, n)))
+        return (a * b).reshape(tuple(m * n for m, n in zip(sa, sb)))
+
+    # ---- beta * input + alpha * product ----------------------------------------------------------
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+        _need_tensor(mat1, "addmm", "mat1"), _need_tensor(mat2, "addmm", "mat2")
+        _check_mm(mat1, mat2, "addmm")
+        return _addmul(self, mat1, mat2, beta, alpha, False, (mat1.shape[0], mat2.shape[1]), "addmm")
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1) -> Tensor:
+        _need_tensor(mat, "addmv", "mat"), _need_tensor(vec, "addmv", "vec")
+        _check_mv(mat, vec, "addmv", self.ndim)
+        return _addmul(self, mat, vec, beta, alpha, False, (mat.shape[0],), "addmv")
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        _need_tensor(batch1, "baddbmm", "batch1"), _need_tensor(batch2, "baddbmm", "batch2")
+        _check_bmm(batch1, batch2, "baddbmm")
+        shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+        return _addmul(self, batch1, batch2, beta, alpha, False, shape, "baddbmm")
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        _need_tensor(batch1, "addbmm", "batch1"), _need_tensor(batch2, "addbmm", "batch2")
+        _check_bmm(batch1, batch2, "addbmm")
+        return _addmul(self, batch1, batch2, beta, alpha, True, (batch1.shape[1], batch2.shape[2]), "addbmm")
+
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+        return self._add_product_("addmm_", self.addmm, mat1, mat2, beta, alpha)
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1) -> Tensor:
+        return self._add_product_("addmv_", self.addmv, mat, vec, beta, alpha)
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        return self._add_product_("baddbmm_", self.baddbmm, batch1, batch2, beta, alpha)
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        return self._add_product_("addbmm_", self.addbmm, batch1, batch2, beta, alpha)
+
+    def _add_product_(self, op: str, fn, a, b, beta, alpha) -> Tensor:
+        """The in-place spelling: the out-of-place result written back (a version bump; with autograd, this
+        tensor's new history, as every in-place op here)."""
+        self._check_inplace(op)
+        records = _grad_mode.enabled and (self.requires_grad or getattr(a, "requires_grad", False)
+                                     or getattr(b, "requires_grad", False))
+        if records:  # (the node does not keep its input: nothing to clone before the write)
+            result = fn(a, b, beta=beta, alpha=alpha)
+        else:
+            with grad_mode.no_grad():
+                result = fn(a, b, beta=beta, alpha=alpha)
+        if result.shape != self.shape:
+            raise RuntimeError(f"{op}: output with shape {tuple(self.shape)} doesn't match the broadcast shape "
+                               f"{tuple(result.shape)}")
+        if records:
+            self._rebase(result, op)
+        else:
+            self._dev.backend.assign(self._x, result._x)
+            self._wrote(op)
+        return self
+
+    def matrix_power(self, n: int) -> Tensor:
+        """``A @ A @ ... @ A`` (``n`` >= 0 factors, by repeated squaring; ``n = 0``: the identity). Negative ``n``
+        needs an inverse, which this project does not compute."""
+        A = self
+        if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+            raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                               f"{A.shape[-2] if A.ndim >= 2 else A.ndim} by "
+                               f"{A.shape[-1] if A.ndim >= 1 else 0} matrices")
+        if n < 0:
+            raise NotImplementedError("linalg.matrix_power: a negative n needs the inverse, which tinygrad_like does "
+                                      "not compute")
+        if n == 0:
+            from ..creation import eye  # (creation sits above the ops: a module-level import would be a cycle)
+            return eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape).clone()
+        result, base = None, A
+        while n:
+            if n & 1:
+                result = base if result is None else result @ base
+            n >>= 1
+            if n:
+                base = base @ base
+        return result if result is not A else A.clone()
+
+
+# ---- free functions (tl.<name>) ---------------------------------------------------------------------
+(mm, bmm, mv, dot, vdot, inner, outer, kron, addmm, addmv, addmv_, baddbmm, addbmm,
+ matrix_power) = free_functions(ProductsMixin, "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "kron", "addmm",
+                                "addmv", "addmv_", "baddbmm", "addbmm", "matrix_power")
 ger = outer
-
-
-def kron(input: Tensor, other: Tensor) -> Tensor:
-    _t(input, "kron")
-    return input.kron(other)
-
-
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    _t(input, "addmm")
-    return input.addmm(mat1, mat2, beta=beta, alpha=alpha)
-
-
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    _t(input, "addmv")
-    return input.addmv(mat, vec, beta=beta, alpha=alpha)
-
-
-def addmv_(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    _t(input, "addmv_")
-    return input.addmv_(mat, vec, beta=beta, alpha=alpha)
-
-
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    _t(input, "baddbmm")
-    return input.baddbmm(batch1, batch2, beta=beta, alpha=alpha)
-
-
-def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    _t(input, "addbmm")
-    return input.addbmm(batch1, batch2, beta=beta, alpha=alpha)
-
-
-def matrix_power(input: Tensor, n: int) -> Tensor:
-    _t(input, "matrix_power")
-    return input.matrix_power(n)
 
 
 def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
@@ -240,7 +460,6 @@ def einsum(*args) -> Tensor:
                                f"{first.dtype.name} and operand {i} is {t.dtype.name} (torch does not promote "
                                f"here)")
         if t._dev is not first._dev:
-            from .ops._util import check_same_device
             check_same_device(first, t, "einsum")
     prep, pairs, perm = _plan(eq, tuple([t.shape for t in ops]))
     ts = list(ops)
@@ -431,113 +650,3 @@ def _plan_pair(la: list, sa: list, lb: list, sb: list, needed: set):
             None if pb == list(range(len(pb))) and len(pb) == len(sb) else tuple(pb),
             None if rb == sb_p and len(pb) == len(sb) else rb, shape)
     return pair, batch + left + right, list(out_shape)
-
-
-# ---- norms and distances ----------------------------------------------------------------------------
-def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:
-    if out is not None:
-        raise NotImplementedError("norm: out= is not supported; assign the result instead")
-    _t(input, "norm")
-    return input.norm(p, dim, keepdim, dtype)
-
-
-def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
-    _t(input, "dist")
-    return input.dist(other, p)
-
-
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
-    """The p-norm distance between each row of ``x1`` (``B x P x M``) and each row of ``x2`` (``B x R x M``):
-    ``B x P x R``; the batch dims broadcast. Computed from the differences (exact; ``compute_mode`` is accepted and
-    ignored: torch's matrix-product shortcut for p=2 trades accuracy for speed)."""
-    _need_tensor(x1, "cdist", "x1"), _need_tensor(x2, "cdist", "x2")
-    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
-                            "donot_use_mm_for_euclid_dist"):
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    for name, t in (("X1", x1), ("X2", x2)):
-        if t.ndim < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
-        if not t.dtype.is_floating_point:
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {t.dtype.name}")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    if p < 0:
-        raise RuntimeError(f"cdist only supports non-negative p values (got p={p})")
-    if x1.dtype is not x2.dtype:
-        raise RuntimeError(f"cdist: expected both inputs to have the same dtype, but got {x1.dtype.name} and "
-                           f"{x2.dtype.name}")
-    try:
-        broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
-    except ValueError as e:
-        raise RuntimeError(f"cdist: the batch dims do not broadcast: {e}") from None
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    if diff.shape[-1] == 0:  # (no columns: every distance is 0, as torch's; the inf-norm has no identity there)
-        return diff.sum(-1)
-    return _vector_norm(diff, p, -1, False, None, "cdist")
-
-
-# ---- singular value decomposition ------------------------------------------------------------------
-def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
-    """``torch.svd``: ``(U, S, V)``, V itself (``linalg.svd`` gives its transpose); see ``Tensor.svd``."""
-    if out is not None:
-        raise NotImplementedError("svd: out= is not supported; assign the result instead")
-    _t(input, "svd")
-    return input.svd(some, compute_uv)
-
-
-# ---- cross product and diagonals ------------------------------------------------------------------
-def cross(input: Tensor, other: Tensor, dim=None) -> Tensor:
-    _t(input, "cross")
-    return input.cross(other, dim)
-
-
-def trace(input: Tensor) -> Tensor:
-    _t(input, "trace")
-    return input.trace()
-
-
-def diag(input: Tensor, diagonal: int = 0) -> Tensor:
-    _t(input, "diag")
-    return input.diag(diagonal)
-
-
-def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    _t(input, "diagonal")
-    return input.diagonal(offset, dim1, dim2)
-
-
-def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    _t(input, "diagonal_scatter")
-    return input.diagonal_scatter(src, offset, dim1, dim2)
-
-
-def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    _t(input, "diag_embed")
-    return input.diag_embed(offset, dim1, dim2)
-
-
-def diagflat(input: Tensor, offset: int = 0) -> Tensor:
-    _t(input, "diagflat")
-    return input.diagflat(offset)
-
-
-def _tri_indices(kind: str, row: int, col: int, offset: int, dtype, device) -> Tensor:
-    for name, n in (("row", row), ("col", col)):
-        if n < 0:
-            raise RuntimeError(f"{name} must be non-negative, got {n}")
-    dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
-    if dt.is_floating_point or dt is dtypes.bool_:
-        raise NotImplementedError(f'"{kind}" not implemented for \'{dt.name}\': expected an integer dtype')
-    dev = factory_device(device)
-    return wrap_native(getattr(dev.backend, kind)(row, col, offset, dt), dev)
-
-
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
-    """``2 x N`` int64: the row and column indices of the lower triangle of a ``row x col`` matrix (diagonal
-    ``offset`` and below), in row-major order."""
-    return _tri_indices("tril_indices", row, col, offset, dtype, device)
-
-
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
-    """``2 x N`` int64: the row and column indices of the upper triangle (diagonal ``offset`` and above)."""
-    return _tri_indices("triu_indices", row, col, offset, dtype, device)
