@@ -21,7 +21,7 @@ import ipywidgets.widgets.widget as widget_module  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 from tinygrad_like import events, sites  # noqa: E402
-from tinygrad_like.widgets import _base, selection  # noqa: E402
+from tinygrad_like.widgets import _base, kernel_cells, selection  # noqa: E402
 from tinygrad_like.widgets import kernel_view as kv  # noqa: E402
 
 
@@ -119,8 +119,8 @@ def test_cells_under_nbval_are_numbered_by_the_hooks(monkeypatch):
         events = _Events()
 
     shell = Shell()
-    monkeypatch.setattr(kv, "CELLS", kv._Cells())
-    monkeypatch.setattr(kv, "_get_ipython", lambda: shell)
+    monkeypatch.setattr(kernel_cells, "CELLS", kernel_cells._Cells())
+    monkeypatch.setattr(kernel_cells, "_get_ipython", lambda: shell)
     view = kv.KernelTimeline()
     try:
         a = tl.ones(3)

@@ -1,4 +1,4 @@
-"""The storage picture's model and payload (``widgets/storage_view.py``, ``widgets/layouts.py``), without a browser:
+"""The storage picture's model and payload (``widgets/storage_model.py``, ``widgets/layouts.py``), without a browser:
 names (parameters and optimizer state by module path, notebook variables), "other (N)", filters, the strips and
 the views laid over them (transpose, slice with a step, expand with stride 0, elided long storages), host/device
 lanes on the simulated device, transfer arrows from events, and ``draw_layouts``.

@@ -17,7 +17,7 @@ pytest.importorskip("matplotlib")
 import tinygrad_like as tl  # noqa: E402
 import tinygrad_like.nn as nn  # noqa: E402
 from tinygrad_like import events  # noqa: E402
-from tinygrad_like.widgets import _base  # noqa: E402
+from tinygrad_like.widgets import _base, kernel_cells  # noqa: E402
 from tinygrad_like.widgets import kernel_view as kv  # noqa: E402
 from tinygrad_like.widgets.graph_view import GraphView  # noqa: E402
 from tinygrad_like.widgets.storage_view import StorageView  # noqa: E402
@@ -205,8 +205,8 @@ def test_launches_keep_the_cell_they_ran_in_when_filed_later(monkeypatch):
         history_manager = None
 
     shell = Shell()
-    monkeypatch.setattr(kv, "_get_ipython", lambda: shell)
-    monkeypatch.setattr(kv, "CELLS", kv._Cells())
+    monkeypatch.setattr(kernel_cells, "_get_ipython", lambda: shell)
+    monkeypatch.setattr(kernel_cells, "CELLS", kernel_cells._Cells())
     view = kv.KernelTimeline()
     try:
         _ = tl.ones(2).exp()  # the first cell: nothing reads the view before the next starts

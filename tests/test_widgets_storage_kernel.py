@@ -23,7 +23,7 @@ from devbackend import DevBackend  # noqa: E402
 import tinygrad_like as tl  # noqa: E402
 from tinygrad_like import events  # noqa: E402
 from tinygrad_like.device import register_device, unregister_device  # noqa: E402
-from tinygrad_like.widgets import _base  # noqa: E402
+from tinygrad_like.widgets import _base, kernel_cells  # noqa: E402
 from tinygrad_like.widgets import kernel_view as kv  # noqa: E402
 from tinygrad_like.widgets import storage_view as sv  # noqa: E402
 
@@ -396,9 +396,9 @@ def fake_shell(monkeypatch):
         events = _Events()
 
     shell = Shell()
-    monkeypatch.setattr(kv, "CELLS", kv._Cells())
-    monkeypatch.setattr(kv, "_get_ipython", lambda: shell)
-    monkeypatch.setattr(kv, "_EC_AHEAD", True)
+    monkeypatch.setattr(kernel_cells, "CELLS", kernel_cells._Cells())
+    monkeypatch.setattr(kernel_cells, "_get_ipython", lambda: shell)
+    monkeypatch.setattr(kernel_cells, "_EC_AHEAD", True)
     return shell
 
 
@@ -415,7 +415,7 @@ def _run_cell(shell, store_history, fn):
 
 def test_kernel_timeline_tags_launches_with_the_ipython_cell(views, fake_shell):
     view = views(kv.KernelTimeline)
-    assert view.ipython and kv._pre_run_cell in fake_shell.events.callbacks["pre_run_cell"]
+    assert view.ipython and kernel_cells._pre_run_cell in fake_shell.events.callbacks["pre_run_cell"]
     a = tl.ones(2)
     _ = a.exp()  # still in the cell that made the view: In[2] from the history
     _run_cell(fake_shell, True, lambda: a.neg())
@@ -443,7 +443,7 @@ def test_bare_interactive_shell_is_not_a_running_ipython():
     from IPython.core.interactiveshell import InteractiveShell
 
     InteractiveShell.instance()  # what IPython's display formatting creates in a plain process
-    assert kv._get_ipython() is None
+    assert kernel_cells._get_ipython() is None
 
 
 def test_kernel_timeline_compile_events(views):

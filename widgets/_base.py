@@ -1,10 +1,12 @@
-"""What every view shares: a root ipywidgets container with a stable CSS class, a figure slot,
-refresh on demand, after every cell (``%load_ext tinygrad_like.widgets``), and throttled refresh
-while events stream in during a long cell.
+"""What every view shares: a root widget with stable CSS classes (``tl-view`` and the view's own), refresh on
+demand, after every cell (``%load_ext tinygrad_like.widgets``), and throttled refresh while events stream in during
+a long cell; pause, visibility and closing.
 
-A view keeps the *model* (plain Python data computed from the core) apart from the *drawing*
-(a pure function model -> matplotlib Figure, in ``drawing.py``) and from the widget wiring here,
-so models and drawings are unit-tested without a browser.
+A view keeps the *model* (plain Python data computed from the core: ``graph_model``, ``storage_model``,
+``kernel_model``) apart from the *drawing* (the browser code in ``static/``, through an anywidget such as
+``graph_widget``; or a pure function model -> matplotlib Figure, such as ``training_view.draw_training``), from the
+*static picture* a saved notebook shows (``_static_picture``) and from the widget wiring here, so models and
+drawings are unit-tested without a browser.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 import weakref
 from typing import Any
 
-import ipywidgets as W
+import ipywidgets
 
 from tinygrad_like import events
 
@@ -181,14 +183,15 @@ class View:
         self._is_live = not self.paused and self.visible
         self._resubscribe()
 
-    def _controls(self) -> W.HBox:
+    def _controls(self) -> ipywidgets.HBox:
         """Pause/Resume and Close buttons (class ``tl-controls``) for a view whose root is a plain ipywidgets box; the
         anywidget views draw their own. Clicks run in the kernel, so they take effect when the running cell ends."""
-        pause = W.ToggleButton(value=False, description="Pause", tooltip="pause live updates; resume to catch up",
-                               layout=W.Layout(width="auto"))
+        pause = ipywidgets.ToggleButton(value=False, description="Pause",
+                                        tooltip="pause live updates; resume to catch up",
+                                        layout=ipywidgets.Layout(width="auto"))
         pause.add_class("tl-pause")
-        close = W.Button(description="Close", tooltip="close this view and free what it holds",
-                         layout=W.Layout(width="auto"))
+        close = ipywidgets.Button(description="Close", tooltip="close this view and free what it holds",
+                                  layout=ipywidgets.Layout(width="auto"))
         close.add_class("tl-close")
         pause.observe(weak_callback(self, "_on_pause_button"), names="value")
         close.on_click(weak_callback(self, "close"))
@@ -197,7 +200,8 @@ class View:
 
         self._probe = VisibilityProbe()  # (reports whether this view is on screen; draws nothing)
         self._probe.observe(weak_callback(self, "_on_shown"), names="visible")
-        box = W.HBox([pause, close, self._probe], layout=W.Layout(flex="0 0 auto"))  # (never squeezed by a neighbour)
+        # (flex "0 0 auto": never squeezed by a neighbour)
+        box = ipywidgets.HBox([pause, close, self._probe], layout=ipywidgets.Layout(flex="0 0 auto"))
         box.add_class("tl-controls")
         return box
 
@@ -213,9 +217,9 @@ class View:
         if self._is_live and self._stale:
             self.refresh()
 
-    def _make_widget(self) -> W.DOMWidget:
+    def _make_widget(self) -> ipywidgets.DOMWidget:
         """The root widget; views with their own browser code return their anywidget here."""
-        return W.VBox()
+        return ipywidgets.VBox()
 
     # ---- refreshing -----------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -280,7 +284,7 @@ class View:
         return self.summary()
 
 
-def close_tree(root: W.Widget) -> None:
+def close_tree(root: ipywidgets.Widget) -> None:
     """Close ``root`` and every widget it holds in a trait: children of containers (a Tab's pages too), and
     the Layout and Style widgets each one makes. Closing an already closed widget does nothing."""
     stack, seen = [root], set()
@@ -291,10 +295,10 @@ def close_tree(root: W.Widget) -> None:
         seen.add(id(w))
         for name in w.keys:
             value = getattr(w, name, None)
-            if isinstance(value, W.Widget):
+            if isinstance(value, ipywidgets.Widget):
                 stack.append(value)
             elif isinstance(value, (tuple, list)):
-                stack.extend(v for v in value if isinstance(v, W.Widget))
+                stack.extend(v for v in value if isinstance(v, ipywidgets.Widget))
         w.close()
 
 

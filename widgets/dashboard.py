@@ -16,11 +16,12 @@ import html
 import importlib
 import weakref
 
-import ipywidgets as W
+import ipywidgets
 
 from tinygrad_like import events, sites
 
 from ._base import View, _subscribe_weakly, weak_callback
+from ._static_picture import add_svg
 
 #: tab title -> (module in this package, class name)
 VIEWS = {
@@ -39,8 +40,8 @@ def _view_class(title: str):
     return getattr(importlib.import_module(f"{__package__}.{module}"), name)
 
 
-def _note(css: str, text_html: str) -> W.HTML:
-    w = W.HTML(f"<div style='padding:8px;font-size:13px'>{text_html}</div>")
+def _note(css: str, text_html: str) -> ipywidgets.HTML:
+    w = ipywidgets.HTML(f"<div style='padding:8px;font-size:13px'>{text_html}</div>")
     w.add_class(css)
     return w
 
@@ -70,9 +71,9 @@ class Dashboard(View):
         self._unlisten = sites.listen(self) if follow else None  # the graphs it will follow record their lines
         self.views: dict[str, View | None] = dict.fromkeys(TITLES)
         self.errors: dict[str, str] = {}
-        self._pages: dict[str, W.Widget] = {}
+        self._pages: dict[str, ipywidgets.Widget] = {}
         super().__init__(live=False)
-        self.tab = W.Tab()
+        self.tab = ipywidgets.Tab()
         self.tab.add_class("tl-dashboard-tabs")
         self.widget.children = (self._controls(), self.tab)
         for title in ("Storage", "Kernels"):
@@ -225,9 +226,7 @@ class Dashboard(View):
         """The widget, plus the Graph tab's drawing as a static SVG for a saved notebook (nbconvert, GitHub)."""
         data = super()._repr_mimebundle_(**kwargs)
         graph = self.views.get("Graph")
-        if graph is not None and hasattr(graph, "to_svg"):
-            data["image/svg+xml"] = graph.to_svg()
-        return data
+        return add_svg(data, graph.to_svg() if graph is not None and hasattr(graph, "to_svg") else None)
 
     def summary(self) -> str:
         tabs = ", ".join(t if self.views[t] is not None else f"{t} (empty)" for t in TITLES)

@@ -32,7 +32,6 @@ True
 
 from __future__ import annotations
 
-import base64
 import io
 import weakref
 from collections.abc import Callable, Hashable, Iterator
@@ -44,6 +43,7 @@ import anywidget
 import traitlets
 
 from ._static import module, styles
+from ._static_picture import add_png
 
 __all__ = ["FigureWidget", "Region", "Hit", "palette", "themed", "render", "PALETTES", "THEMES"]
 
@@ -318,10 +318,7 @@ class FigureWidget(anywidget.AnyWidget):
     def add_static_png(self, data: dict) -> dict:
         """Put the static picture (light, on white: what saved notebooks, nbconvert and GitHub show) into a mime
         bundle, if there is a figure."""
-        png = self.png()
-        if png is not None:
-            data["image/png"] = base64.b64encode(png).decode("ascii")
-        return data
+        return add_png(data, self.png())
 
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs) or {}

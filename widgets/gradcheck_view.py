@@ -29,10 +29,11 @@ import html
 from dataclasses import dataclass, field
 from functools import partial
 
-import ipywidgets as W
+import ipywidgets
 import numpy as np
 
 from ._base import View, weak_callback
+from ._static_picture import add_png
 from .figure_widget import FigureWidget, palette
 
 #: panels drawn per (output, input) pair, left to right; each panel's Axes carries its name as its label
@@ -433,23 +434,24 @@ class GradcheckView(View):
         self.eps, self.atol, self.rtol = eps, atol, rtol
         self.model: GradcheckModel | None = None
         self.error: BaseException | None = None
-        self.verdict = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0"))  # (its buttons keep their width)
+        # (its buttons keep their width)
+        self.verdict = ipywidgets.HTML(layout=ipywidgets.Layout(flex="1 1 auto", min_width="0"))
         self.verdict.add_class("tl-gradcheck-verdict")
         # the three panels per pair, as SVG in the page's theme; a click on any cell explains that cell
         self.figure = FigureWidget(owner=self, alt="gradcheck: the analytic and the numeric Jacobian and their "
                                                    "difference")
         self.figure.add_class("tl-gradcheck-figure")
         # the failing entries, worst first (the keyboard's way to the same details): choosing one explains it
-        self.failures = W.Select(options=[], rows=6, layout=W.Layout(width="45%", flex="0 0 auto"))
+        self.failures = ipywidgets.Select(options=[], rows=6, layout=ipywidgets.Layout(width="45%", flex="0 0 auto"))
         self.failures.add_class("tl-gradcheck-failures")
         self.failures.observe(weak_callback(self, "_on_entry"), names="value")
-        self.detail = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0", margin="0 0 0 12px"))
+        self.detail = ipywidgets.HTML(layout=ipywidgets.Layout(flex="1 1 auto", min_width="0", margin="0 0 0 12px"))
         self.detail.add_class("tl-gradcheck-detail")
         #: (pair index, row, column) of the entry explained in the details, or None
         self.selected: tuple[int, int, int] | None = None
         self._entries: list[tuple[int, int, int]] = []
-        self.widget.children = (W.HBox([self.verdict, self._controls()]), self.figure,
-                                W.HBox([self.failures, self.detail]))
+        self.widget.children = (ipywidgets.HBox([self.verdict, self._controls()]), self.figure,
+                                ipywidgets.HBox([self.failures, self.detail]))
         self.refresh()
 
     def summary(self) -> str:
@@ -528,7 +530,7 @@ class GradcheckView(View):
         self.select_entry(*entry)
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.figure.add_static_png(super()._repr_mimebundle_(**kwargs))
+        return add_png(super()._repr_mimebundle_(**kwargs), self.figure.png())
 
     def after_cell(self) -> None:
         """Nothing: recomputing Jacobians after every cell would be slow; call :meth:`refresh`."""

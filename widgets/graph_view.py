@@ -23,6 +23,7 @@ from tinygrad_like.autograd.function import Function
 
 from . import selection
 from ._base import View
+from ._static_picture import add_svg
 from .graph_model import (
     MAX_BOXES,
     GNode,
@@ -301,9 +302,7 @@ class GraphView(View):
         return graph_svg(self.widget.graph, self.widget.state if self.stepper else None)
 
     def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs)
-        data["image/svg+xml"] = self.to_svg()
-        return data
+        return add_svg(super()._repr_mimebundle_(**kwargs), self.to_svg())
 
 
 def _plain(v) -> bool:

@@ -5,21 +5,15 @@ share), a per-cell table and the compile events with their cache hit or miss.
 While anyone listens to :mod:`tinygrad_like.events`, every backend primitive is timed (NumPy calls on the CPU,
 kernel launches on CUDA) and arrives as a ``KernelTimed`` event, so the view is useful without a GPU. Layers:
 
-- the *model*: :class:`LaunchStore`, the launches as typed columns (``array.array``) plus tables of strings,
-  graph nodes (weakly) and cells. Each ``KernelTimed`` names the graph node whose forward or backward launched
-  it and its phase (forward, backward, optimizer), as the core knew them at launch (``sites.launch_context``;
-  a CUDA kernel's time arrives later, at a synchronisation, with the node it was launched for); a
-  ``StorageStateChanged`` with a direction (h2d / d2h) is a "transfer". :meth:`LaunchStore.chunk` packs rows as
-  little binary buffers (one per column) plus the new entries of the tables: the payload the browser appends.
-  :func:`kernel_stats` and :func:`cell_summary` are the pure aggregates (the view keeps them incrementally);
+- the *model* (``kernel_model``): :class:`LaunchStore`, the launches as typed columns, and the pure aggregates
+  :func:`kernel_stats` and :func:`cell_summary` (the view keeps them incrementally);
+- the *cells* (``kernel_cells``): which cell each launch ran in, from IPython's cell hooks (``In[n]``, or ``cell k``
+  under nbval and in plain Python);
+- the *view* (here): :class:`KernelTimeline` files the events into the store, keeps the tables and sends the
+  launches to the browser;
 - the *front-end*: ``static/timeline.js`` through :class:`kernel_widget.TimelineWidget` draws on a canvas, with
   zoom, pan, hover tooltip, click to select (linked to open graph views through :mod:`.selection`);
-- the *static fallback*: a one-line ``text/plain`` and a small PNG (NumPy + zlib, no matplotlib).
-
-Cells are numbered without ``In[n]`` where there is none (nbval runs cells with ``store_history=False``): a
-``pre_run_cell`` / ``post_run_cell`` hook on the running IPython shell (installed when this module is imported
-there) gives each cell a sequence number, labelled ``In[n]`` when IPython stores the cell in its history and
-``cell k`` otherwise; outside IPython each view counts the cells itself (``after_cell()`` moves on).
+- the *static fallback* (``kernel_png``): a one-line ``text/plain`` and a small PNG (NumPy + zlib, no matplotlib).
 """
 
 from __future__ import annotations
@@ -28,500 +22,49 @@ import html
 import json
 import time
 import weakref
-from array import array
 from collections import deque
-from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from collections.abc import Sequence
 
 from tinygrad_like import events, sites
 from tinygrad_like.profiler import format_time
 
-from . import selection
+from . import kernel_cells, selection
 from ._base import MAX_REFRESH_HZ, View, html_table
+from ._static_picture import add_png
+from .kernel_model import (  # noqa: F401 - COLUMNS, NODE_COLUMNS, BWD, OPT, payload_bytes: re-exported from here
+    BWD,
+    COLUMNS,
+    FWD,
+    NODE_COLUMNS,
+    OPT,
+    PHASE_CODES,
+    PHASES,
+    XFER,
+    Compile,
+    Launch,
+    LaunchStore,
+    add_launch,
+    add_to_cell,
+    cell_label,
+    cell_rows,
+    cell_summary,
+    format_shapes,
+    kernel_stats,
+    payload_bytes,
+    stats_rows,
+)
+from .kernel_png import compressed_x, timeline_png  # noqa: F401 - compressed_x: re-exported from here
 from .kernel_widget import TimelineWidget
 
 __all__ = ["KernelTimeline", "Launch", "Compile", "LaunchStore", "kernel_stats", "stats_rows", "cell_summary",
            "cell_rows", "cell_label", "PHASES", "timeline_png"]
 
-#: phase codes of the ``phase`` column, in legend order
-PHASES = ("forward", "backward", "optimizer", "transfer")
-#: ``KernelTimed.phase`` -> the phase column's code (a launch from a producer that does not say is forward)
-PHASE_CODES = {name: code for code, name in enumerate(PHASES)}
-FWD, BWD, OPT, XFER = range(4)
-#: PNG colours of the phases (the canvas takes its own from the theme)
-PHASE_RGB = ((76, 120, 168), (245, 133, 24), (84, 162, 75), (178, 121, 162))
 #: after a cell, the whole history is sent again as the widget's state (what a saved notebook keeps) while it
 #: holds at most this many launches; above, only the new launches are sent
 SNAPSHOT_ROWS = 20_000
 #: the inbox of events is filed into the store when it holds this many, or this long after the last filing
 DRAIN_EVENTS = 4096
 DRAIN_SECONDS = 1.0 / MAX_REFRESH_HZ
-NO_LINE = 0xFFFFFFFF  # node_line entry not looked up yet
-
-
-class Launch(NamedTuple):
-    """One timed primitive (or a host<->device transfer), tagged with the cell that ran it."""
-
-    name: str
-    device: str
-    start: float  # seconds, on the events.now() clock
-    seconds: float
-    cell: int
-    phase: str = "forward"
-    shapes: str = ""
-    nbytes: int = 0
-    op: str = ""  # the graph node's op that launched it ("" when unknown)
-    line: str = ""  # the user's line that made that node ("" when unknown)
-
-
-class Compile(NamedTuple):
-    name: str
-    source: str
-    seconds: float
-    cache_hit: bool
-    time: float
-    cell: int
-
-
-def cell_label(cell: int, ipython: bool) -> str:
-    return f"In[{cell}]" if ipython else f"cell {cell}"
-
-
-# ---- cells: a robust identity under Jupyter, nbval and plain Python -----------------------------------------
-class _Cells:
-    """The cell running now, from IPython's ``pre_run_cell`` / ``post_run_cell`` events.
-
-    ``seq`` counts cells (1, 2, ...) since the hooks were installed; ``number[seq]`` / ``label[seq]`` are
-    ``n`` / ``"In[n]"`` for a cell IPython stores in its history, else the sequence number / ``"cell k"``.
-    """
-
-    def __init__(self) -> None:
-        self.shell = None
-        self.seq = 0
-        self.number: dict[int, int] = {}
-        self.label: dict[int, str] = {}
-
-    def install(self, shell) -> bool:
-        """Hook ``shell`` (once); the cell running now becomes cell 1 (``In[n]`` when the history names it)."""
-        if shell is None:
-            return False
-        if self.shell is shell:
-            return True
-        try:
-            cbs = shell.events.callbacks
-            for name, fn in (("pre_run_cell", _pre_run_cell), ("post_run_cell", _post_run_cell)):
-                if fn not in cbs.get(name, []):
-                    shell.events.register(name, fn)
-        except Exception:  # noqa: BLE001 - a shell without IPython's events: count cells per view instead
-            return False
-        self.shell = shell
-        self.seq += 1
-        hist = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
-        n = len(hist) - 1 if hist else 0
-        self._name(self.seq, n if n >= 1 else None)
-        return True
-
-    def _name(self, seq: int, n: int | None) -> None:
-        self.number[seq] = n if n is not None else seq
-        self.label[seq] = f"In[{n}]" if n is not None else f"cell {seq}"
-
-    def pre(self, info) -> None:
-        self.seq += 1
-        n = None
-        if getattr(info, "store_history", False):
-            ec = getattr(self.shell, "execution_count", None)
-            if isinstance(ec, int):  # IPython 9 counts the running cell before pre_run_cell, IPython 8 after
-                n = ec - 1 if _EC_AHEAD else ec
-        self._name(self.seq, n)
-
-    def post(self, result) -> None:
-        info = getattr(result, "info", None)
-        ec = getattr(result, "execution_count", None)
-        if getattr(info, "store_history", False) and isinstance(ec, int):
-            self._name(self.seq, ec)  # the authoritative number
-
-
-def _ec_ahead() -> bool:
-    try:
-        import IPython
-        return IPython.version_info[0] >= 9
-    except Exception:  # noqa: BLE001
-        return True
-
-
-_EC_AHEAD = _ec_ahead()
-CELLS = _Cells()
-
-
-#: open timelines: their inboxes are filed before a new cell starts (the cell they ran in is read when filing)
-_TIMELINES: weakref.WeakSet = weakref.WeakSet()
-
-
-def _pre_run_cell(info=None) -> None:
-    for view in list(_TIMELINES):
-        view._drain()
-    CELLS.pre(info)
-
-
-def _post_run_cell(result=None) -> None:
-    CELLS.post(result)
-
-
-def _get_ipython():
-    """The running IPython shell (a kernel or a terminal), or None.
-
-    A bare ``InteractiveShell`` singleton does not count: IPython's display formatting creates one on first use
-    in a plain Python process (``Output.append_display_data`` does), and its execution count never moves.
-    """
-    try:
-        from IPython import get_ipython
-        from IPython.core.interactiveshell import InteractiveShell
-    except ImportError:
-        return None
-    sh = get_ipython()
-    return None if sh is None or type(sh) is InteractiveShell else sh
-
-
-CELLS.install(_get_ipython())  # importing the widgets in a notebook starts the count
-
-
-# ---- model (pure) ---------------------------------------------------------------------------------
-def kernel_stats(launches: Iterable[Launch]) -> list[dict]:
-    """Launches grouped by (name, device): ``calls``, ``total_s``, ``mean_s``, ``share`` (of all kernel
-    time); largest total first."""
-    groups: dict[tuple[str, str], list] = {}
-    for l in launches:
-        _add_launch(groups, l.name, l.device, l.seconds)
-    return stats_rows(groups)
-
-
-def _add_launch(groups: dict, name: str, device: str, seconds: float) -> None:
-    g = groups.get((name, device))
-    if g is None:
-        groups[(name, device)] = [1, seconds]
-    else:
-        g[0] += 1
-        g[1] += seconds
-
-
-def stats_rows(groups: dict[tuple[str, str], list]) -> list[dict]:
-    """``{(name, device): [calls, total_s]}`` -> the rows of :func:`kernel_stats`."""
-    grand = sum(g[1] for g in groups.values())
-    rows = [{"name": n, "device": d, "calls": c, "total_s": t, "mean_s": t / c,
-             "share": t / grand if grand > 0 else 0.0} for (n, d), (c, t) in groups.items()]
-    rows.sort(key=lambda r: (-r["total_s"], r["name"], r["device"]))
-    return rows
-
-
-def cell_summary(launches: Iterable[Launch]) -> list[dict]:
-    """Per cell, in order: ``cell``, ``launches``, ``kernel_s`` (summed durations), ``span_s`` (first start
-    to last end)."""
-    cells: dict[int, list] = {}
-    for l in launches:
-        _add_to_cell(cells, l.cell, l.start, l.seconds)
-    return cell_rows(cells)
-
-
-def _add_to_cell(cells: dict, cell: int, start: float, seconds: float) -> None:
-    c = cells.get(cell)
-    end = start + seconds
-    if c is None:
-        cells[cell] = [1, seconds, start, end]
-    else:
-        c[0] += 1
-        c[1] += seconds
-        if start < c[2]:
-            c[2] = start
-        if end > c[3]:
-            c[3] = end
-
-
-def cell_rows(cells: dict[int, list]) -> list[dict]:
-    """``{cell: [launches, kernel_s, first_start, last_end]}`` -> the rows of :func:`cell_summary`."""
-    return [{"cell": k, "launches": v[0], "kernel_s": v[1], "span_s": v[3] - v[2]} for k, v in sorted(cells.items())]
-
-
-def _fmt_shapes(shapes) -> str:
-    try:
-        return " · ".join("(" + ", ".join(str(d) for d in s) + (",)" if len(s) == 1 else ")")
-                          if isinstance(s, tuple) else str(s) for s in shapes)
-    except TypeError:
-        return str(shapes)
-
-
-# ---- the launch store: typed columns, appended, trimmed from the front ---------------------------------------
-#: (column, array typecode) in the order of the binary buffers sent to the browser
-COLUMNS = (("start", "d"), ("dur", "f"), ("name", "I"), ("dev", "I"), ("shape", "I"), ("node", "i"),
-           ("cell", "H"), ("phase", "B"), ("nbytes", "f"))
-NODE_COLUMNS = (("node_op", "I"), ("node_line", "I"))
-#: columns kept at a higher precision than they travel (durations: float64 here, so the tables add exactly what
-#: the events said; float32 on the wire, plenty for drawing)
-STORE_TYPES = {"dur": "d"}
-
-
-def _dead() -> None:
-    """A weak reference's stand-in that never matches a node."""
-    return None
-
-
-class LaunchStore:
-    """Launches as columns (``array.array``: a few bytes each, no object per launch) with sequence numbers:
-    row ``i`` of the arrays is launch number ``first + i``; at most ``max_rows`` are kept (the oldest go).
-
-    ``strs`` interns every string (kernel names, devices, shapes, ops, lines): columns hold indices. ``nodes``
-    holds a weak reference per graph node a launch is attributed to (node number ``node_first + j``);
-    ``cells`` the cell keys (see :meth:`KernelTimeline.current_cell`) the ``cell`` column indexes.
-    """
-
-    def __init__(self, max_rows: int = 100_000) -> None:
-        self.max_rows = max_rows
-        self.cols = {name: array(STORE_TYPES.get(name, code)) for name, code in COLUMNS}
-        self.first = 0  # sequence number of row 0
-        self.strs: list[str] = []
-        self._str_idx: dict = {}  # str or shapes tuple -> index into strs
-        self.nodes: list = []  # weakref.ref per node (None: not weak-referenceable)
-        self.node_first = 0
-        self.node_cols = {name: array(code) for name, code in NODE_COLUMNS}
-        self._node_site: list = []  # (code, lineno) per node until its line is looked up, else None
-        self.cells: list[int] = []  # cell keys; the cell column indexes this list
-        self._cell_key = None
-        self._last_node = _dead  # the node of the last launch (weakly) and its number (a node's launches come together)
-        self._last_nid = -1
-        self.intern("")  # index 0 is the empty string
-
-    # ---- tables ------------------------------------------------------------------------------------------
-    def intern(self, key, text: str | None = None) -> int:
-        i = self._str_idx.get(key)
-        if i is None:
-            i = self._str_idx[key] = len(self.strs)
-            self.strs.append(key if text is None else text)
-        return i
-
-    def cell_index(self, key: int) -> int:
-        if key != self._cell_key:
-            self._cell_key = key
-            self.cells.append(key)
-        return len(self.cells) - 1
-
-    @property
-    def end(self) -> int:
-        """Sequence number of the next launch."""
-        return self.first + len(self.cols["start"])
-
-    @property
-    def resolved(self) -> int:
-        """Every launch before this sequence number is complete (all are: each comes with its node and phase)."""
-        return self.end
-
-    def __len__(self) -> int:
-        return len(self.cols["start"])
-
-    # ---- recording -----------------------------------------------------------------------------------------
-    def add(self, name: str, device: str, start: float, seconds: float, shapes, nbytes: int, cell: int,
-            phase: int, node=None) -> int:
-        """Append a launch; ``node`` is the graph node that launched it (kept only if it was recorded)."""
-        c = self.cols
-        seq = self.end
-        idx = self._str_idx
-        c["start"].append(start)
-        c["dur"].append(seconds)
-        i = idx.get(name)
-        c["name"].append(i if i is not None else self.intern(name))
-        i = idx.get(device)
-        c["dev"].append(i if i is not None else self.intern(device))
-        if shapes:
-            i = idx.get(shapes)
-            c["shape"].append(i if i is not None else self.intern(shapes, _fmt_shapes(shapes)))
-        else:
-            c["shape"].append(0)
-        c["node"].append(-1 if node is None else self.node_id(node))
-        c["cell"].append(cell)
-        c["phase"].append(phase)
-        c["nbytes"].append(nbytes)
-        if len(c["start"]) > self.max_rows + max(self.max_rows // 4, 1):
-            self.trim()
-        return seq
-
-    def node_id(self, node) -> int:
-        """The number of ``node`` among the store's nodes, added on its first launch (-1: not a recorded node)."""
-        if self._last_node() is node:  # (a node's launches come together)
-            return self._last_nid
-        nid = -1 if getattr(node, "seq", None) is None else self._add_node(node, node.name)
-        self._last_node, self._last_nid = weakref.ref(node), nid
-        return nid
-
-    def extend(self, rows: dict[str, list]) -> None:
-        """Append many launches at once: one list per column of :data:`COLUMNS` (names, devices and shapes already
-        interned, nodes already numbered): what filing a view's inbox does, an ``array.extend`` per column."""
-        c = self.cols
-        for name, values in rows.items():
-            c[name].extend(values)
-        if len(c["start"]) > self.max_rows + max(self.max_rows // 4, 1):
-            self.trim()
-
-    def _add_node(self, node, op: str) -> int:
-        try:
-            ref = weakref.ref(node)
-        except TypeError:
-            ref = None
-        self.nodes.append(ref)
-        self.node_cols["node_op"].append(self.intern(op))
-        self.node_cols["node_line"].append(NO_LINE)
-        origin = getattr(node, "origin", None)
-        code = getattr(origin, "code", None)
-        self._node_site.append((code, origin.lineno) if code is not None else None)
-        return self.node_first + len(self.nodes) - 1
-
-    def node(self, nid: int):
-        """The graph node number ``nid`` (None when unknown, trimmed or garbage collected)."""
-        j = nid - self.node_first
-        if nid < 0 or not 0 <= j < len(self.nodes) or self.nodes[j] is None:
-            return None
-        return self.nodes[j]()
-
-    def _lines_upto(self, j_end: int, j_from: int) -> None:
-        """Look up the user's line of nodes ``[j_from, j_end)`` (local indices) not looked up yet."""
-        lines = self.node_cols["node_line"]
-        for j in range(j_from, j_end):
-            if lines[j] == NO_LINE:
-                site = self._node_site[j]
-                label = str(sites.make_site(site[0].co_filename, site[1], site[0].co_name)) if site else ""
-                lines[j] = self.intern(label)
-                self._node_site[j] = None
-
-    def trim(self) -> None:
-        """Drop the oldest launches beyond ``max_rows`` (and the nodes no kept launch refers to)."""
-        drop = len(self) - self.max_rows
-        if drop <= 0:
-            return
-        for col in self.cols.values():
-            del col[:drop]
-        self.first += drop
-        self._last_node, self._last_nid = _dead, -1
-        nodes = self.cols["node"]
-        keep_from = next((n for n in nodes if n >= 0), self.node_first + len(self.nodes))
-        ndrop = keep_from - self.node_first
-        if ndrop > 0:
-            del self.nodes[:ndrop]
-            del self._node_site[:ndrop]
-            for col in self.node_cols.values():
-                del col[:ndrop]
-            self.node_first += ndrop
-
-    # ---- reading -------------------------------------------------------------------------------------------
-    def row(self, seq: int) -> dict | None:
-        i = seq - self.first
-        if not 0 <= i < len(self):
-            return None
-        c = self.cols
-        nid = c["node"][i]
-        op = line = ""
-        j = nid - self.node_first
-        if nid >= 0 and 0 <= j < len(self.nodes):
-            self._lines_upto(j + 1, j)
-            op = self.strs[self.node_cols["node_op"][j]]
-            line = self.strs[self.node_cols["node_line"][j]]
-        return {"seq": seq, "name": self.strs[c["name"][i]], "device": self.strs[c["dev"][i]],
-                "start": c["start"][i], "seconds": c["dur"][i], "shapes": self.strs[c["shape"][i]],
-                "nbytes": int(c["nbytes"][i]), "phase": PHASES[c["phase"][i]], "cell_index": c["cell"][i],
-                "node": nid, "op": op, "line": line}
-
-    def chunk(self, base: int, upto: int, strs_from: int, nodes_from: int) -> tuple[dict, list]:
-        """Rows ``[base, upto)`` (sequence numbers), the strings from ``strs_from`` and the nodes from number
-        ``nodes_from`` on: ``(meta, buffers)``; the buffers are the columns in :data:`COLUMNS` order, then the
-        node columns (:data:`NODE_COLUMNS`). Lines of the new nodes are looked up now (once per node)."""
-        base = max(base, self.first)
-        i0, i1 = base - self.first, max(upto - self.first, base - self.first)
-        j0 = max(nodes_from - self.node_first, 0)
-        j1 = len(self.nodes)
-        self._lines_upto(j1, j0)
-        bufs = [memoryview(self.cols[name][i0:i1] if name not in STORE_TYPES else array(code, self.cols[name][i0:i1]))
-                .cast("B") for name, code in COLUMNS]
-        bufs += [memoryview(col[j0:j1]).cast("B") for col in self.node_cols.values()]
-        meta = {"base": base, "n": i1 - i0, "first": self.first, "strs_base": strs_from,
-                "strs": self.strs[strs_from:], "nodes_base": self.node_first + j0, "nodes_n": j1 - j0,
-                "node_first": self.node_first, "columns": [n for n, _ in COLUMNS] + [n for n, _ in NODE_COLUMNS],
-                "types": [t for _, t in COLUMNS] + [t for _, t in NODE_COLUMNS]}
-        return meta, bufs
-
-    def clear(self) -> None:
-        self.__init__(self.max_rows)
-
-
-def payload_bytes(meta: dict, buffers: Sequence) -> int:
-    """What a chunk costs on the wire: its JSON part plus its binary buffers."""
-    return len(json.dumps(meta, separators=(",", ":"))) + sum(b.nbytes for b in buffers)
-
-
-# ---- static fallback: a small PNG (NumPy + zlib) -------------------------------------------------------
-def _png(rgba) -> bytes:
-    import struct
-    import zlib
-
-    h, w, _ = rgba.shape
-    raw = b"".join(b"\x00" + rgba[y].tobytes() for y in range(h))
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
-
-
-def compressed_x(start, dur, cell, gap_frac: float = 0.02):
-    """Where launches go on the x axis (seconds): within a cell real time since its first launch; cells side
-    by side in order with a small gap (idle time between cells is cut out). The browser does the same."""
-    import numpy as np
-
-    start, dur, cell = (np.asarray(a) for a in (start, dur, cell))
-    if not len(start):
-        return start.astype(float), 0.0
-    cells = np.unique(cell)
-    lo = {c: start[cell == c].min() for c in cells}
-    hi = {c: (start + dur)[cell == c].max() for c in cells}
-    total = sum(hi[c] - lo[c] for c in cells)
-    gap = max(total * gap_frac, 1e-6) if len(cells) > 1 else 0.0
-    off, x = {}, 0.0
-    for c in cells:
-        off[c] = x - lo[c]
-        x += hi[c] - lo[c] + gap
-    shift = np.zeros(int(cells.max()) + 1)
-    for c in cells:
-        shift[c] = off[c]
-    return start + shift[cell], x - gap
-
-
-def timeline_png(store: LaunchStore, width: int = 640, row_h: int = 8, max_rows: int = 24) -> bytes:
-    """The timeline as a small PNG: one row per kernel name (most total time on top), bars coloured by phase,
-    narrower bars merged into the pixel they fall in. Transparent background, no text."""
-    import numpy as np
-
-    n = len(store)
-    c = store.cols
-    if n == 0:
-        img = np.zeros((row_h * 2, width, 4), np.uint8)
-        img[row_h - 1:row_h + 1, :, 3] = 60
-        return _png(img)
-    start = np.frombuffer(c["start"], np.float64)
-    dur = np.frombuffer(c["dur"], np.float64)
-    name = np.frombuffer(c["name"], np.uint32)
-    phase = np.frombuffer(c["phase"], np.uint8)
-    cell = np.frombuffer(c["cell"], np.uint16).astype(np.int64)
-    x, span = compressed_x(start, dur, cell)
-    totals = np.bincount(name, weights=dur)
-    order = [i for i in np.argsort(-totals, kind="stable") if totals[i] > 0 or np.any(name == i)][:max_rows]
-    rows = np.full(len(totals), -1)
-    rows[order] = np.arange(len(order))
-    img = np.zeros((len(order) * row_h, width, 4), np.uint8)
-    scale = (width - 1) / span if span > 0 else 0.0
-    x0 = np.clip((x * scale).astype(np.int64), 0, width - 1)
-    x1 = np.clip(((x + dur) * scale).astype(np.int64), 0, width - 1)
-    r = rows[name]
-    keep = r >= 0
-    colours = np.array([(*rgb, 255) for rgb in PHASE_RGB], np.uint8)
-    for ri, a, b, p in zip(r[keep], x0[keep], x1[keep], phase[keep]):
-        img[ri * row_h + 1:(ri + 1) * row_h - 1, a:b + 1] = colours[p]
-    return _png(img)
 
 
 # ---- HTML tables ----------------------------------------------------------------------------------------
@@ -589,14 +132,14 @@ class KernelTimeline(View):
         self._groups: dict[tuple[str, str], list] = {}  # (name, device) -> [calls, total_s], since open / clear
         self._cells: dict[int, list] = {}  # cell number -> [launches, kernel_s, first start, last end]
         self._counter = 1  # cells outside IPython
-        self._ipy = CELLS.install(_get_ipython())
+        self._ipy = kernel_cells.hook_shell()
         self._html: dict[str, str] = {}
         self._sent = (0, 0, 0)  # (rows, strings, node number) the browser has
         self._rev = 0  # bumped by every full snapshot; appends name the snapshot they follow
         self._height = height or (40 + 18 * max_rows)
         self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line (tooltips)
         super().__init__(live=live)
-        _TIMELINES.add(self)
+        kernel_cells.track(self)  # (its inbox is filed before each cell starts)
         self.header, self.table = _Html(self, "header"), _Html(self, "stats")
         self.cells_html, self.compile_html = _Html(self, "cells"), _Html(self, "compiles")
         self.refresh()
@@ -613,17 +156,18 @@ class KernelTimeline(View):
         """The number of the cell running now: ``In[n]`` when IPython stores the cell, else the cell's sequence
         number (nbval); outside IPython the view's own counter."""
         if self._ipy:
-            return CELLS.number.get(CELLS.seq, CELLS.seq)
+            cells = kernel_cells.CELLS
+            return cells.number.get(cells.seq, cells.seq)
         return self._counter
 
     def _cell_key(self) -> int:
-        return CELLS.seq if self._ipy else -self._counter
+        return kernel_cells.CELLS.seq if self._ipy else -self._counter
 
     def cell_number(self, key: int) -> int:
-        return CELLS.number.get(key, key) if key > 0 else -key
+        return kernel_cells.CELLS.number.get(key, key) if key > 0 else -key
 
     def cell_name(self, key: int) -> str:
-        return CELLS.label.get(key, f"cell {key}") if key > 0 else f"cell {-key}"
+        return kernel_cells.CELLS.label.get(key, f"cell {key}") if key > 0 else f"cell {-key}"
 
     # Events are not handled one by one: each lands in an inbox, filed into the store in one pass before anything
     # reads it, before each cell, and every 0.1 s during a cell (with the live redraw). A training step sends dozens
@@ -690,14 +234,14 @@ class KernelTimeline(View):
             devs.append(i if i is not None else intern(device))
             if shapes:
                 i = idx.get(shapes)
-                shapes_col.append(i if i is not None else intern(shapes, _fmt_shapes(shapes)))
+                shapes_col.append(i if i is not None else intern(shapes, format_shapes(shapes)))
             else:
                 shapes_col.append(0)
             nodes.append(-1 if node is None else node_id(node))
             phase_col.append(phase)
             nbytes_col.append(event.nbytes)
-            _add_launch(groups, name, device, seconds)
-            _add_to_cell(cells, key, start, seconds)
+            add_launch(groups, name, device, seconds)
+            add_to_cell(cells, key, start, seconds)
         if starts:
             st.extend({"start": starts, "dur": durs, "name": names, "dev": devs, "shape": shapes_col, "node": nodes,
                        "cell": [ci] * len(starts), "phase": phase_col, "nbytes": nbytes_col})
@@ -929,11 +473,8 @@ class KernelTimeline(View):
         return timeline_png(self.store, max_rows=self.max_rows)
 
     def _repr_mimebundle_(self, **kwargs):
-        import base64
-
-        data = super()._repr_mimebundle_(**kwargs)
-        data["image/png"] = base64.b64encode(self.to_png()).decode("ascii")
-        return data
+        """The widget, plus :meth:`to_png` for a saved notebook where widgets do not run."""
+        return add_png(super()._repr_mimebundle_(**kwargs), self.to_png())
 
     def close(self) -> None:
         if self._unlisten is not None:

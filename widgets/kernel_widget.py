@@ -1,10 +1,11 @@
-"""The browser half of ``KernelTimeline``: one anywidget whose ES module (``static/timeline.js``) draws the
-launches on a ``<canvas>`` and reports clicks, its visibility and the Pause / Close buttons back.
+"""The browser half of ``KernelTimeline``: one anywidget whose ES module (``static/timeline.js`` with its parts
+``timeline_store.js``, ``timeline_paint.js`` and ``timeline_interact.js``) draws the launches on a ``<canvas>`` and
+reports clicks, its visibility and the Pause / Close buttons back.
 
 Traitlets (``model.get(name)`` in JS):
 
 - ``data``: a full snapshot ``{"meta": {...}, "buffers": [column buffers]}`` (the binary buffers travel as
-  such, not as JSON); ``meta`` as :meth:`kernel_view.LaunchStore.chunk` makes it plus ``rev`` and ``cells``
+  such, not as JSON); ``meta`` as :meth:`kernel_model.LaunchStore.chunk` makes it plus ``rev`` and ``cells``
   (cell labels, indexed by the ``cell`` column). Launches after it come as custom messages
   ``{"type": "append", "rev": rev, "base": seq, ...}`` with the same buffers; a view whose rows do not end at
   ``base`` (or whose ``rev`` differs) asks for ``{"type": "sync"}`` and gets a new snapshot.
@@ -32,7 +33,8 @@ from .owned_widget import OwnedWidget
 class TimelineWidget(OwnedWidget):
     """Canvas timeline of kernel launches: zoom, pan, hover tooltip, click to select, Pause / Close."""
 
-    _esm = module("timeline.js")  # (static/common.js in front: see _static.py)
+    # (static/common.js in front, then the timeline's parts, then timeline.js, which exports render: see _static.py)
+    _esm = module("timeline_store.js", "timeline_paint.js", "timeline_interact.js", "timeline.js")
     _css = styles("timeline.css")
 
     data = traitlets.Dict().tag(sync=True)

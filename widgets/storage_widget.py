@@ -1,5 +1,5 @@
 """The browser half of ``StorageView``: one anywidget whose ES module (``static/storage.js``) draws the payload
-Python computed (``storage_view.storage_payload``) and reports filters, Pause/Resume, Close and its own
+Python computed (``storage_model.storage_payload``) and reports filters, Pause/Resume, Close and its own
 visibility back.
 
 The traitlets and messages are written down in ``static/CONTRACT.md`` (section "StorageWidget"). The widget

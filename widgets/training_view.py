@@ -32,10 +32,11 @@ import numbers
 import time
 from functools import partial
 
-import ipywidgets as W
+import ipywidgets
 import numpy as np
 
 from ._base import View
+from ._static_picture import add_png
 from .diagnostics import LayerDiagnostics, draw_diagnostics
 from .figure_widget import FigureWidget, palette
 
@@ -353,9 +354,9 @@ class TrainingMonitor(View):
         self.diagnostics = None if model is None else LayerDiagnostics(model, every=diagnostics_every)
         super().__init__(live=False)
 
-        self.bar = W.IntProgress(value=0, min=0, max=self.total_steps, layout=W.Layout(width="260px"))
+        self.bar = ipywidgets.IntProgress(value=0, min=0, max=self.total_steps, layout=ipywidgets.Layout(width="260px"))
         self.bar.add_class("tl-training-bar")
-        self.label = W.HTML()
+        self.label = ipywidgets.HTML()
         self.label.add_class("tl-training-status")
         self.figure = FigureWidget(alt="training loss per step" + (f" ({self.title})" if self.title else ""))
         self.figure.add_class("tl-training-figure")
@@ -366,8 +367,9 @@ class TrainingMonitor(View):
                                                        "and update ratios per layer")
             self.diagnostics_figure.add_class("tl-training-diagnostics")
             figures = (self.figure, self.diagnostics_figure)
-        head = [W.HTML(f"<b>{html.escape(self.title)}</b>")] if self.title else []
-        self.widget.children = (W.HBox([*head, self._controls()]), W.HBox([self.bar, self.label]), *figures)
+        head = [ipywidgets.HTML(f"<b>{html.escape(self.title)}</b>")] if self.title else []
+        self.widget.children = (ipywidgets.HBox([*head, self._controls()]), ipywidgets.HBox([self.bar, self.label]),
+                                *figures)
         self.refresh()
 
     # ---- recording --------------------------------------------------------------------------------------
@@ -499,4 +501,4 @@ class TrainingMonitor(View):
         return f"<TrainingMonitor: {self.status()}>"
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.figure.add_static_png(super()._repr_mimebundle_(**kwargs))
+        return add_png(super()._repr_mimebundle_(**kwargs), self.figure.png())

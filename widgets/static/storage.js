@@ -1,6 +1,6 @@
 // storage.js: the browser side of StorageView (an anywidget ES module).
 //
-// The Python side (widgets/storage_view.py, storage_payload) computes every coordinate; this file draws the
+// The Python side (widgets/storage_model.py, storage_payload) computes every coordinate; this file draws the
 // payload described in CONTRACT.md ("StorageWidget"): per storage a strip of its elements in one lane per copy
 // (host, device), the views laid over it as tracks (visit order in each touched element), transfer arrows
 // between the lanes and a version badge that flashes when the version moves and shows the write site on hover.
