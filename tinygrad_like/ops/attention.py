@@ -19,12 +19,12 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..functions import cat, pad  # (pad: the constant pad that F.pad comes down to for the masks here)
 from ..layout import broadcast_shapes
 from ._nn_args import _check_tensor
 from .dropout import dropout
 from .elementwise import where
 from .linear import linear
+from .movement import cat, pad  # (pad: the constant pad that F.pad comes down to for the masks here)
 from .reduce import SoftmaxBackward
 
 if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..functions import pad as _constant_pad
-from ..functions import stack
 from ._nn_args import _check_tensor_at, _is_int, _ntuple
 from ._util import rounded
+from .movement import pad as _constant_pad
+from .movement import stack
 
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
     from ..tensor import Tensor

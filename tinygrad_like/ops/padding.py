@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..functions import pad as _functions_pad
 from ..tensor_base import TensorBase
+from .movement import pad as _functions_pad
 
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
     from ..tensor import Tensor

@@ -32,9 +32,9 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..functions import pad as _constant_pad
 from ._nn_args import _check_tensor_at, _const, _is_int, _ntuple
 from .conv import Im2Col
+from .movement import pad as _constant_pad
 
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
     from ..tensor import Tensor
