@@ -21,9 +21,21 @@ from .dtypes import (DType, bfloat16, bool_ as bool, float16, float32, float64, 
                      int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F403 - the functional spelling of every op
 from .functions_linalg import *  # noqa: F403
-from .functions_math import *  # noqa: F403
 from .functions_shaping import *  # noqa: F403
 from .functions_sorting import *  # noqa: F403
+from .ops.arithmetic import *  # noqa: F403
+from .ops.bitwise import *  # noqa: F403
+from .ops.comparison import *  # noqa: F403
+from .ops.division import *  # noqa: F403
+from .ops.rounding import *  # noqa: F403
+from .ops.transcendental import *  # noqa: F403
+# tl.<name> outside __all__ (functions.py made these before: ``from tinygrad_like import *`` never gave them)
+from .ops.arithmetic import (abs_, absolute_, addcdiv, addcmul, cos_, erf_, exp_, heaviside, log_, neg_,
+                             negative_, relu_, rsqrt_, sigmoid_, sin_, sqrt_, tanh_)
+from .ops.division import div
+from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin, cumsum, logsumexp, max, mean, min,  # noqa: A004
+                         std, sum, var)
+from .ops.transcendental import logit
 from .functions import (broadcast_tensors, cat, concat, concatenate, log_softmax, matmul, maximum, minimum,
                         nonzero, one_hot, pad, softmax, stack, where)
 from .layout import Layout, broadcast_shapes
@@ -35,7 +47,7 @@ from .tensor import Tensor
 from . import cuda, datasets, linalg, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
 from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
-from . import functions_linalg, functions_math, functions_shaping, functions_sorting, return_types  # noqa: E402
+from . import functions_linalg, functions_shaping, functions_sorting, ops, return_types  # noqa: E402
 from .accelerator import get_default_device, set_default_device  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
@@ -65,5 +77,6 @@ __all__ = [
     "set_default_dtype",
 ]
 # the op families' free functions (issue 17), so that ``from tinygrad_like import *`` has them too
-__all__ += ["return_types", "Size", "compile", *functions_math.__all__, *functions_sorting.__all__,
-            *functions_linalg.__all__, *functions_shaping.__all__]
+__all__ += ["return_types", "Size", "compile", *ops.rounding.__all__, *ops.transcendental.__all__,
+            *ops.division.__all__, *ops.arithmetic.__all__, *ops.comparison.__all__, *ops.bitwise.__all__,
+            *functions_sorting.__all__, *functions_linalg.__all__, *functions_shaping.__all__]

@@ -110,13 +110,12 @@ def _method(name: str):
     return fn
 
 
-_METHODS = ("add sub mul div pow neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu leaky_relu gelu silu "
-            "softplus elu clamp clip erf sum mean var std max min amax amin argmax argmin logsumexp cumsum "
+_METHODS = ("add sub mul pow neg abs exp log sqrt rsqrt sin cos tanh sigmoid relu leaky_relu gelu silu "
+            "softplus elu clamp clip erf "
             "reshape permute transpose squeeze unsqueeze flatten unflatten expand broadcast_to gather "
             "scatter_add index_select masked_fill flip repeat tril triu split chunk narrow unbind "
-            "any all sign isnan logical_not logical_and logical_or logical_xor eq ne lt le gt ge "
-            "numel clone detach addcmul addcdiv heaviside logit aminmax "
-            "exp_ log_ sqrt_ rsqrt_ relu_ sigmoid_ tanh_ abs_ neg_ sin_ cos_ erf_ absolute_ negative_").split()
+            "sign isnan logical_not logical_and logical_or logical_xor eq ne lt le gt ge "
+            "numel clone detach").split()
 for _n in _METHODS:
     globals()[_n] = _method(_n)
 del _n

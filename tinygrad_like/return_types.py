@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from .mixin.linalg import linalg_svd_result as linalg_svd
 from .mixin.linalg import svd_result as svd
-from .mixin.reduce import _AMINMAX_RESULT as aminmax
-from .mixin.reduce import _MAX_RESULT as max  # noqa: A004 - torch's names
-from .mixin.reduce import _MIN_RESULT as min  # noqa: A004
 from .mixin.sorting import RETURN_TYPES
+from .ops.reduce import _AMINMAX_RESULT as aminmax
+from .ops.reduce import _MAX_RESULT as max  # noqa: A004 - torch's names
+from .ops.reduce import _MIN_RESULT as min  # noqa: A004
 
 topk = RETURN_TYPES["topk"]
 sort = RETURN_TYPES["sort"]

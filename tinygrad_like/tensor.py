@@ -23,15 +23,19 @@ from .mixin import (
     ElementwiseMixin,
     IndexingMixin,
     LinalgMixin,
-    MathMixin,
     MovementMixin,
-    ReduceMixin,
     ShapingMixin,
     SortingMixin,
 )
-from .mixin.reduce import ReturnTypes
+from .ops.arithmetic import ArithmeticMixin
+from .ops.bitwise import BitwiseMixin
+from .ops.comparison import ComparisonMixin
 from .ops.conversion import ConversionMixin
+from .ops.division import DivisionMixin
 from .ops.inplace import InplaceMixin
+from .ops.reduce import ReduceMixin, ReturnTypes
+from .ops.rounding import RoundingMixin
+from .ops.transcendental import TranscendentalMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
 
@@ -73,7 +77,8 @@ def wrap_native(r, dev: Device) -> Tensor:
 
 
 class Tensor(AutogradMixin, ConversionMixin, ElementwiseMixin, IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin,
-             MathMixin, SortingMixin, LinalgMixin, ShapingMixin, TensorBase):
+             RoundingMixin, TranscendentalMixin, DivisionMixin, ArithmeticMixin, ComparisonMixin, BitwiseMixin,
+             SortingMixin, LinalgMixin, ShapingMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in

@@ -7,11 +7,9 @@ Each family imports :class:`~tinygrad_like.tensor_base.TensorBase` and the ops i
 from .elementwise import ElementwiseMixin
 from .indexing import IndexingMixin
 from .linalg import LinalgMixin
-from .math import MathMixin
 from .movement import MovementMixin
-from .reduce import ReduceMixin
 from .shaping import ShapingMixin
 from .sorting import SortingMixin
 
 __all__ = ["ElementwiseMixin", "IndexingMixin", "LinalgMixin",
-           "MathMixin", "MovementMixin", "ReduceMixin", "ShapingMixin", "SortingMixin"]
+           "MovementMixin", "ShapingMixin", "SortingMixin"]

@@ -10,8 +10,8 @@ from .. import dtypes
 from ..dtypes import result_type
 from ..ops import _util
 from ..ops import elementwise as E
-from ..ops import math as M
 from ..ops import reduce as R
+from ..ops.arithmetic import ClampMax, ClampMin, ClampTensors
 from ..tensor_base import TensorBase
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
@@ -98,7 +98,7 @@ class ElementwiseMixin:
     add = __add__
     sub = __sub__
     mul = __mul__
-    pow = __pow__  # (div, with its rounding_mode, and the bitwise operators live in mixin/math.py)
+    pow = __pow__  # (div, with its rounding_mode, and the bitwise operators live in ops/division.py, ops/bitwise.py)
     matmul = __matmul__
     neg = __neg__
     abs = __abs__
@@ -212,14 +212,14 @@ class ElementwiseMixin:
         return E.Elu.apply(self, alpha)
 
     def clamp(self, min=None, max=None):
-        if isinstance(min, TensorBase) or isinstance(max, TensorBase):  # (torch's gradients: ops/math.py)
+        if isinstance(min, TensorBase) or isinstance(max, TensorBase):  # (torch's gradients: ops/arithmetic.py)
             if max is None:
-                return M.ClampMin.apply(self, min)
+                return ClampMin.apply(self, min)
             if min is None:
-                return M.ClampMax.apply(self, max)
+                return ClampMax.apply(self, max)
             lo = min if isinstance(min, TensorBase) else self._left_number(min)
             hi = max if isinstance(max, TensorBase) else self._left_number(max)
-            return M.ClampTensors.apply(self, lo, hi)
+            return ClampTensors.apply(self, lo, hi)
         return E.Clamp.apply(self, min, max)
 
     clip = clamp
