@@ -20,12 +20,22 @@ from .device import Device, get_device as device
 from .dtypes import (DType, bfloat16, bool_ as bool, float16, float32, float64, get_default_dtype, int8, int16,
                      int32, int64, set_default_dtype, uint8)
 from .functions import *  # noqa: F403 - the functional spelling of every op
-from .functions_math import *  # noqa: F403
 from .functions import log_softmax, softmax, where  # (generated there from the Tensor methods)
 from .ops.comparison import *  # noqa: F403
+from .ops.arithmetic import *  # noqa: F403
+from .ops.bitwise import *  # noqa: F403
+from .ops.division import *  # noqa: F403
+from .ops.rounding import *  # noqa: F403
+from .ops.transcendental import *  # noqa: F403
+# tl.<name> outside __all__ (functions.py made these before: ``from tinygrad_like import *`` never gave them)
+from .ops.arithmetic import (abs_, absolute_, addcdiv, addcmul, cos_, erf_, exp_, heaviside, log_, neg_,
+                             negative_, relu_, rsqrt_, sigmoid_, sin_, sqrt_, tanh_)
+from .ops.division import div
+from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin, cumsum, logsumexp, matmul, max,  # noqa: A004
+                         mean, min, std, sum, var)
+from .ops.transcendental import logit
 from .ops.comparison import maximum, minimum
 from .ops.elementwise import *  # noqa: F403
-from .ops.elementwise import matmul
 from .ops.indexing import *  # noqa: F403
 from .ops.indexing import nonzero, one_hot
 from .ops.movement import *  # noqa: F403
@@ -47,7 +57,7 @@ from .tensor import Tensor
 from . import cuda, datasets, linalg, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
 from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
-from . import functions_math, ops, return_types  # noqa: E402
+from . import ops, return_types  # noqa: E402
 from .accelerator import get_default_device, set_default_device  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
@@ -77,6 +87,8 @@ __all__ = [
     "set_default_dtype",
 ]
 # the op families' free functions, so that ``from tinygrad_like import *`` has them too
-__all__ += ["return_types", "Size", "compile", *functions_math.__all__, *ops.sorting.__all__, *ops.scans.__all__,
+__all__ += ["return_types", "Size", "compile", *ops.rounding.__all__, *ops.transcendental.__all__,
+            *ops.division.__all__, *ops.arithmetic.__all__, *ops.comparison.__all__, *ops.bitwise.__all__,
+            *ops.sorting.__all__, *ops.scans.__all__,
             *ops.statistics.__all__, *ops.sampling.__all__, *ops.products.__all__, *ops.linalg.__all__,
             *ops.shaping.__all__, *ops.scatter.__all__]

@@ -20,11 +20,6 @@ def where(condition: Tensor, input=None, other=None):
     return Where.apply(condition, input, other)
 
 
-_GENERATED = ("leaky_relu gelu silu softplus elu softmax log_softmax div sum mean var std max min amax amin "
-              "argmax argmin logsumexp cumsum any all numel detach addcmul addcdiv heaviside logit aminmax exp_ log_ "
-              "sqrt_ rsqrt_ relu_ sigmoid_ tanh_ abs_ neg_ sin_ cos_ erf_ absolute_ negative_").split()
+_GENERATED = ("leaky_relu", "gelu", "silu", "softplus", "elu", "softmax", "log_softmax", "numel", "detach")
 __all__ = ["where", *_GENERATED]
-(leaky_relu, gelu, silu, softplus, elu, softmax, log_softmax, div, sum, mean, var, std, max, min,  # noqa: A001
- amax, amin, argmax, argmin, logsumexp, cumsum, any, all, numel, detach, addcmul, addcdiv, heaviside, logit,  # noqa: A001
- aminmax, exp_, log_, sqrt_, rsqrt_, relu_, sigmoid_, tanh_, abs_, neg_, sin_, cos_, erf_, absolute_,
- negative_) = free_functions(Tensor, *_GENERATED)
+leaky_relu, gelu, silu, softplus, elu, softmax, log_softmax, numel, detach = free_functions(Tensor, *_GENERATED)

@@ -10,9 +10,9 @@ matrix products, the singular value decomposition and what is built on it). Othe
 from __future__ import annotations
 
 from .layout import normalize_dim
-from .ops.elementwise import matmul
 from .ops.linalg import LinAlgError, _cross, _matrix_norm, _svd, _svdvals, _vector_norm
 from .ops.products import _need_tensor
+from .ops.reduce import matmul
 from .tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cross", "vecdot", "matmul", "diagonal", "multi_dot",

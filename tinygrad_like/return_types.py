@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-from .mixin.reduce import _AMINMAX_RESULT as aminmax
-from .mixin.reduce import _MAX_RESULT as max  # noqa: A004 - torch's names
-from .mixin.reduce import _MIN_RESULT as min  # noqa: A004
 from .ops.linalg import linalg_svd_result as linalg_svd
 from .ops.linalg import svd_result as svd
+from .ops.reduce import _AMINMAX_RESULT as aminmax
+from .ops.reduce import _MAX_RESULT as max  # noqa: A004 - torch's names
+from .ops.reduce import _MIN_RESULT as min  # noqa: A004
 from .ops.scans import cummax_result as cummax
 from .ops.scans import cummin_result as cummin
 from .ops.sorting import kthvalue_result as kthvalue

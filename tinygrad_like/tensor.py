@@ -19,11 +19,12 @@ import numpy as np
 from . import dtypes, storage
 from .autograd.tensor_methods import AutogradMixin
 from .device import CPU, Device
-from .mixin import MathMixin, ReduceMixin
-from .mixin.reduce import ReturnTypes
 from .ops.activation import ActivationMixin
+from .ops.arithmetic import ArithmeticMixin
+from .ops.bitwise import BitwiseMixin
 from .ops.comparison import ComparisonMixin
 from .ops.conversion import ConversionMixin
+from .ops.division import DivisionMixin
 from .ops.elementwise import ElementwiseMixin
 from .ops.factories import FactoryMixin
 from .ops.indexing import IndexingMixin
@@ -31,12 +32,15 @@ from .ops.inplace import InplaceMixin
 from .ops.linalg import LinalgMixin
 from .ops.movement import MovementMixin
 from .ops.products import ProductsMixin
+from .ops.reduce import ReduceMixin, ReturnTypes
+from .ops.rounding import RoundingMixin
 from .ops.sampling import SamplingMixin
 from .ops.scans import ScansMixin
 from .ops.scatter import ScatterMixin
 from .ops.shaping import ShapingMixin
 from .ops.sorting import SortingMixin
 from .ops.statistics import StatisticsMixin
+from .ops.transcendental import TranscendentalMixin
 from .storage import Storage
 from .tensor_base import TensorBase, _new, _numel, _shape_args
 
@@ -78,8 +82,9 @@ def wrap_native(r, dev: Device) -> Tensor:
 
 
 class Tensor(AutogradMixin, ConversionMixin, FactoryMixin, ElementwiseMixin, ComparisonMixin, ActivationMixin,
-             IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin, MathMixin, SortingMixin, ScansMixin,
-             StatisticsMixin, SamplingMixin, ProductsMixin, LinalgMixin, ShapingMixin, ScatterMixin, TensorBase):
+             IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin, RoundingMixin, TranscendentalMixin,
+             DivisionMixin, ArithmeticMixin, BitwiseMixin, SortingMixin, ScansMixin, StatisticsMixin, SamplingMixin,
+             ProductsMixin, LinalgMixin, ShapingMixin, ScatterMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in

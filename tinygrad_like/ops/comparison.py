@@ -1,10 +1,17 @@
 """Comparisons and the ops that choose by them: ``==``, ``<``..., logic, ``sign``, ``maximum``/``minimum``,
-``clamp`` and ``masked_fill``.
+``clamp`` and ``masked_fill``; and the tests with bool answers: finiteness (``isfinite``, ``isinf``...), closeness
+and equality (``isclose``, ``allclose``, ``equal``).
 
-Comparisons and logic are not differentiable: they return bool tensors straight from the backend, with no node.
-The others are nodes whose gradients route ``g`` to the input that was chosen (``where``).
+Comparisons, logic and tests are not differentiable: they return bool tensors straight from the backend, with no
+node. The others are nodes whose gradients route ``g`` to the input that was chosen (``where``).
+
+>>> import tinygrad_like as tl
+>>> x = tl.tensor([1.0, float("inf"), float("nan")])
+>>> x.isfinite().tolist(), x.isposinf().tolist(), tl.isclose(x[::2], x[::2], equal_nan=True).tolist()
+([True, False, False], [False, True, False], [True, True])
+>>> x.equal(x), tl.allclose(tl.tensor([1.0]), tl.tensor([1.0 + 1e-9]))
+(False, True)
 """
-
 from __future__ import annotations
 
 import math
@@ -15,9 +22,10 @@ from ..autograd.function import Function
 from ..dtypes import result_type
 from ..layout import broadcast_shapes
 from ..tensor_base import TensorBase
+from ._math_util import need_tensor, not_implemented, run_binary
 from ._util import broadcast_error, check_same_device, free_functions, operands
+from .conversion import ConversionMixin
 from .elementwise import _Binary, where
-from .math import ClampMax, ClampMin, ClampTensors
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
@@ -110,6 +118,91 @@ class Clamp(Function):
         return where(keep, g, 0.0), None, None  # (where: an infinite gradient gives 0 where clamped, not nan)
 
 
+def _clamp_operands(x, bounds, op: str):
+    """The native operands of a clamp with tensor (or number) bounds, promoted to one dtype as torch does."""
+    dt = result_type(x, *(b for b in bounds if b is not None))
+    if dt is dtypes.bool_:
+        raise not_implemented(op, dt)
+    be = x._dev.backend
+    out = []
+    for t in (x, *bounds):
+        if t is None:
+            out.append(None)
+        elif isinstance(t, TensorBase):
+            if t._dev is not x._dev:
+                check_same_device(x, t, op)
+            out.append(t._x if t.dtype is dt else be.cast(t._x, dt))
+        else:
+            out.append(t)
+    return out
+
+
+class ClampMin(Function):
+    """``max(x, min)`` for a tensor ``min``. Gradients: ``x`` where ``x >= min``, ``min`` where ``x < min`` (torch's:
+    a tie goes to ``x``)."""
+
+    __slots__ = ()
+
+    def forward(self, x, lo):
+        xx, xl = _clamp_operands(x, (lo,), "clamp_min")
+        self.save_for_backward(x, lo)
+        return run_binary(x, lo, "clamp_min", x._dev.backend.maximum, xx, xl)
+
+    def backward(self, g):
+        x, lo = self.saved_tensors
+        keep = x >= lo
+        nxt = self.next
+        return (where(keep, g, 0.0) if nxt[0] is not None else None,
+                where(keep, 0.0, g) if nxt[1] is not None else None)
+
+
+class ClampMax(Function):
+    """``min(x, max)`` for a tensor ``max``. Gradients: ``x`` where ``x <= max``, ``max`` where ``x > max``."""
+
+    __slots__ = ()
+
+    def forward(self, x, hi):
+        xx, xh = _clamp_operands(x, (hi,), "clamp_max")
+        self.save_for_backward(x, hi)
+        return run_binary(x, hi, "clamp_max", x._dev.backend.minimum, xx, xh)
+
+    def backward(self, g):
+        x, hi = self.saved_tensors
+        keep = x <= hi
+        nxt = self.next
+        return (where(keep, g, 0.0) if nxt[0] is not None else None,
+                where(keep, 0.0, g) if nxt[1] is not None else None)
+
+
+class ClampTensors(Function):
+    """``min(max(x, lo), hi)`` with tensor bounds (a number bound comes as a 0-d tensor). Gradients as torch's:
+    ``x`` where ``lo <= x <= hi``; ``lo`` where ``x < lo`` and ``lo < hi``; ``hi`` where ``x > hi`` or ``hi < lo``
+    (when the bounds cross, the result is ``hi``)."""
+
+    __slots__ = ()
+
+    def forward(self, x, lo, hi):
+        xx, xl, xh = _clamp_operands(x, (lo, hi), "clamp")
+        self.save_for_backward(x, lo, hi)
+        be = x._dev.backend
+        try:
+            return be.minimum(be.maximum(xx, xl), xh)
+        except ValueError:
+            try:
+                broadcast_shapes(x.shape, lo.shape, hi.shape)
+            except ValueError as e:
+                raise RuntimeError(f"clamp: {e}") from None
+            raise
+
+    def backward(self, g):
+        x, lo, hi = self.saved_tensors
+        nxt = self.next
+        ge, le = x >= lo, x <= hi
+        return ((where(ge & le, g, 0.0) if nxt[0] is not None else None),
+                (where(~ge & (lo < hi), g, 0.0) if nxt[1] is not None else None),
+                (where(~le | (hi < lo), g, 0.0) if nxt[2] is not None else None))
+
+
 class MaskedFill(Function):
     """Out of place, as in PyTorch, the result has the broadcast shape of ``x`` and ``mask``."""
 
@@ -143,9 +236,23 @@ class MaskedFill(Function):
         return where(mask, g.new_zeros(()), g), None, None
 
 
+def _isinf_signed(x, positive: bool):
+    if not x.dtype.is_floating_point:
+        return x._full_like(False, dtypes.bool_)
+    be = x._dev.backend
+    side = be.gt(x._x, 0) if positive else be.lt(x._x, 0)
+    return x._wrap(be.logical_and(be.isinf(x._x), side), x._dev)
+
+
+def _torch_type_name(dt) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "bfloat16": "BFloat16"}.get(dt.name,
+                                                                                                       dt.name)
+
+
 class ComparisonMixin:
     """Tensor methods that compare and choose: operators ``== != < <= > >=``, logic, ``sign``, ``isnan``,
-    ``clamp``, ``maximum`` and ``minimum``."""
+    ``clamp``, ``maximum`` and ``minimum``; finiteness, closeness and equality tests."""
 
     __slots__ = ()
 
@@ -222,10 +329,79 @@ class ComparisonMixin:
             raise TypeError(f"minimum(): argument 'other' must be Tensor, not {type(other).__name__}")
         return Minimum.apply(self, other)
 
+    # ---- tests: finite, inf, close, equal (bool results, never differentiable) -------------------------
+    def isfinite(self) -> Tensor:
+        """Bool tensor: True where ``self`` is neither inf nor NaN (always, for integers and bools)."""
+        if not self.dtype.is_floating_point:
+            return self._full_like(True, dtypes.bool_)
+        return self._wrap(self._dev.backend.isfinite(self._x), self._dev)
+
+    def isinf(self) -> Tensor:
+        if not self.dtype.is_floating_point:
+            return self._full_like(False, dtypes.bool_)
+        return self._wrap(self._dev.backend.isinf(self._x), self._dev)
+
+    def isposinf(self) -> Tensor:
+        return _isinf_signed(self, True)
+
+    def isneginf(self) -> Tensor:
+        return _isinf_signed(self, False)
+
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        """Elementwise ``|self - other| <= atol + rtol * |other|`` (a bool tensor), or ``self == other``; NaNs equal
+        when ``equal_nan``. As torch: both tensors of one dtype, tolerances non-negative, integers compared in the
+        default float."""
+        need_tensor(other, "isclose")
+        if self.dtype is not other.dtype:
+            raise RuntimeError(f"isclose: {_torch_type_name(self.dtype)} did not match {_torch_type_name(other.dtype)} "
+                               f"(the two tensors must have one dtype, as in torch; convert one with .to(other.dtype))")
+        if rtol < 0:
+            raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+        if atol < 0:
+            raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+        if self._dev is not other._dev:
+            check_same_device(self, other, "isclose")
+        be = self._dev.backend
+        xa, xb = self._x, other._x
+        try:
+            close = be.eq(xa, xb)
+        except ValueError:
+            raise broadcast_error(self, other, "isclose") from None
+        fp = self.dtype.is_floating_point
+        if equal_nan and fp:
+            close = be.logical_or(close, be.logical_and(be.isnan(xa), be.isnan(xb)))
+        if rtol == 0 and atol == 0:
+            return self._wrap(close, self._dev)
+        if self.dtype is dtypes.bool_:
+            xa, xb = be.cast(xa, dtypes.default_float), be.cast(xb, dtypes.default_float)
+            fp = True
+        ft = self.dtype if fp else dtypes.default_float
+        allowed = be.add(be.abs(be.mul(xb if fp else be.cast(xb, ft), rtol)), atol)
+        actual = be.abs(be.sub(xa, xb))
+        if not fp:
+            actual = be.cast(actual, ft)
+        ok = be.logical_and(be.isfinite(actual), be.le(actual, allowed))
+        return self._wrap(be.logical_or(close, ok), self._dev)
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        """Whether ``isclose`` holds everywhere: a Python bool."""
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+
+    def equal(self, other) -> bool:
+        """Same shape and same values (after type promotion; NaN is unequal to itself): a Python bool."""
+        need_tensor(other, "equal")
+        if self.shape != other.shape:
+            return False
+        return bool(self._cmp(other, "eq").all().item())
+
 
 # ---- free functions ---------------------------------------------------------------------------------
-__all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "logical_xor", "sign",
-           "isnan", "clamp", "clip", "maximum", "minimum"]
+__all__ = ["isfinite", "isinf", "isposinf", "isneginf", "isclose", "allclose", "equal", "is_floating_point",
+           "is_complex"]  # (what ``from tinygrad_like import *`` takes from here; the rest below are tl.<name> too)
 
 (eq, ne, lt, le, gt, ge, logical_not, logical_and, logical_or, logical_xor, sign, isnan, clamp, clip, maximum,
- minimum) = free_functions(ComparisonMixin, *__all__)
+ minimum) = free_functions(ComparisonMixin, "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and",
+                           "logical_or", "logical_xor", "sign", "isnan", "clamp", "clip", "maximum", "minimum")
+(isfinite, isinf, isposinf, isneginf, isclose, allclose, equal) = free_functions(
+    ComparisonMixin, "isfinite", "isinf", "isposinf", "isneginf", "isclose", "allclose", "equal")
+is_floating_point, is_complex = free_functions(ConversionMixin, "is_floating_point", "is_complex")

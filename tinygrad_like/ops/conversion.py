@@ -55,6 +55,30 @@ class ConversionMixin:
                                "protocol at the moment; use .detach() first (as in torch)")
         return _rebuild_on_device, (type(self), self.detach().cpu(), self._dev, self.requires_grad, self._grad)
 
+    # ---- what a tensor tells about itself ----------------------------------------------------------
+    def nelement(self) -> int:
+        """The number of elements (``numel``)."""
+        return self.numel()
+
+    def ndimension(self) -> int:
+        """The number of dims (``dim``)."""
+        return self.ndim
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        """Always False: tinygrad_like has no complex dtypes."""
+        return False
+
+    def __format__(self, format_spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its Python number, any other as ``str`` (torch's rule, which a
+        format spec then refuses with TypeError)."""
+        from ..tensor import Tensor  # (tensor sits above the ops: a module-level import would be a cycle)
+        if self.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     # ---- dtype and device conversion ---------------------------------------------------------
     def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False) -> Tensor:
         """``.to(dtype)``, ``.to(device)``, ``.to(device, dtype)`` or ``.to(other_tensor)``.

@@ -31,7 +31,6 @@ from ._util import (
     operands,
     rounded,
 )
-from .reduce import Matmul
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 _BF16 = dtypes.bfloat16
@@ -496,12 +495,6 @@ class ElementwiseMixin:
         left = self._left_number(other)
         return NotImplemented if left is None else Pow.apply(left, self)
 
-    def __matmul__(self, other):
-        return Matmul.apply(self, other)
-
-    def __rmatmul__(self, other):
-        return Matmul.apply(self._from_value(other), self)
-
     def __neg__(self):
         return Neg.apply(self)
 
@@ -515,7 +508,6 @@ class ElementwiseMixin:
     sub = __sub__
     mul = __mul__
     pow = __pow__  # (div, with its rounding_mode, and the bitwise operators live in mixin/math.py)
-    matmul = __matmul__
     neg = __neg__
     abs = __abs__
 
@@ -564,8 +556,8 @@ class ElementwiseMixin:
 
 
 # ---- free functions ---------------------------------------------------------------------------------
-__all__ = ["add", "sub", "mul", "pow", "neg", "abs", "matmul", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
+__all__ = ["add", "sub", "mul", "pow", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
            "sigmoid", "erf", "relu"]
 
-(add, sub, mul, pow, neg, abs, matmul, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf,  # noqa: A001
+(add, sub, mul, pow, neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf,  # noqa: A001
  relu) = free_functions(ElementwiseMixin, *__all__)

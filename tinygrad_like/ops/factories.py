@@ -1,5 +1,5 @@
 """Tensor methods that make a new tensor like an existing one: on its device, by default of its dtype
-(``new_zeros``, ``new_ones``, ``new_full``, ``new_tensor``), as torch's ``Tensor.new_*``."""
+(``new_zeros``, ``new_ones``, ``new_full``, ``new_empty``, ``new_tensor``), as torch's ``Tensor.new_*``."""
 
 from __future__ import annotations
 
@@ -42,3 +42,10 @@ class FactoryMixin:
     def new_tensor(self, data, dtype=None, requires_grad: bool = False) -> Tensor:
         from ..creation import tensor  # (creation sits above the ops: a module-level import would be a cycle)
         return tensor(data, dtype=dtype or self.dtype, device=self._dev, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        """A new tensor of ``size`` with this one's dtype and device unless given. Zero-filled here (torch leaves it
+        uninitialized), so that results never depend on stale memory."""
+        from ..creation import empty  # (creation sits above the ops: a module-level import would be a cycle)
+        return empty(*size, dtype=self.dtype if dtype is None else dtype,
+                     device=self._dev if device is None else device, requires_grad=requires_grad)

@@ -1,15 +1,30 @@
-"""Reductions (sum, mean, var, max/min, logsumexp), scans (cumsum), matmul and softmax."""
+"""Reductions (sum, mean, var/std, max/min, amax/amin, argmax/argmin, logsumexp, aminmax, any/all), the scan
+cumsum, matmul and softmax: their graph nodes, the Tensor methods (``ReduceMixin``), the named tuples that
+``max(dim)``, ``min(dim)`` and ``aminmax`` return, and the free functions ``tl.sum``, ``tl.max``, ...
+
+>>> import tinygrad_like as tl
+>>> x = tl.tensor([[1.0, 5.0], [7.0, 2.0]])
+>>> x.sum().item(), x.mean(0).tolist(), x.max(1).indices.tolist(), tl.amax(x, 1).tolist(), tl.sum(x, 1).tolist()
+(15.0, [4.0, 3.5], [1, 0], [5.0, 7.0], [6.0, 9.0])
+"""
 
 from __future__ import annotations
 
+import builtins  # (this module's sum, max, min, any and all are tl's free functions: the builtins by full name)
 import warnings
+from collections import namedtuple
 
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..layout import normalize_dim, normalize_dims
+from ..layout import broadcast_shapes, normalize_dim, normalize_dims
 from ..tensor_base import TensorBase
-from ._util import in_float32, operands, rounded
+from ._util import free_functions, in_float32, operands, rounded
+from .elementwise import where
+
+# tl.sum, tl.max, ... are imported by name in tinygrad_like/__init__.py: ``from tinygrad_like import *`` leaves them
+# out, as it did when functions.py made them
+__all__: list[str] = []
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -29,7 +44,6 @@ _BF16, _F32 = dtypes.bfloat16, dtypes.float32
 def _bf16_sum(be, xx, axis, keepdim):
     """A bfloat16 sum as torch's CPU kernel makes it: accumulated in float32, rounded once."""
     return be.cast(be.sum(xx, axis, keepdim, _F32), _BF16)
-
 
 
 def _axis(dims, ndim):
@@ -79,7 +93,7 @@ class Mean(Function):
         return be.cast(m, _BF16) if bf16 else m
 
     def backward(self, g):
-        return _expand_back(g / max(self.count, 1), self.in_shape, self.dims, self.keepdim), None, None
+        return _expand_back(g / builtins.max(self.count, 1), self.in_shape, self.dims, self.keepdim), None, None
 
 
 class Var(Function):
@@ -99,7 +113,7 @@ class Var(Function):
         self.save_for_backward(x)
         be, ax = x._dev.backend, _axis(dims, x.ndim)
         xx = in_float32(x)
-        mean = be.div(be.sum(xx, ax, True), max(n, 1))
+        mean = be.div(be.sum(xx, ax, True), builtins.max(n, 1))
         d = be.sub(xx, mean)
         ss = be.sum(be.mul(d, d), ax, keepdim)
         denom = n - correction
@@ -125,7 +139,7 @@ class MaxMin(Function):
 
     def forward(self, x, dim, keepdim, is_max):
         self.dims = dims = normalize_dims(dim, x.ndim)
-        if x.numel() == 0 and any(x.shape[d] == 0 for d in dims):  # no identity over an empty dim
+        if x.numel() == 0 and builtins.any(x.shape[d] == 0 for d in dims):  # no identity over an empty dim
             raise RuntimeError(f"{'max' if is_max else 'min'}(): expected a non-empty tensor, got shape "
                                f"{x.shape}; use the dim argument or check the input")
         self.keepdim, self.is_max = keepdim, is_max
@@ -149,7 +163,6 @@ class MaxMinAll(MaxMin):
     __slots__ = ()
 
     def backward(self, g):
-        from .elementwise import where
         x, y = self.saved_tensors
         hit = x == y
         return where(hit, g / hit.to(g.dtype).sum(), 0.0), None, None, None
@@ -165,7 +178,6 @@ class StdFromVar(Function):
         return v._dev.backend.sqrt(v._x)
 
     def backward(self, g):
-        from .elementwise import where
         (y,) = self.saved_tensors
         return (where(y == 0, 0.0, g / (2 * y)),)
 
@@ -193,10 +205,9 @@ class MaxMinDim(Function):
         n = self.in_shape[d]
         shape = [1] * len(self.in_shape)
         shape[d] = n
-        from ..creation import arange
+        from ..creation import arange  # (creation sits above the ops: a module-level import would be a cycle)
         pos = arange(n, device=g.device).reshape(tuple(shape))
         # where, not a product with the mask: an infinite gradient stays inf there and 0 elsewhere (not nan)
-        from .elementwise import where
         return where(pos == idx, gk, 0.0), None, None, None, None
 
 
@@ -238,7 +249,7 @@ class Cumsum(Function):
     __slots__ = ("dim",)
 
     def forward(self, x, dim):
-        self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
+        self.dim = dim = normalize_dim(dim, builtins.max(x.ndim, 1))
         be = x._dev.backend
         if x.ndim == 0:
             return be.copy(x._x) if x.dtype.is_floating_point else be.cast(x._x, dtypes.int64)
@@ -263,7 +274,6 @@ def _explain_matmul(a, b) -> None:
         rule = "a.shape[-1] must equal b.shape[-2]" if b.ndim > 1 else "a.shape[-1] must equal len(b)"
         raise RuntimeError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
                            f"({k_a} != {k_b}; rule: {rule})")
-    from ..layout import broadcast_shapes
     try:
         broadcast_shapes(a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
     except ValueError as e:
@@ -327,7 +337,7 @@ class _SoftmaxFamily(Function):
         if not x.dtype.is_floating_point:
             raise NotImplementedError(f"{type(self).__name__.lower()}: not implemented for {x.dtype.name} tensors (as "
                                       f"in torch): expected a floating point input; convert with .float() first")
-        self.dim = dim = normalize_dim(dim, max(x.ndim, 1))
+        self.dim = dim = normalize_dim(dim, builtins.max(x.ndim, 1))
         be = x._dev.backend
         if x.dtype is _BF16:  # (in float32, rounded once: see in_float32)
             return be.cast(getattr(be, self.forward_primitive)(be.cast(x._x, _F32), dim if x.ndim else None), _BF16)
@@ -391,3 +401,183 @@ class LogSoftmaxBackward(Function):
         sg = g.sum(d, keepdim=True) if y.ndim else g
         sgp = (gg * p).sum(d, keepdim=True) if y.ndim else gg * p
         return gg - sgp, -gg * p * sg, None
+
+
+ReturnTypes = namedtuple("ReturnTypes", ["values", "indices"])
+# max(dim)/min(dim)'s results, named as torch.return_types.max/min
+_MAX_RESULT, _MIN_RESULT = namedtuple("max", ["values", "indices"]), namedtuple("min", ["values", "indices"])
+_AMINMAX_RESULT = namedtuple("aminmax", ["min", "max"])
+
+
+def _uint8_stays(x, r):
+    """``any``/``all``'s bool result, as uint8 for a uint8 input (torch's rule for that dtype alone)."""
+    if x.dtype is dtypes.uint8:
+        r = x._dev.backend.cast(r, dtypes.uint8)
+    return x._wrap(r, x._dev)
+
+
+def _aliases(dim, keepdim, axis, keepdims):
+    """``dim``/``keepdim`` from their NumPy spellings ``axis``/``keepdims`` (PyTorch accepts both; not both of
+    one pair)."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError("got both 'dim' and its alias 'axis'; give one")
+        dim = axis
+    if keepdims is not None:
+        if keepdim:
+            raise TypeError("got both 'keepdim' and its alias 'keepdims'; give one")
+        keepdim = keepdims
+    return dim, keepdim
+
+
+def _correction(unbiased, correction) -> float:
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def _axes(dim, ndim):
+    if dim is None:
+        return None
+    if dim == ():  # torch's any/all(dim=()) reduce nothing (unlike sum/amax/...)
+        return ()
+    return normalize_dims(dim, ndim)
+
+
+class ReduceMixin:
+    """Tensor methods for reductions: sum, mean, var/std, max/min, amax/amin, arg-max/min, logsumexp, aminmax,
+    any/all, and the scan cumsum."""
+
+    __slots__ = ()
+
+    # ---- the matrix product (``@``; the products built on it are in ops/products.py) ------------------
+    def __matmul__(self, other):
+        return Matmul.apply(self, other)
+
+    def __rmatmul__(self, other):
+        return Matmul.apply(self._from_value(other), self)
+
+    matmul = __matmul__
+
+    # ---- reductions ----------------------------------------------------------------------------
+    # (``keepdims=`` and ``axis=``: the NumPy spellings PyTorch also accepts for ``keepdim=`` and ``dim=``)
+    def sum(self, dim=None, keepdim: bool = False, dtype=None, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return Sum.apply(self, dim, keepdim, None if dtype is None else dtypes.to_dtype(dtype))
+
+    def mean(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return Mean.apply(self, dim, keepdim)
+
+    def var(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None, keepdims=None,
+            axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return Var.apply(self, dim, _correction(unbiased, correction), keepdim, "var")
+
+    def std(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None, keepdims=None,
+            axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return StdFromVar.apply(Var.apply(self, dim, _correction(unbiased, correction), keepdim, "std"))
+
+    def _maxmin(self, dim, keepdim, is_max):
+        if isinstance(dim, TensorBase):
+            return self.maximum(dim) if is_max else self.minimum(dim)
+        if dim is None:
+            return MaxMinAll.apply(self, None, keepdim, is_max)
+        d = normalize_dim(dim, builtins.max(self.ndim, 1)) if self.ndim else normalize_dim(dim, 0)
+        if self.ndim == 0:
+            return (_MAX_RESULT if is_max else _MIN_RESULT)(self.clone(), self._full_like(0, dtypes.int64))
+        if self.shape[d] == 0:
+            raise IndexError(f"{'max' if is_max else 'min'}(): Expected reduction dim {d} to have non-zero size "
+                             f"(shape {self.shape})")
+        be = self._dev.backend
+        idx = self._wrap((be.argmax if is_max else be.argmin)(self._x, d, keepdim), self._dev)
+        return (_MAX_RESULT if is_max else _MIN_RESULT)(MaxMinDim.apply(self, d, keepdim, is_max, idx), idx)
+
+    def max(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return self._maxmin(dim, keepdim, True)
+
+    def min(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return self._maxmin(dim, keepdim, False)
+
+    def amax(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return MaxMin.apply(self, dim, keepdim, True)
+
+    def amin(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return MaxMin.apply(self, dim, keepdim, False)
+
+    def _arg(self, dim, keepdim, is_max):
+        if self.numel() == 0 and (dim is None or self.shape[normalize_dim(dim, self.ndim)] == 0):
+            raise RuntimeError(f"{'argmax' if is_max else 'argmin'}(): Expected reduction dim to be specified "
+                               f"for input.numel() == 0 (shape {self.shape})")
+        be = self._dev.backend
+        fn = be.argmax if is_max else be.argmin
+        if dim is None:
+            r = fn(self._x.reshape(-1) if self._dev.is_host else self.reshape(-1)._x, 0, False)
+            out = self._wrap(r, self._dev)
+            return out.reshape((1,) * self.ndim) if keepdim else out
+        d = normalize_dim(dim, builtins.max(self.ndim, 1))
+        if self.ndim == 0:
+            return self._full_like(0, dtypes.int64)
+        return self._wrap(fn(self._x, d, keepdim), self._dev)
+
+    def argmax(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return self._arg(dim, keepdim, True)
+
+    def argmin(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return self._arg(dim, keepdim, False)
+
+    def logsumexp(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        if dim is None:
+            raise TypeError("logsumexp() missing required argument 'dim' (an int or a tuple of ints)")
+        return LogSumExp.apply(self, dim, keepdim)
+
+    def cumsum(self, dim: int, *, dtype=None):
+        """Running sums along ``dim``; with ``dtype`` the input is cast first, as torch's."""
+        return Cumsum.apply(self if dtype is None else self.to(dtype), dim)
+
+    def aminmax(self, *, dim=None, keepdim: bool = False):
+        """``(min, max)`` over ``dim`` (every element when None), as ``torch.aminmax``; each gradient goes to the
+        extreme elements (split evenly among ties), as ``amin``'s and ``amax``'s."""
+        if self.numel() == 0:
+            if dim is None:
+                raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                                   "no identity.")
+            d = normalize_dim(dim, builtins.max(self.ndim, 1))
+            if self.ndim and self.shape[d] == 0:
+                raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+        return _AMINMAX_RESULT(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+    def any(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return _uint8_stays(self, self._dev.backend.any(self._x, _axes(dim, self.ndim), keepdim))
+
+    def all(self, dim=None, keepdim: bool = False, *, keepdims=None, axis=None):
+        if keepdims is not None or axis is not None:
+            dim, keepdim = _aliases(dim, keepdim, axis, keepdims)
+        return _uint8_stays(self, self._dev.backend.all(self._x, _axes(dim, self.ndim), keepdim))
+
+
+(matmul, sum, mean, var, std, max, min, amax, amin, argmax, argmin, logsumexp, cumsum, aminmax, any,
+ all) = free_functions(ReduceMixin, "matmul", "sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax",
+                      "argmin", "logsumexp", "cumsum",
+    "aminmax", "any", "all")

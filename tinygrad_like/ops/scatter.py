@@ -422,7 +422,7 @@ def _index_dim(op: str, x, dim: int, index, source):
 def _index_reduce_args(x, dim: int, index, source, reduce: str):
     """torch's checks of ``index_reduce`` in its order (``index_func_meta_impl``, with its messages); returns
     ``(x as >= 1-d, dim, index as a scatter index of source's shape, source as >= 1-d)``."""
-    from .statistics import _torch_name  # TODO-MOVE
+    from .statistics import _torch_name  # (statistics imports this module's neighbours: kept out of the import cycle)
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     if not isinstance(index, TensorBase):
