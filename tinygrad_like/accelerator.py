@@ -17,12 +17,14 @@ True
 
 from __future__ import annotations
 
+from . import cuda
+from .device import CPU, factory_device, get_device, set_default
+
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index", "set_device_index",
            "synchronize"]
 
 
 def _cuda():
-    from . import cuda
 
     return cuda
 
@@ -33,7 +35,6 @@ def is_available() -> bool:
 
 def current_accelerator(check_available: bool = False):
     """The accelerator's device (``cuda``), or None when there is none."""
-    from .device import get_device
 
     if not _cuda().is_available():
         return None
@@ -63,7 +64,6 @@ def synchronize(device=None) -> None:
 
 def get_default_device():
     """The device factories use when given none: the CPU unless ``set_default_device`` or ``with device:`` says."""
-    from .device import factory_device
 
     return factory_device(None)
 
@@ -74,7 +74,6 @@ def set_default_device(device) -> None:
     None means the CPU. As in PyTorch, ``from_numpy`` and ``*_like`` are not affected, and an explicit
     ``device=`` wins. A CUDA device on a machine without one is refused here, naming the reason.
     """
-    from .device import CPU, get_device, set_default
 
     if device is None:
         set_default(CPU)

@@ -33,6 +33,10 @@ import warnings
 
 import numpy as np
 
+from . import cuda, dtypes
+from .autograd.grad_mode import no_grad
+from .tensor import Tensor
+
 __all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 _DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "xla", "hpu", "ipu", "mtia", "meta", "maia", "xla")
@@ -48,7 +52,6 @@ _state = _State()
 
 
 def _cuda_available() -> bool:
-    from . import cuda
 
     return cuda.is_available()
 
@@ -64,7 +67,6 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
 
 
 def get_autocast_dtype(device_type: str = "cuda"):
-    from . import dtypes
 
     default = getattr(dtypes, "bfloat16", None) if device_type == "cpu" else dtypes.float16
     return _state.dtype.get(device_type, default)
@@ -161,7 +163,6 @@ class GradScaler:
         """``outputs * scale`` (a tensor, or tensors nested in lists/tuples); ``outputs`` itself when disabled."""
         if not self._enabled:
             return outputs
-        from .tensor import Tensor
 
         def walk(v):
             if isinstance(v, Tensor):
@@ -184,7 +185,6 @@ class GradScaler:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
         if st["stage"] == _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        from .autograd.grad_mode import no_grad
 
         inv = 1.0 / self._scale
         found = False

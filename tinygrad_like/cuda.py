@@ -12,12 +12,17 @@ True
 
 from __future__ import annotations
 
+import random as _pyrandom
+
 from .backends.cuda.probe import probe
+from .random import default_generator
+from .random import manual_seed as _seed
 
 # the runtime (compiler, pool, timing) is imported on first use: ``import tinygrad_like`` stays cheap
 
 
 def _runtime(start: bool):
+    # (the CUDA machinery loads only when it is used: importing tinygrad_like stays light)
     from .backends.cuda import runtime
 
     return runtime.get_runtime() if start else runtime.runtime_if_started()
@@ -30,11 +35,12 @@ __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_nam
 
 def __getattr__(name: str):
     if name == "Kernel":  # your own kernel from a .cu file (imports the compiler: only when asked for)
+        # (the CUDA machinery loads only when it is used: importing tinygrad_like stays light)
         from .backends.cuda.user_kernel import Kernel
 
         return Kernel
     if name == "amp":  # torch.cuda.amp: autocast and GradScaler for "cuda" (see tinygrad_like.amp)
-        from . import _cuda_amp
+        from . import _cuda_amp  # (the CUDA machinery loads only when it is used: importing tinygrad_like stays light)
 
         return _cuda_amp
     raise AttributeError(f"module 'tinygrad_like.cuda' has no attribute {name!r}")
@@ -89,6 +95,7 @@ def memory_stats() -> dict:
         return rt.pool.stats()
     if not is_available():
         raise RuntimeError(f"CUDA is not available: {unavailable_reason()}")
+    # (the CUDA machinery loads only when it is used: importing tinygrad_like stays light)
     from .backends.cuda.pool import BufferPool
 
     return BufferPool(None, None).stats()
@@ -107,7 +114,6 @@ def empty_cache() -> None:
 def manual_seed(seed: int) -> None:
     """Seed the generator CUDA ops draw from (the default one); a no-op without CUDA."""
     if is_available():
-        from .random import manual_seed as _seed
 
         _seed(int(seed))
 
@@ -119,7 +125,6 @@ def manual_seed_all(seed: int) -> None:
 def seed() -> None:
     """Seed with a random number (a no-op without CUDA)."""
     if is_available():
-        import random as _pyrandom
 
         manual_seed(_pyrandom.getrandbits(63))
 
@@ -129,7 +134,6 @@ def seed_all() -> None:
 
 
 def initial_seed() -> int:
-    from .random import default_generator
 
     return default_generator.initial_seed()
 

@@ -84,7 +84,7 @@ def digits(test_fraction: float = 0.2, seed: int = 0, images: bool = False) -> S
         raise ValueError(f"test_fraction must be a number strictly between 0 and 1, got {test_fraction!r}")
     seed = _check_int("seed", seed, 0)
     try:
-        from sklearn.datasets import load_digits
+        from sklearn.datasets import load_digits  # (an optional dependency: imported only where it is used)
     except ImportError as e:
         raise ImportError("tinygrad_like.datasets.digits() needs scikit-learn (the digits ship inside it, no "
                           "download): pip install scikit-learn") from e

@@ -171,8 +171,9 @@ def _cuda_device(spec: str) -> Device:
     if index != 0:
         raise RuntimeError(f"device '{spec}' is not available: this build drives one GPU, cuda:0 "
                            f"({status.device_count} present)")
-    from .backends.cuda.backend import CudaBackend
-    from .backends.cuda.runtime import get_runtime
+    # (a device's backend loads only when that device is first asked for: PyCUDA and the kernels stay unloaded)
+    from .backends.cuda.backend import CudaBackend  # noqa: I001 - (the comment above covers both)
+    from .backends.cuda.runtime import get_runtime  # (as the line above)
 
     return register_device("cuda", CudaBackend(get_runtime()), 0)
 
@@ -181,7 +182,7 @@ def _sim_device(spec: str) -> Device:
     """The simulated device (``backends/sim.py``): device memory and transfers of its own, NumPy compute."""
     if spec not in ("sim", "sim:0"):
         raise RuntimeError(f"device '{spec}' is not available: there is one simulated device, sim:0")
-    from .backends.sim import SimBackend
+    from .backends.sim import SimBackend  # (a device's backend loads only when that device is first asked for)
 
     return register_device("sim", SimBackend(), 0)
 

@@ -55,6 +55,9 @@ import numpy as np
 
 from . import dtypes
 from .creation import from_numpy
+from .device import get_device
+from .nn.module import Module
+from .optim.optimizer import Optimizer
 from .tensor import Tensor
 
 __all__ = ["save", "load", "load_metadata", "check_state_dict", "CheckpointError", "StateDictMismatchError",
@@ -176,8 +179,6 @@ def _is_file_object(f: Any) -> bool:
 
 def _refuse_objects(obj: Any) -> None:
     """A whole module or optimizer is saved by PyTorch as a pickle (code and all): say what to save instead."""
-    from .nn.module import Module
-    from .optim.optimizer import Optimizer
 
     if isinstance(obj, Module):
         raise TypeError(f"save: cannot save a whole module ({type(obj).__name__}): PyTorch pickles it, and "
@@ -406,7 +407,7 @@ def _check_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _write_safetensors(f: IO[bytes], arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
-    from safetensors.numpy import save as st_save
+    from safetensors.numpy import save as st_save  # (an optional dependency: imported only where it is used)
     f.write(st_save(arrays, metadata=metadata or None))
 
 
@@ -609,7 +610,7 @@ def _read_with_bfloat16(path: str, body: bytes, entries: dict) -> dict[str, np.n
 
 
 def _read_safetensors(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple[dict[str, np.ndarray], Any]:
-    from safetensors.numpy import load as st_load
+    from safetensors.numpy import load as st_load  # (an optional dependency: imported only where it is used)
     with (open(path, "rb") if raw is None else _BytesIO(raw)) as f:
         size = os.fstat(f.fileno()).st_size if raw is None else len(raw)
         head = f.read(8)
@@ -796,7 +797,6 @@ def _map_location(map_location: Any) -> Any:
         return None
     if isinstance(map_location, Mapping):
         map_location = map_location.get("cpu", "cpu")
-    from .device import get_device
 
     dev = get_device(map_location if isinstance(map_location, str) or hasattr(map_location, "backend")
                      else str(map_location))

@@ -62,7 +62,7 @@ def live_storages() -> list[Storage]:
     """Every storage still alive, oldest first (the registry holds them weakly: listing keeps nothing alive)."""
     global _tracking
     if not _tracking:
-        import gc
+        import gc  # (kept off the import path: needed only here)
         _tracking = True  # (set first: a storage made while we scan registers itself)
         _update_eager()
         objects = gc.get_objects()
@@ -76,7 +76,7 @@ def live_storages() -> list[Storage]:
 
 def _materialize_lazy(objects) -> None:
     """Give every live tensor whose storage was not made yet its storage, so a listing sees all of them."""
-    from .tensor_base import TensorBase
+    from .tensor_base import TensorBase  # (tensor_base is a higher layer: a module-level import would be a cycle)
     for o in objects:
         if issubclass(type(o), TensorBase) and o._st is None:  # (not isinstance: some objects compute __class__)
             o._storage  # noqa: B018  (the property makes it)

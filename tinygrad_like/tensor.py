@@ -94,7 +94,7 @@ class Tensor(AutogradMixin, ConversionMixin, FactoryMixin, ElementwiseMixin, Com
     __hash__ = object.__hash__  # identity, in C: tensors are dict keys in the backward engine (__eq__ is elementwise)
 
     def __init__(self, data, dtype=None, device=None, requires_grad: bool = False):
-        from .creation import tensor
+        from .creation import tensor  # (creation is a higher layer: a module-level import would be a cycle)
         t = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
         for s in TensorBase.__slots__[:-1]:  # (copies the storage slot as it is: made or not yet)
             setattr(self, s, getattr(t, s))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import dtypes
+from ._format import format_tensor
 from .autograd import grad_mode
 from .compat import Size
 from .device import CPU, Device
@@ -291,7 +292,6 @@ class TensorBase:
         return a if dtype is None else a.astype(dtype)
 
     def __repr__(self) -> str:
-        from ._format import format_tensor
         suffixes = []
         if self._dev is not CPU:
             suffixes.append(f"device='{self._dev}'")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from ..creation import zeros_like
+from ..functions import stack
+from ..tensor import Tensor
 from . import engine
 
 
@@ -14,7 +17,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     ``materialize_grads=True`` zeros instead. ``is_grads_batched=True`` treats the first dim of every
     ``grad_outputs`` entry as a batch: one backward per entry (a loop here, not vmap), results stacked.
     ``only_inputs`` is accepted and ignored, as in torch."""
-    from ..tensor import Tensor
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
@@ -51,15 +53,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             raise RuntimeError(f"One of the differentiated Tensors (inputs[{i}]) appears to not have been used "
                                f"in the graph. Set allow_unused=True if this is the desired behavior.")
         if g is None and materialize_grads:
-            from ..creation import zeros_like
             g = zeros_like(inputs[i])
         result.append(g)
     return tuple(result)
 
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
-    from ..functions import stack
-    from ..tensor import Tensor
     if grad_outputs is None:
         raise RuntimeError("is_grads_batched=True needs grad_outputs (a batch of gradients per output)")
     gos = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
@@ -74,7 +73,6 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
              grad_variables=None, inputs=None) -> None:
     """``torch.autograd.backward``: accumulate the gradients of ``tensors`` into the leaves' ``.grad`` (only
     into ``inputs``'s, when given)."""
-    from ..tensor import Tensor
     tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables

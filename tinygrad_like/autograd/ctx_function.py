@@ -132,7 +132,7 @@ class FunctionCtx(Function):
             gs = self._stash
             self._stash = [None] * len(metas)
         if self._materialize:
-            from ..creation import zeros
+            from ..creation import zeros  # (creation is a higher layer: a module-level import would be a cycle)
 
             for i, m in enumerate(metas):
                 if gs[i] is None and m is not None:
@@ -170,7 +170,7 @@ class _CtxOutput(Function):
         owner = self.owner
         stash = owner._stash
         stash[self.index] = g if stash[self.index] is None else stash[self.index] + g
-        from ..creation import zeros
+        from ..creation import zeros  # (creation is a higher layer: a module-level import would be a cycle)
 
         return zeros((), dtype=owner.out_dtype, device=g.device)  # (wakes the owner; the gradients ride along)
 

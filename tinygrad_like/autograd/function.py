@@ -92,6 +92,7 @@ class Function:
         the ops' hot path, is untouched)."""
         super().__init_subclass__(**kwargs)
         if isinstance(cls.__dict__.get("forward"), staticmethod) or "setup_context" in cls.__dict__:
+            # (ctx_function subclasses Function: a module-level import would be a cycle)
             from .ctx_function import ctx_apply
 
             if "apply" not in cls.__dict__:
@@ -370,7 +371,7 @@ def record(node: Function, inputs: tuple, out) -> Function:
 def __getattr__(name: str):
     """``torch.autograd.function``'s other names (``once_differentiable``, ``FunctionCtx``), from the ctx style."""
     if name in ("once_differentiable", "FunctionCtx"):
-        from . import ctx_function
+        from . import ctx_function  # (ctx_function subclasses Function: a module-level import would be a cycle)
 
         return getattr(ctx_function, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,6 +22,8 @@ tensor([[ 6.,  0.],
 
 from __future__ import annotations
 
+from ..creation import ones_like, zeros, zeros_like
+from ..functions import stack
 from ..tensor import Tensor
 from . import grad_mode
 from .api import grad as autograd_grad
@@ -90,8 +92,6 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                          'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                          'Otherwise, prefer to use "reverse-mode".')
-    from ..creation import zeros
-    from ..functions import stack
 
     tuple_in, inputs = _as_tuple(inputs, "inputs", "jacobian")
     inputs = _prepare(inputs, create_graph)
@@ -145,7 +145,6 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vect
             if strict:
                 raise RuntimeError("The output of the user-provided function is independent of input 0. This is "
                                    "not allowed in strict mode.")
-            from ..creation import zeros_like
             return tuple(zeros_like(x) for x in xs_p)
         gs = autograd_grad(o, xs_p, retain_graph=True, create_graph=True, allow_unused=True)
         out_g = []
@@ -153,7 +152,6 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vect
             if g is None:
                 if strict:
                     raise _independent(0, j)
-                from ..creation import zeros_like
                 g = zeros_like(x)
             out_g.append(g)
         return tuple(out_g)
@@ -186,14 +184,12 @@ def _vector(v, like: tuple, tuple_like: bool, fn: str, what: str) -> tuple:
                            "a single element." if what == "outputs" else
                            "The vector v can only be None if the input to the user-provided function is a single "
                            "Tensor with a single element.")
-    from ..creation import ones_like
     return (ones_like(like[0]),)
 
 
 def _filled(gs: tuple, like: tuple, strict: bool, create_graph: bool) -> list:
     """Each product, zeros shaped as ``like`` where it is None (an unused input or output; an error in strict
     mode), detached unless ``create_graph``."""
-    from ..creation import zeros_like
     res = []
     for j, (g, x) in enumerate(zip(gs, like)):
         if g is None:
@@ -218,7 +214,6 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), J v)``: a Jacobian-vector product, by the double-backward trick (as torch does)."""
-    from ..creation import zeros_like
 
     tuple_in, inputs = _as_tuple(inputs, "inputs", "jvp")
     inputs = _prepare(inputs, create_graph)
@@ -234,7 +229,6 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), v^T H)`` for a function with a single-element output."""
-    from ..creation import ones_like
 
     tuple_in, inputs = _as_tuple(inputs, "inputs", "vhp")
     inputs = _prepare(inputs, create_graph)

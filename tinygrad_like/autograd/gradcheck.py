@@ -17,14 +17,14 @@ class GradcheckError(RuntimeError):
 
 def _outputs(fn, inputs):
     out = fn(*inputs)
-    from ..tensor import Tensor
+    from ..tensor import Tensor  # (tensor is a higher layer: a module-level import would be a cycle)
     return (out,) if isinstance(out, Tensor) else tuple(out)
 
 
 def jacobians(fn, inputs, eps: float = 1e-6):
     """Analytic and numeric Jacobians: lists indexed [input][output] of arrays (out.numel, in.numel)."""
-    from ..tensor import Tensor
-    from .api import grad
+    from ..tensor import Tensor  # (tensor is a higher layer: a module-level import would be a cycle)
+    from .api import grad  # (autograd.api is a higher layer: a module-level import would be a cycle)
     inputs = tuple(inputs)
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     for i in diff:

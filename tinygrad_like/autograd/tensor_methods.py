@@ -50,6 +50,7 @@ class AutogradMixin:
         if retain_graph is None:
             retain_graph = create_graph
         if inputs is not None:
+            # (autograd.api is a higher layer: a module-level import would be a cycle)
             from ..autograd.api import backward
             backward(self, gradient, retain_graph, create_graph, inputs=inputs)
             return

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
+from ..device import CPU
 from .function import Function, record
 
 
@@ -37,7 +39,7 @@ class ViewOfBase(Function):
     __slots__ = ("base_shape", "positions")
 
     def backward(self, g):
-        from ..ops.indexing import IndexAdd
+        from ..ops.indexing import IndexAdd  # (ops.indexing is a higher layer: a module-level import would be a cycle)
 
         numel = int(np.prod(self.base_shape, dtype=np.int64))
         flat = IndexAdd.apply(g.reshape(-1), (numel,), (self.positions.reshape(-1),))
@@ -51,7 +53,7 @@ class WriteThroughView(Function):
     __slots__ = ("base_shape", "positions")
 
     def backward(self, g):
-        from ..ops.indexing import IndexPut
+        from ..ops.indexing import IndexPut  # (ops.indexing is a higher layer: a module-level import would be a cycle)
 
         flat = g.reshape(-1)
         where = (self.positions.reshape(-1),)
@@ -62,8 +64,6 @@ class WriteThroughView(Function):
 
 def positions(view, base) -> np.ndarray:
     """Flat (row-major) indices into ``base`` of each element of ``view`` (both over one storage)."""
-    from .. import dtypes
-    from ..device import CPU
 
     n = view._storage.numel
     every = np.arange(n, dtype=np.int64)
@@ -79,7 +79,7 @@ def positions(view, base) -> np.ndarray:
 
 
 def _positions_tensor(view, base):
-    from ..creation import tensor
+    from ..creation import tensor  # (creation is a higher layer: a module-level import would be a cycle)
 
     return tensor(positions(view, base), device=base._dev)
 
@@ -126,7 +126,7 @@ class OverlappingWrite(Function):
 
 def unusable_history(view, value, op: str) -> None:
     """After a write through a self-overlapping view with autograd: a history whose backward refuses."""
-    from ..tensor import Tensor
+    from ..tensor import Tensor  # (tensor is a higher layer: a module-level import would be a cycle)
 
     base = view._base if view._base is not None else view
     node = OverlappingWrite()

@@ -33,7 +33,7 @@ def tune_glibc_malloc() -> str:
     elif not sys.platform.startswith("linux"):
         status = f"not applicable on {sys.platform} (glibc only)"
     else:
-        import ctypes
+        import ctypes  # (kept off the import path: needed only here)
 
         try:
             libc = ctypes.CDLL(None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
-from .module import Module
+from ..tensor import Tensor
+from .module import Module, Parameter
 
 
 class Sequential(Module):
@@ -194,16 +195,12 @@ class ModuleDict(Module):
 
 def _as_parameter(value):
     """A plain tensor put in a parameter container becomes a Parameter, as in torch."""
-    from ..tensor import Tensor
-    from .module import Parameter
     if isinstance(value, Tensor) and not isinstance(value, Parameter):
         return Parameter(value)
     return value
 
 
 def _param_line(key, p) -> str:
-    from ..tensor import Tensor
-    from .module import Parameter
     if isinstance(p, Tensor):
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
         size = "x".join(str(s) for s in p.shape)
@@ -236,7 +233,6 @@ class ParameterList(Module):
         self._set(str(self._index(idx)), param)
 
     def _set(self, name: str, value) -> None:
-        from ..tensor import Tensor
         value = _as_parameter(value)
         if isinstance(value, Tensor):
             self.register_parameter(name, value)
@@ -292,7 +288,6 @@ class ParameterDict(Module):
             self.update(parameters)
 
     def _set(self, key: str, value) -> None:
-        from ..tensor import Tensor
         if not isinstance(key, str):
             raise TypeError(f"ParameterDict keys must be strings, got {type(key).__name__}")
         value = _as_parameter(value)

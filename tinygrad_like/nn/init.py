@@ -20,6 +20,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ..autograd import grad_mode
+from ..creation import eye
 from ..dtypes import float64
 from ..tensor import Tensor
 
@@ -183,7 +184,6 @@ def eye_(tensor: Tensor) -> Tensor:
     """The identity matrix (ones on the diagonal of a 2-D tensor), as torch's ``eye_``."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..creation import eye
 
     with grad_mode.no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 
 from .. import events, sites
 from ..autograd import grad_mode
+from ..creation import empty
+from ..device import Device
 from ..tensor import Tensor, TensorBase, _new
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -35,7 +37,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            from ..creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(data): expected a Tensor, got {type(data).__name__}")
@@ -388,7 +389,7 @@ class Module:
 
         Nothing is written unless every check passes, so a failed load leaves the module as it was.
         """
-        from ..io import check_state_dict
+        from ..io import check_state_dict  # (io imports this module: a module-level import would be a cycle)
         if not hasattr(state_dict, "items"):
             raise TypeError(f"expected a dict of name -> Tensor, got {type(state_dict).__name__}")
         own = self.state_dict(keep_vars=True)
@@ -434,7 +435,6 @@ class Module:
 
 
 def _device_arg(args):
-    from ..device import Device
     for a in args:
         if isinstance(a, (str, Device)):
             return a

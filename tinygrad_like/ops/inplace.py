@@ -11,6 +11,8 @@ from ..autograd import grad_mode, view_history
 from ..autograd.function import _alias
 from ..device import CPU
 from ..dtypes import DType
+from ..layout import broadcast_shapes
+from ..random import default_generator
 from ..tensor_base import TensorBase
 from . import _util, elementwise
 
@@ -164,7 +166,6 @@ class InplaceMixin:
     def _fill_random(self, op: str, kind: str, generator, *args) -> Tensor:
         if not self.dtype.is_floating_point:
             raise RuntimeError(f"{op}: expected a floating point tensor, got {self.dtype.name}")
-        from ..random import default_generator
         host = getattr(CPU.backend, kind)(generator or default_generator, self.shape, *args, self.dtype)
         return self.copy_(self._wrap(host, CPU))
 
@@ -190,7 +191,6 @@ class InplaceMixin:
         """Copy ``src``'s values (broadcast, cast, across devices) into this tensor."""
         if not isinstance(src, TensorBase):
             raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
-        from ..layout import broadcast_shapes
         try:
             ok = broadcast_shapes(self._x.shape, src._x.shape) == self._x.shape
         except ValueError:

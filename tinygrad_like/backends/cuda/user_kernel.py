@@ -131,7 +131,7 @@ class Kernel:
 
 
 def _default_arch() -> str:
-    from .probe import arch_of, probe
+    from .probe import arch_of, probe  # (probing the GPU loads the driver: only when a kernel is built)
 
     status = probe()
     return arch_of(status.devices[0][1]) if status.available else DEFAULT_ARCH

@@ -42,7 +42,7 @@ def get_worker_info() -> WorkerInfo | None:
 
 def _tqdm() -> Callable[..., Any]:
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # (an optional dependency: imported only where it is used)
     except ImportError as e:
         raise ImportError("DataLoader(progress=True) needs the tqdm package: pip install tqdm") from e
     return tqdm

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ... import random as _random
+from ...creation import tensor
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
@@ -116,7 +117,6 @@ class WeightedRandomSampler(Sampler):
                                "inf or nan)")
         if not replacement and num_samples > int((w > 0).sum()):
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-        from ...creation import tensor
 
         self.weights = tensor(w)
         self._w = w
