@@ -33,8 +33,9 @@ from .ops.arithmetic import (abs_, absolute_, addcdiv, addcmul, cos_, erf_, exp_
 from .ops.division import div
 from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin, cumsum, logsumexp, matmul, max,  # noqa: A004
                          mean, min, std, sum, var)
-from .ops.transcendental import logit
-from .ops.comparison import maximum, minimum
+from .ops.transcendental import cos, erf, logit, rsqrt, sin
+from .ops.comparison import (clamp, clip, eq, ge, gt, isnan, le, logical_and, logical_not, logical_or, logical_xor, lt,
+                             maximum, minimum, ne, sign)
 from .ops.elementwise import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.indexing import nonzero, one_hot

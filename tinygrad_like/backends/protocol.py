@@ -89,25 +89,25 @@ _TABLE: list[Primitive] = [
     Primitive("gelu_backward", "fused", "array"),
     # softmax(q @ k^T * scale + mask) @ v; the weights (the softmax) are returned for the backward
     Primitive("attention", "fused", "(out, weights)"),
-    # linalg family (issue 17): cross products, triangle indices
+    # linalg family: cross products, triangle indices
     Primitive("cross", "fused", "array"),
     *_rows("creation", "tril_indices triu_indices"),
     Primitive("svd", "fused", "(U, S, Vh)"),  # singular value decomposition (NumPy's LAPACK gesdd)
     Primitive("svdvals", "fused", "array"),
-    # sorting family (issue 17): sorts, order statistics, products and scans, sampling
+    # sorting family: sorts, order statistics, products and scans, sampling
     *_rows("movement", "sort", "(values, indices)"),
     *_rows("reduce", "topk kthvalue median mode cummax", "(values, indices)"),
     *_rows("movement", "unique unique_consecutive", "(values, inverse, counts)"),
     Primitive("searchsorted", "index", "array"),
     *_rows("reduce", "prod cumprod logcumsumexp"),
     *_rows("random", "multinomial exponential"),
-    *_rows("reduce", "bincount histc histogram"),  # counting (issue 17 follow-up): counts per value / per bin
-    # math family (issue 17): rounding, inverse trig and hyperbolic, logs/exps, remainders, bits, finiteness
+    *_rows("reduce", "bincount histc histogram"),  # counting: counts per value / per bin
+    # math family: rounding, inverse trig and hyperbolic, logs/exps, remainders, bits, finiteness
     *_rows("elementwise", "floor ceil trunc round acos asin atan tan sinh cosh asinh acosh atanh log2 log10 log1p "
                           "expm1 exp2 isinf isfinite nan_to_num bitwise_not"),
     *_rows("elementwise", "atan2 hypot copysign logaddexp logaddexp2 fmod remainder floor_divide trunc_divide xlogy "
                           "bitwise_left_shift bitwise_right_shift"),
-    # shaping family (issue 17): roll, repeat_interleave, scatter and scatter_reduce, logspace
+    # shaping family: roll, repeat_interleave, scatter and scatter_reduce, logspace
     *_rows("movement", "roll repeat_interleave"),
     *_rows("index", "scatter scatter_reduce"),
     Primitive("logspace", "creation", "array"),

@@ -17,7 +17,7 @@ from ..dtypes import int64
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .conv import Conv2d  # noqa: F401 - moved to nn/conv.py, nn/pooling.py and nn/sparse.py (issue 17)
+from .conv import Conv2d  # noqa: F401 - these layers live in nn/conv.py, nn/pooling.py and nn/sparse.py
 from .module import Module, Parameter
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401

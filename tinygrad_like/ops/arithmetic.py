@@ -377,7 +377,7 @@ exp_, log_, sqrt_, rsqrt_, relu_, sigmoid_, tanh_, abs_, neg_, sin_, cos_, erf_,
     "erf_", "absolute_", "negative_")
 
 
-# (written out: its method is ElementwiseMixin's, which lives above the ops, in mixin/)
+# (written out: the generated form would name ArithmeticMixin, and reciprocal's method is ElementwiseMixin's)
 def reciprocal(input: Tensor) -> Tensor:
     need_tensor(input, "reciprocal", "input", 1)
     return Reciprocal.apply(input)

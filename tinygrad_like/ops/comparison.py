@@ -307,7 +307,7 @@ class ComparisonMixin:
         return self._wrap(self._dev.backend.isnan(self._x), self._dev)
 
     def clamp(self, min=None, max=None):
-        if isinstance(min, TensorBase) or isinstance(max, TensorBase):  # (torch's gradients: ops/math.py)
+        if isinstance(min, TensorBase) or isinstance(max, TensorBase):  # (torch's gradients: ClampMin & co. above)
             if max is None:
                 return ClampMin.apply(self, min)
             if min is None:

@@ -8,8 +8,6 @@ The dtype rules torch applies first (what it refuses, what it computes in) are i
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import dtypes
@@ -295,42 +293,6 @@ class Reciprocal(Function):
         return (-g * (y * y),)
 
 
-class Rsqrt(Function):
-    __slots__ = ()
-    save_output = True
-
-    def forward(self, x):
-        return x._dev.backend.rsqrt(as_float(x))
-
-    def backward(self, g):
-        (y,) = self.saved_tensors
-        return (-0.5 * g * y * y * y,)
-
-
-class Sin(Function):
-    __slots__ = ()
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        return x._dev.backend.sin(as_float(x))
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        return (g * x.cos(),)
-
-
-class Cos(Function):
-    __slots__ = ()
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        return x._dev.backend.cos(as_float(x))
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        return (-g * x.sin(),)
-
-
 class Tanh(Function):
     __slots__ = ()
     save_output = True
@@ -386,18 +348,6 @@ class SigmoidBackward(Function):
     def backward(self, gg):
         g, y = self.saved_tensors
         return SigmoidBackward.apply(gg, y), gg * g * (1 - 2 * y)
-
-
-class Erf(Function):
-    __slots__ = ()
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        return x._dev.backend.erf(as_float(x))
-
-    def backward(self, g):
-        (x,) = self.saved_tensors
-        return (g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp(),)
 
 
 class Relu(Function):
@@ -507,7 +457,7 @@ class ElementwiseMixin:
     add = __add__
     sub = __sub__
     mul = __mul__
-    pow = __pow__  # (div, with its rounding_mode, and the bitwise operators live in mixin/math.py)
+    pow = __pow__  # (div, with its rounding_mode, is in ops/division.py; the bitwise operators in ops/bitwise.py)
     neg = __neg__
     abs = __abs__
 
@@ -533,31 +483,19 @@ class ElementwiseMixin:
     def sqrt(self):
         return Sqrt.apply(self)
 
-    def rsqrt(self):
-        return Rsqrt.apply(self)
-
-    def sin(self):
-        return Sin.apply(self)
-
-    def cos(self):
-        return Cos.apply(self)
-
     def tanh(self):
         return Tanh.apply(self)
 
     def sigmoid(self):
         return Sigmoid.apply(self)
 
-    def erf(self):
-        return Erf.apply(self)
-
     def relu(self):
         return Relu.apply(self)
 
 
 # ---- free functions ---------------------------------------------------------------------------------
-__all__ = ["add", "sub", "mul", "pow", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
-           "sigmoid", "erf", "relu"]
+__all__ = ["add", "sub", "mul", "pow", "neg", "abs", "exp", "log", "sqrt", "tanh",
+           "sigmoid", "relu"]
 
-(add, sub, mul, pow, neg, abs, exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf,  # noqa: A001
+(add, sub, mul, pow, neg, abs, exp, log, sqrt, tanh, sigmoid,  # noqa: A001
  relu) = free_functions(ElementwiseMixin, *__all__)

@@ -360,12 +360,73 @@ class Xlogy(Function):
         return ga, gb
 
 
+# ---- sin, cos, rsqrt and erf (their Tensor methods are below) ------------------------------------
+class Rsqrt(Function):
+    __slots__ = ()
+    save_output = True
+
+    def forward(self, x):
+        return x._dev.backend.rsqrt(as_float(x))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return (-0.5 * g * y * y * y,)
+
+
+class Sin(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._dev.backend.sin(as_float(x))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (g * x.cos(),)
+
+
+class Cos(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._dev.backend.cos(as_float(x))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (-g * x.sin(),)
+
+
+class Erf(Function):
+    __slots__ = ()
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x._dev.backend.erf(as_float(x))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp(),)
+
+
 class TranscendentalMixin:
     """Tensor methods: inverse trigonometric and hyperbolic functions, logs and exps, logit, xlogy, hypot."""
 
     __slots__ = ()
 
     # ---- trigonometric and hyperbolic ------------------------------------------------------------
+    def sin(self):
+        return Sin.apply(self)
+
+    def cos(self):
+        return Cos.apply(self)
+
+    def rsqrt(self):
+        return Rsqrt.apply(self)
+
+    def erf(self):
+        return Erf.apply(self)
+
     def acos(self) -> Tensor:
         return Acos.apply(self)
 
@@ -510,3 +571,4 @@ arccos, arcsin, arctan, arctan2, arcsinh, arccosh, arctanh = acos, asin, atan, a
 def xlogy(input, other) -> Tensor:
     """``input * log(other)``, 0 where ``input == 0``; ``input`` may be a Python number (as torch's)."""
     return Xlogy.apply(first_operand(input, other, "xlogy"), other)
+sin, cos, rsqrt, erf = free_functions(TranscendentalMixin, "sin", "cos", "rsqrt", "erf")  # (tl.<name>, not in __all__)

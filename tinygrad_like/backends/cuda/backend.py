@@ -93,7 +93,7 @@ class CudaBackend:
     is_host = False
     times_itself = True
     # cross_entropy's backward state reads the logits themselves (not a private copy of the log-probabilities):
-    # the CrossEntropy node then version-checks them, as it did before issue 15
+    # the CrossEntropy node then version-checks them
     cross_entropy_reads_logits = True
 
     def __init__(self, runtime):
