@@ -91,7 +91,8 @@ lab: $(STAMP)  ## JupyterLab, opened on the tour notebook
 	$(BIN)/jupyter lab $(LAB_FLAGS) $(LAB_ARGS) notebooks/00_tour.ipynb
 
 # Each pytest step records what it skipped (tests/skip_policy.py: under CI a skip for want of a tool fails it), and
-# the last line says, in one line, what every step skipped and why.
+# the last line says, in one line, what every step skipped and why; the line before it is tools/sz.py's count of
+# the learner's core (code lines of the six files that carry `x * y` to `loss.backward()`, against 1,500).
 test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at the first step that fails
 	rm -rf test-artifacts/skips
 	$(BIN)/ruff check .
@@ -99,6 +100,7 @@ test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at 
 	TL_TEST_STEP=without-torch $(BIN)/python tests/run_without_torch.py  # the tests that need no oracle pass without it
 	$(BIN)/python -m pytest -q $(NBVAL_FLAGS) notebooks/
 	TL_TEST_STEP=browser $(BROWSER_TEST)
+	@$(BIN)/python tools/sz.py --core  # a report, not a gate: the learner's core in code lines, against its budget
 	@$(BIN)/python tests/skip_policy.py
 
 fuzz: $(STAMP)  ## random op chains compared with PyTorch, values and gradients; prints any program that differs

@@ -1,4 +1,5 @@
-"""A character-level GPT (weight-tied, hand-written causal attention) trained on this project's README, sampled.
+"""A character-level GPT (weight-tied, hand-written causal attention) trained on a copy of this project's README,
+sampled. (``corpus.txt``: frozen, so an edit of the README does not move the test.)
 
 Written against PyTorch only. Prints one JSON line per step ({"step", "loss"}), a few {"eval_step", ...} lines,
 and a last line {"sample": [...indices...], "vocab_size": n, "text": "..."}.
@@ -15,7 +16,7 @@ import torch.nn.functional as F
 torch.manual_seed(1337)
 rng = np.random.default_rng(1337)
 
-text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")[:20000]
+text = (Path(__file__).resolve().with_name("corpus.txt")).read_text(encoding="utf-8")[:20000]
 chars = sorted(set(text))
 vocab_size = len(chars)
 stoi, itos = {ch: i for i, ch in enumerate(chars)}, dict(enumerate(chars))

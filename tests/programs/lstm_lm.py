@@ -1,4 +1,5 @@
-"""A word-level LSTM language model (2 layers, batch_first) on this project's README, truncated BPTT.
+"""A word-level LSTM language model (2 layers, batch_first) on a copy of this project's README, truncated BPTT.
+(``corpus.txt``: frozen, so an edit of the README does not move the test.)
 
 Written against PyTorch only. Prints one JSON line per step: {"step", "loss", "grad_norm"}.
 """
@@ -14,7 +15,7 @@ import torch.nn.functional as F
 torch.manual_seed(0)
 rng = np.random.default_rng(0)
 
-text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+text = (Path(__file__).resolve().with_name("corpus.txt")).read_text(encoding="utf-8")
 words = re.findall(r"[a-z]+", text.lower())[:6000]
 vocab = sorted(set(words))
 word2idx = {w: i for i, w in enumerate(vocab)}

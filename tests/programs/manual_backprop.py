@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").lower()[:8000]
+text = (Path(__file__).resolve().with_name("corpus.txt")).read_text(encoding="utf-8").lower()[:8000]
 chars = sorted(set(text))
 stoi = {s: i for i, s in enumerate(chars)}
 vocab_size = len(chars)

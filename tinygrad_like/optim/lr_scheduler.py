@@ -536,11 +536,11 @@ class SequentialLR(_ChildrenStateMixin, LRScheduler):
     every child, then performs the first child's initial step.
 
     >>> import tinygrad_like as tl
-    >>> from tinygrad_like.optim import lr_scheduler as S
+    >>> from tinygrad_like.optim.lr_scheduler import ExponentialLR, LinearLR, SequentialLR
     >>> opt = tl.optim.SGD([tl.zeros(1, requires_grad=True)], lr=1.0)
-    >>> warm = S.LinearLR(opt, start_factor=0.5, total_iters=2)
-    >>> decay = S.ExponentialLR(opt, gamma=0.5)
-    >>> sched = S.SequentialLR(opt, [warm, decay], milestones=[2])
+    >>> warm = LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> decay = ExponentialLR(opt, gamma=0.5)
+    >>> sched = SequentialLR(opt, [warm, decay], milestones=[2])
     >>> lrs = [sched.get_last_lr()[0]]
     >>> for _ in range(4):
     ...     opt.step()
@@ -596,9 +596,9 @@ class ChainedScheduler(_ChildrenStateMixin, LRScheduler):
     """Step several schedulers together each epoch, their effects multiplying (in list order).
 
     >>> import tinygrad_like as tl
-    >>> from tinygrad_like.optim import lr_scheduler as S
+    >>> from tinygrad_like.optim.lr_scheduler import ChainedScheduler, ConstantLR, ExponentialLR
     >>> opt = tl.optim.SGD([tl.zeros(1, requires_grad=True)], lr=1.0)
-    >>> sched = S.ChainedScheduler([S.ConstantLR(opt, factor=0.5, total_iters=2), S.ExponentialLR(opt, gamma=0.5)])
+    >>> sched = ChainedScheduler([ConstantLR(opt, factor=0.5, total_iters=2), ExponentialLR(opt, gamma=0.5)])
     >>> lrs = [sched.get_last_lr()[0]]
     >>> for _ in range(3):
     ...     opt.step()
