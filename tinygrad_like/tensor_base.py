@@ -351,3 +351,12 @@ class TensorBase:
     def _full_like(self, value, dtype: DType | None = None) -> Tensor:
         """A new tensor of this one's shape and device, filled with ``value``."""
         return self._wrap(self._dev.backend.full(self._x.shape, value, dtype or self.dtype), self._dev)
+
+
+def __getattr__(name: str):
+    """Pickles of device tensors made before pickling moved to :mod:`.ops.conversion` name their rebuild function
+    here: hand them the one that lives there now."""
+    if name == "_rebuild_on_device":
+        from .ops.conversion import _rebuild_on_device  # (the ops sit above this module: only for old pickles)
+        return _rebuild_on_device
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

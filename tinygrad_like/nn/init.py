@@ -20,7 +20,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ..autograd import grad_mode
-from ..creation import eye
+from ..creation import eye as _eye  # (private: nn.init's public names are torch's)
 from ..dtypes import float64
 from ..tensor import Tensor
 
@@ -186,4 +186,4 @@ def eye_(tensor: Tensor) -> Tensor:
         raise ValueError("Only tensors with 2 dimensions are supported")
 
     with grad_mode.no_grad():
-        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+        return tensor.copy_(_eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))

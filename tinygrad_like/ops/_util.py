@@ -4,6 +4,7 @@ refuses, what it computes in), bfloat16 rounding, and the free functions generat
 from __future__ import annotations
 
 import inspect
+import sys
 
 import numpy as np
 
@@ -174,17 +175,18 @@ def free_functions(mixin: type, *names: str) -> tuple:
     ``input.<name>(...)``; its signature (``input`` for ``self``) and docstring are the method's, so ``help()``
     and IDEs show the real arguments. A free function whose signature differs from its method is written by
     hand beside it."""
-    return tuple(_free_function(getattr(mixin, name), name) for name in names)
+    module = sys._getframe(1).f_globals["__name__"]  # (the module that binds the names: where pickle looks them up)
+    return tuple(_free_function(getattr(mixin, name), name, module) for name in names)
 
 
-def _free_function(method, name: str):
+def _free_function(method, name: str, module: str):
     def fn(input, *args, **kwargs):
         if not isinstance(input, TensorBase):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = method.__doc__
-    fn.__module__ = method.__module__
+    fn.__module__ = module
     try:
         sig = inspect.signature(method)
         params = list(sig.parameters.values())

@@ -96,16 +96,20 @@ class Sub(_Binary):
 
 
 class Mul(_Binary):
+    """``a * b``: the gradient of each input is ``g`` times the other (DESIGN.md's sketch of a node)."""
+
     __slots__ = ()
 
     def forward(self, a, b):
+        # saves what the gradients read (b for a's, a for b's), recording their versions now; a Python number b
+        # is kept as ``value``; then one backend primitive computes the product
         return self._scaling_forward(a, b, operands(a, b, "mul"), "mul")
 
     def backward(self, g):
-        if self.value is not None:
+        if self.value is not None:  # a * number
             return g * self.value, None
-        a, b = self.saved_tensors
-        return (None if b is None else g * b), (None if a is None else g * a)
+        a, b = self.saved_tensors  # raises if a version moved, naming the write site
+        return (None if b is None else g * b), (None if a is None else g * a)  # one gradient per input
 
 
 class Div(_Binary):

@@ -144,7 +144,7 @@ class InplaceMixin:
         return self._inplace("mul_", elementwise.Mul.apply, other)
 
     def div_(self, other, *, rounding_mode=None):
-        if rounding_mode is not None:  # (trunc or floor: see MathMixin.div)
+        if rounding_mode is not None:  # (trunc or floor: see DivisionMixin.div, ops/division.py)
             return self._inplace("div_", lambda x, o: x.div(o, rounding_mode=rounding_mode), other)
         return self._inplace("div_", elementwise.Div.apply, other)
 
