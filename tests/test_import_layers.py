@@ -85,6 +85,36 @@ def test_no_module_level_import_points_up_the_layers():
     assert upward == [], "imports that point up the layers:\n" + "\n".join(upward)
 
 
+def test_the_module_level_imports_have_no_cycle():
+    """Beyond the layers' order (which rules out cycles between layers): none inside a layer either. Importing
+    ``a.b.c`` runs the packages ``a`` and ``a.b`` first, so those count as imported too, except a module's own
+    packages (Python has started them before the module: that is how a package's ``__init__`` re-exports it)."""
+    graph: dict[str, set[str]] = {}
+    for path, name, package, is_package in modules():
+        tree = ast.parse(path.read_text())
+        top = [n for stmt in tree.body if not isinstance(stmt, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+               and not is_type_checking(stmt) for n in ast.walk(stmt) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        targets = {t for n in top for t in imported(n, package, is_package)}
+        with_packages = targets | {".".join(t.split(".")[:i]) for t in targets for i in range(1, t.count(".") + 1)}
+        graph[name] = {t for t in with_packages if t and t != name and not name.startswith(t + ".")}
+    done: set[str] = set()
+
+    def visit(node: str, trail: list[str]) -> list[str] | None:
+        if node in trail:
+            return trail[trail.index(node):] + [node]
+        if node in done:
+            return None
+        for nxt in sorted(graph.get(node, ())):
+            found = visit(nxt, trail + [node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    cycles = [c for c in (visit(m, []) for m in sorted(graph)) if c]
+    assert cycles == [], "an import cycle: " + " -> ".join(cycles[0])
+
+
 def test_every_import_inside_a_function_says_why():
     silent = []
     for path, _, _, _ in modules():

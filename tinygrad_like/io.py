@@ -407,7 +407,7 @@ def _check_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _write_safetensors(f: IO[bytes], arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
-    from safetensors.numpy import save as st_save  # (an optional dependency: imported only where it is used)
+    from safetensors.numpy import save as st_save  # (loaded at the first save: import tinygrad_like stays light)
     f.write(st_save(arrays, metadata=metadata or None))
 
 
@@ -610,7 +610,7 @@ def _read_with_bfloat16(path: str, body: bytes, entries: dict) -> dict[str, np.n
 
 
 def _read_safetensors(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple[dict[str, np.ndarray], Any]:
-    from safetensors.numpy import load as st_load  # (an optional dependency: imported only where it is used)
+    from safetensors.numpy import load as st_load  # (loaded at the first load: import tinygrad_like stays light)
     with (open(path, "rb") if raw is None else _BytesIO(raw)) as f:
         size = os.fstat(f.fileno()).st_size if raw is None else len(raw)
         head = f.read(8)

@@ -17,6 +17,7 @@ one record rather than stored again (the records: :mod:`.write_history`). ``fenc
 
 from __future__ import annotations
 
+import gc
 import itertools
 import weakref
 from collections import deque
@@ -62,7 +63,6 @@ def live_storages() -> list[Storage]:
     """Every storage still alive, oldest first (the registry holds them weakly: listing keeps nothing alive)."""
     global _tracking
     if not _tracking:
-        import gc  # (kept off the import path: needed only here)
         _tracking = True  # (set first: a storage made while we scan registers itself)
         _update_eager()
         objects = gc.get_objects()

@@ -33,7 +33,7 @@ def tune_glibc_malloc() -> str:
     elif not sys.platform.startswith("linux"):
         status = f"not applicable on {sys.platform} (glibc only)"
     else:
-        import ctypes  # (kept off the import path: needed only here)
+        import ctypes  # (only on Linux, where glibc's malloc is tuned)
 
         try:
             libc = ctypes.CDLL(None)
