@@ -107,6 +107,8 @@ class DataLoader:
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
                              "to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2  # (torch's default once there are workers)
         if prefetch_factor is not None and prefetch_factor < 0:
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
@@ -258,8 +260,9 @@ class DataLoader:
                 yield collate(ds[i])
             return
         bs = self.batch_sampler
-        # (drawn now, when the epoch starts, from the generator as it stands, so manual_seed applies)
-        idx_batches = bs._batches() if isinstance(bs, BatchSampler) else bs
+        # (drawn as the batches are read, from the generator as it stands when the epoch starts)
+        own = isinstance(bs, BatchSampler) and type(bs).__iter__ is BatchSampler.__iter__
+        idx_batches = bs._batches() if own else bs
         if self._fast():
             for idx in idx_batches:
                 yield list(ds.take(np.asarray(idx, dtype=np.int64)))

@@ -1,12 +1,15 @@
 """Samplers, as ``torch.utils.data.sampler``: which indices a ``DataLoader`` visits, and in which batches.
 
 Random samplers draw from a ``tl.Generator`` (``generator=``) or the default one (so ``tl.manual_seed`` makes
-them reproducible), once per epoch when iteration starts. The orders are NumPy's Philox draws, not PyTorch's
+them reproducible), when iteration starts and as it goes: constructing one, or asking its ``len``, draws
+nothing, and no sampler holds more than one pass over its data source at once (``num_samples=int(1e10)`` costs
+nothing until read). The orders are NumPy's Philox draws, not PyTorch's
 (same distribution, other numbers): compare with PyTorch by passing the same explicit order.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -18,8 +21,21 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
            "BatchSampler"]
 
 
+_CHUNK = 32  # indices drawn per step with replacement, as torch's RandomSampler: iteration never holds them all
+
+
 def _np_gen(generator) -> np.random.Generator:
     return (generator if generator is not None else _random.default_generator).np_generator()
+
+
+def _epoch_gen(generator) -> np.random.Generator:
+    """The stream one epoch draws from: ``generator`` itself, or (as torch) a private stream seeded by one draw
+    off the default generator when the epoch starts, so drawing its indices chunk by chunk does not interleave
+    with the training loop's own draws from the default generator."""
+    if generator is not None:
+        return generator.np_generator()
+    seed = int(_random.default_generator.np_generator().integers(0, 1 << 63))
+    return np.random.Generator(np.random.Philox(seed))
 
 
 class Sampler:
@@ -38,8 +54,11 @@ class SequentialSampler(Sampler):
     def __init__(self, data_source) -> None:
         self.data_source = data_source
 
-    def _order(self) -> np.ndarray:
-        return np.arange(len(self.data_source))
+    def _index_chunks(self) -> Iterator[np.ndarray]:
+        n = len(self.data_source)
+        step = max(_CHUNK, 1 << 16)  # (no randomness to keep in step with torch: large slices are cheaper)
+        for start in range(0, n, step):
+            yield np.arange(start, min(start + step, n), dtype=np.int64)
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(len(self.data_source)))
@@ -49,8 +68,10 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """A random order of the samples: a permutation (several, for ``num_samples`` > len), or ``num_samples``
-    draws with replacement."""
+    """A random order of the samples: permutations of them (several, for ``num_samples`` > len, the last one cut
+    short), or ``num_samples`` draws with replacement. Nothing is drawn before iteration, and iteration draws as
+    it goes (32 indices at a time with replacement, one permutation of the data at a time without), so
+    ``num_samples=int(1e10)`` costs nothing until read, as torch's."""
 
     def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
                  generator=None) -> None:
@@ -68,25 +89,37 @@ class RandomSampler(Sampler):
     def num_samples(self) -> int:
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
-    def _order(self) -> np.ndarray:
+    def _index_chunks(self) -> Iterator[np.ndarray]:
         n, k = len(self.data_source), self.num_samples
-        g = _np_gen(self.generator)
+        if n == 0:  # (the same error types as torch's, which fail here too, with words that say why)
+            if self.replacement:
+                raise RuntimeError(f"RandomSampler: cannot draw {k} samples with replacement from an empty "
+                                   f"data_source")
+            raise ZeroDivisionError(f"RandomSampler: cannot permute an empty data_source to draw {k} samples")
+        g = _epoch_gen(self.generator)
         if self.replacement:
-            return g.integers(0, n, size=k)
-        if k == n:
-            return g.permutation(n)
-        parts = [g.permutation(n) for _ in range(-(-k // n))]
-        return np.concatenate(parts)[:k]
+            full, rest = divmod(k, _CHUNK)
+            for _ in range(full):
+                yield g.integers(0, n, size=_CHUNK, dtype=np.int64)
+            if rest:
+                yield g.integers(0, n, size=rest, dtype=np.int64)
+            return
+        full, rest = divmod(k, n)
+        for _ in range(full):
+            yield g.permutation(n)
+        if rest:
+            yield g.permutation(n)[:rest]
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._order().tolist())
+        for chunk in self._index_chunks():
+            yield from chunk.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
 
 
 class SubsetRandomSampler(Sampler):
-    """The given ``indices`` in a random order."""
+    """The given ``indices`` in a random order (one permutation of them per epoch, drawn when reading starts)."""
 
     def __init__(self, indices: Sequence[int], generator=None) -> None:
         self.indices = indices
@@ -101,7 +134,11 @@ class SubsetRandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
-    """``num_samples`` indices in ``[0, len(weights))`` drawn with probability proportional to ``weights``."""
+    """``num_samples`` indices in ``[0, len(weights))`` drawn with probability proportional to ``weights``.
+
+    With replacement they are drawn as read, 32 at a time; without, all at once when reading starts (at most
+    ``len(weights)`` of them), and once the positive weights are used up the zero-weight indices follow, as
+    torch's. Bad weights are refused here, with torch's words, where torch refuses them at the first read."""
 
     def __init__(self, weights, num_samples: int, replacement: bool = True, generator=None) -> None:
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
@@ -112,10 +149,13 @@ class WeightedRandomSampler(Sampler):
                        else weights, dtype=np.float64)
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
-        if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0, or a weight negative, "
-                               "inf or nan)")
-        if not replacement and num_samples > int((w > 0).sum()):
+        if (w < 0).any() or np.isnan(w).any():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if np.isinf(w).any():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+        if w.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if not replacement and num_samples > len(w):
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
 
         self.weights = tensor(w)
@@ -124,10 +164,23 @@ class WeightedRandomSampler(Sampler):
         self.replacement = replacement
         self.generator = generator
 
+    def _index_chunks(self) -> Iterator[np.ndarray]:
+        g, p = _np_gen(self.generator), self._w / self._w.sum()
+        if not self.replacement:
+            # (exponential races: the k smallest of Exp(1) / w; a zero weight's time is inf, so it comes last)
+            with np.errstate(divide="ignore"):
+                times = g.standard_exponential(len(p)) / self._w
+            yield np.argsort(times, kind="stable")[:self.num_samples].astype(np.int64)
+            return
+        full, rest = divmod(self.num_samples, _CHUNK)
+        for _ in range(full):
+            yield g.choice(len(p), size=_CHUNK, p=p).astype(np.int64)
+        if rest:
+            yield g.choice(len(p), size=rest, p=p).astype(np.int64)
+
     def __iter__(self) -> Iterator[int]:
-        p = self._w / self._w.sum()
-        return iter(_np_gen(self.generator).choice(len(p), size=self.num_samples, replace=self.replacement,
-                                                   p=p).tolist())
+        for chunk in self._index_chunks():
+            yield from chunk.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -150,18 +203,21 @@ class BatchSampler(Sampler):
         self.batch_size = int(batch_size)
         self.drop_last = bool(drop_last)
 
-    def _batches(self) -> Iterator:
-        """Index arrays per batch (NumPy slices of one order array when the sampler can give it at once)."""
-        own = type(self.sampler).__iter__ in (SequentialSampler.__iter__, RandomSampler.__iter__)
-        order_of = self.sampler._order if own else None
-        if order_of is None:
-            yield from (np.asarray(b, dtype=np.int64) for b in self)
-            return
-        order, bs = order_of(), self.batch_size
-        n = len(order)
-        stop = n - n % bs if self.drop_last else n
-        for start in range(0, stop, bs):
-            yield order[start:start + bs]
+    def _batches(self) -> Iterator[np.ndarray]:
+        """Index arrays per batch, cut from the sampler's chunks as they are drawn (never all at once)."""
+        bs, pending, have = self.batch_size, [], 0
+        for chunk in _index_chunks(self.sampler):
+            pending.append(chunk)
+            have += len(chunk)
+            if have < bs:
+                continue
+            joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
+            cut = have - have % bs
+            for start in range(0, cut, bs):
+                yield joined[start:start + bs]
+            pending, have = [joined[cut:]], have - cut
+        if have and not self.drop_last:
+            yield np.concatenate(pending)
 
     def __iter__(self) -> Iterator[list[int]]:
         batch: list[int] = []
@@ -176,3 +232,15 @@ class BatchSampler(Sampler):
     def __len__(self) -> int:
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+def _index_chunks(sampler) -> Iterator[np.ndarray]:
+    """``sampler``'s indices in order, as int64 arrays: our samplers' own chunks, or (for any other iterable of
+    indices, or a subclass that reorders them in its own ``__iter__``) ``__iter__``'s, ``_CHUNK`` at a time."""
+    own = (SequentialSampler.__iter__, RandomSampler.__iter__, WeightedRandomSampler.__iter__)
+    if type(sampler).__iter__ in own:
+        yield from sampler._index_chunks()
+        return
+    it = iter(sampler)
+    while chunk := list(itertools.islice(it, _CHUNK)):
+        yield np.asarray(chunk, dtype=np.int64)
