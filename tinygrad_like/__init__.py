@@ -9,6 +9,7 @@ tensor([2., 4., 6.])
 
 __version__ = "0.1.0"
 
+import math as _math
 import warnings as _warnings
 
 from . import autograd, events, sites
@@ -64,6 +65,9 @@ from .amp import autocast  # noqa: E402
 from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
 from .dropin import install_as_torch, uninstall_torch_alias  # noqa: E402
 from .compat import Size, compile  # noqa: E402, A004 - torch's names
+from . import distributed, jit, legacy, onnx  # noqa: E402 - (distributed, jit, onnx: in one process)
+from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
+                     HalfTensor, IntTensor, LongTensor, ShortTensor, as_tensor, is_storage, is_tensor)
 
 # NumPy's floating-point RuntimeWarnings (divide by zero, invalid value, overflow) raised inside our own code
 # are not the user's business: the result is IEEE's (inf, nan), as in PyTorch, which prints nothing. The filter
@@ -72,6 +76,7 @@ from .compat import Size, compile  # noqa: E402, A004 - torch's names
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tinygrad_like(\.|$)")
 
 half, float, double, long, int, short = float16, float32, float64, int64, int32, int16  # noqa: A001 - torch's aliases
+inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None  # torch's constants (Python floats, None)
 
 __all__ = [
     "nn", "optim", "utils", "datasets", "cuda", "linalg", "save", "load",
@@ -88,6 +93,7 @@ __all__ = [
     "set_default_dtype",
 ]
 # the op families' free functions, so that ``from tinygrad_like import *`` has them too
+__all__ += ["distributed", "jit", "onnx", "inf", "nan", "pi", "e", "newaxis", *legacy.__all__]
 __all__ += ["return_types", "Size", "compile", *ops.rounding.__all__, *ops.transcendental.__all__,
             *ops.division.__all__, *ops.arithmetic.__all__, *ops.comparison.__all__, *ops.bitwise.__all__,
             *ops.sorting.__all__, *ops.scans.__all__,

@@ -37,7 +37,8 @@ from .sparse import *  # noqa: F403
 from .sparse import __all__ as _sparse
 from .transformer import *  # noqa: F403
 from .transformer import __all__ as _transformer
+from . import parallel  # noqa: E402 - (after Module: it wraps one)
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "functional", "init", "utils", *_layers, *_activation, *_normalization, *_padding, *_pairwise, *_loss,
-           *_rnn, *_transformer, *_conv, *_pooling, *_resample, *_sparse]
+           "functional", "init", "utils", "parallel", *_layers, *_activation, *_normalization, *_padding, *_pairwise,
+           *_loss, *_rnn, *_transformer, *_conv, *_pooling, *_resample, *_sparse]

@@ -18,6 +18,27 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from these f
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
+# torch's legacy type names (``x.type()``, ``x.type('torch.LongTensor')``, ``torch.LongTensor``)
+TYPE_NAMES = {dtypes.float32: "FloatTensor", dtypes.float64: "DoubleTensor", dtypes.float16: "HalfTensor",
+              dtypes.bfloat16: "BFloat16Tensor", dtypes.int64: "LongTensor", dtypes.int32: "IntTensor",
+              dtypes.int16: "ShortTensor", dtypes.int8: "CharTensor", dtypes.uint8: "ByteTensor",
+              dtypes.bool_: "BoolTensor"}
+_BY_TYPE_NAME = {name: dt for dt, name in TYPE_NAMES.items()}
+
+
+def type_name(dtype: DType, device_type: str = "cpu") -> str:
+    """torch's legacy name of a tensor type: ``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``."""
+    return f"torch.{'' if device_type == 'cpu' else device_type + '.'}{TYPE_NAMES[dtype]}"
+
+
+def _parse_type_name(name: str) -> tuple[DType, str]:
+    """``'torch.LongTensor'`` -> (int64, 'cpu'); ``'torch.cuda.FloatTensor'`` -> (float32, 'cuda')."""
+    parts = name.split(".")
+    if len(parts) in (2, 3) and parts[0] == "torch" and parts[-1] in _BY_TYPE_NAME:
+        return _BY_TYPE_NAME[parts[-1]], "cpu" if len(parts) == 2 else parts[1]
+    raise ValueError(f"invalid type: {name!r} (expected a legacy type name such as 'torch.LongTensor' or "
+                     f"'torch.cuda.FloatTensor', or a dtype such as torch.int64)")
+
 
 class Cast(Function):
     __slots__ = ("src_dtype",)
@@ -104,8 +125,21 @@ class ConversionMixin:
             out = self.clone()
         return out
 
-    def type(self, dtype=None):
-        return self.dtype.name if dtype is None else self.to(dtype)
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """torch's ``Tensor.type``: without ``dtype``, the legacy type name (``'torch.FloatTensor'``); with one (a
+        dtype, a name such as ``'torch.LongTensor'``, or a class such as ``torch.LongTensor``), this tensor cast to
+        it (itself when it already is)."""
+        if dtype is None:
+            return type_name(self.dtype, self._dev.type)
+        if isinstance(dtype, str):
+            dt, device = _parse_type_name(dtype)
+            return self.to(device=device, dtype=dt)
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), DType):  # (torch.LongTensor)
+            return self.to(dtype.dtype)
+        if not isinstance(dtype, DType):  # (torch refuses Python's float/int here, though .to() takes them)
+            raise ValueError(f"invalid type: {getattr(dtype, '__name__', dtype)!r} (expected a dtype such as "
+                             f"torch.int64, a name such as 'torch.LongTensor', or a class such as torch.LongTensor)")
+        return self.to(dtype)
 
     def float(self):
         return self.to(dtypes.float32)
