@@ -6,7 +6,9 @@ The names come from torch itself, never from a list typed by hand. For each modu
   names that start with an underscore (``torch.utils.data`` exports ``_DatasetKind``). From either list we drop
   - module objects other than the module's own submodules (``math``, ``np`` and ``warnings`` imported into a
     module are not torch's surface; ``torch.nn.functional`` is a name of ``torch.nn``, and ``torch.backends.cudnn``
-    one of ``torch.backends``, as ``import torch.backends.cudnn`` needs it);
+    one of ``torch.backends``, as ``import torch.backends.cudnn`` needs it). A package without ``__all__`` has its
+    public submodules counted from its directory, imported or not: ``dir()`` lists only those something imported
+    already, which would make the census depend on what ran before it;
   - classes and functions whose ``__module__`` is not ``torch`` or under ``torch.`` (re-exports of ``typing``,
     ``collections.abc``, ``datetime``...);
   - for a module without ``__all__`` only: plain values whose type is not defined in a public torch module
@@ -41,6 +43,7 @@ import argparse
 import importlib
 import inspect
 import json
+import pkgutil
 import sys
 import types
 import warnings
@@ -112,6 +115,14 @@ def torch_public_names(module_name: str) -> dict[str, object]:
     declared = getattr(module, "__all__", None)
     names = [n for n in (declared if declared is not None else dir(module)) if not n.startswith("_")]
     public: dict[str, object] = {}
+    if declared is None and hasattr(module, "__path__"):
+        # A package's submodules, from its directory rather than from ``dir()``: ``dir()`` lists only the ones
+        # something has imported so far, so the census would depend on what ran before it. (Named, not imported:
+        # importing every submodule of torch.distributed would be slow and could fail on optional dependencies.)
+        for sub in pkgutil.iter_modules(module.__path__):
+            if not sub.name.startswith("_"):
+                public[sub.name] = types.ModuleType(f"{module_name}.{sub.name}")
+        names = [n for n in names if not isinstance(getattr(module, n, None), types.ModuleType)]
     for name in names:
         if not hasattr(module, name):
             continue  # (an ``__all__`` entry the module does not define is not a name a program can use)
