@@ -13,12 +13,13 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
-import torch.distributed as tdist
 
 import tinygrad_like as tl
 import tinygrad_like.distributed as dist
 from tinygrad_like.nn.parallel import DataParallel, DistributedDataParallel
+
+torch = pytest.importorskip("torch")
+tdist = pytest.importorskip("torch.distributed")
 
 LEGACY = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
           "CharTensor", "ByteTensor", "BoolTensor"]

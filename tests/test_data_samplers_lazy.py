@@ -10,11 +10,12 @@ import tracemalloc
 
 import numpy as np
 import pytest
-import torch
-import torch.utils.data as td
 
 import tinygrad_like as tl
 import tinygrad_like.utils.data as tld
+
+torch = pytest.importorskip("torch")
+td = pytest.importorskip("torch.utils.data")
 
 BIG = int(1e10)
 NAMES = ("Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
