@@ -14,7 +14,7 @@ import tinygrad_like
 ROOT = Path(tinygrad_like.__file__).parent
 # lowest first; a module is in the layer of the longest prefix that names it
 LAYERS = [
-    ["dtypes", "events", "sites", "compat", "_format", "random", "write_history"],
+    ["dtypes", "events", "sites", "compat", "_format", "random", "write_history", "unsupported"],
     ["layout"],
     ["storage"],
     ["device", "backends"],

@@ -74,6 +74,14 @@ def test_every_name_listed_as_not_implemented_is_a_missing_torch_name(fresh):
         assert reason, f"{module}.{name} is listed without a reason"
 
 
+def test_the_census_knows_the_mark_of_names_that_only_raise():
+    from tinygrad_like import unsupported
+
+    assert torch_census.UNSUPPORTED_MARK == unsupported.MARK
+    probe = unsupported.unsupported_function("torch.probe", "a reason")
+    assert unsupported.is_unsupported(probe) and getattr(probe, torch_census.UNSUPPORTED_MARK) == "a reason"
+
+
 def test_the_census_reads_signatures_and_finds_gaps():
     """The rule is the script's docstring's: checked on names whose answer is known without the census."""
     sample = torch_census.census_of("torch.nn.utils.rnn")

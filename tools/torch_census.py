@@ -24,6 +24,9 @@ The names come from torch itself, never from a list typed by hand. For each modu
   same order (a leading ``self`` dropped on both). A name is *mismatched* only when both signatures exist and differ;
   torch's C functions expose no signature, and a torch signature of bare ``*args, **kwargs`` says nothing, so those
   names are not compared and count as matching.
+* **present as a clear error**: a name tinygrad_like has only so that using it raises an error saying why it cannot
+  do its job here (``tinygrad_like/unsupported.py`` marks them). It counts as present, and the table shows how many
+  of the present names are such, and the coverage without them.
 * **learner-facing** modules (:data:`LEARNER_FACING`) are the ones a program that builds and trains a model touches:
   torch, Tensor, nn and its functional/init/utils, optim and its schedulers, autograd with functional and grad_mode,
   utils.data, linalg. The others (special, fft, distributions, the device and deployment modules) are counted, not
@@ -55,6 +58,7 @@ CENSUS_DIR = ROOT / "tests" / "torch_census"
 TABLE_PATH = CENSUS_DIR / "coverage.md"
 JSON_PATH = CENSUS_DIR / "coverage.json"
 REASONS_PATH = CENSUS_DIR / "not_implemented.md"
+UNSUPPORTED_MARK = "__tinygrad_like_unsupported__"  # (= tinygrad_like.unsupported.MARK; the package loads late)
 TENSOR = "torch.Tensor"  # (a class, not a module: its names are its methods and properties)
 
 LEARNER_FACING = (
@@ -80,6 +84,8 @@ class ModuleCensus:
     ours_imports: bool
     present: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    # present names whose object only raises a clear error (``tinygrad_like.unsupported``): they exist, do no work
+    clear_error: list[str] = field(default_factory=list)
     # name -> (torch's parameter names, ours) for the present names whose parameters differ
     mismatched: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
@@ -95,7 +101,7 @@ class ModuleCensus:
     def as_json(self) -> dict:
         return {"learner_facing": self.learner_facing, "imports": self.ours_imports, "total": self.total,
                 "present": sorted(self.present), "missing": sorted(self.missing),
-                "mismatched": sorted(self.mismatched)}
+                "clear_error": sorted(self.clear_error), "mismatched": sorted(self.mismatched)}
 
 
 def _is_torch_module_name(name: str | None) -> bool:
@@ -214,6 +220,10 @@ def census_of(module_name: str) -> ModuleCensus:
                 continue
             result.present.append(name)
             our_obj = getattr(counterpart, name, None)
+            if isinstance(torch_obj, types.ModuleType):
+                our_obj = _resolve_ours(f"{module_name}.{name}")
+            if getattr(our_obj, UNSUPPORTED_MARK, None) is not None:
+                result.clear_error.append(name)
             torch_params, our_params = parameter_names(torch_obj), parameter_names(our_obj)
             if torch_params is None or our_params is None or _says_nothing(torch_params, torch_obj):
                 continue
@@ -221,6 +231,7 @@ def census_of(module_name: str) -> ModuleCensus:
                 result.mismatched[name] = (torch_params, our_params)
     result.present.sort()
     result.missing.sort()
+    result.clear_error.sort()
     return result
 
 
@@ -260,23 +271,31 @@ def render_table(data: dict) -> str:
         "\"matching parameters\" means, which modules are learner-facing) are in the script's docstring; names left "
         "out on purpose are in `not_implemented.md`.",
         "",
-        "| module | learner-facing | imports | names in torch | present | with matching parameters | coverage | "
-        "with torch's parameters | not implemented, with reason |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "A name *present as a clear error* exists and raises an error that says why it cannot do its job here "
+        "(quantized and sparse tensors, TorchScript internals, vendor kernels: `tinygrad_like/unsupported.py`); "
+        "*working* counts the present names without those.",
+        "",
+        "| module | learner-facing | imports | names in torch | present | of which a clear error | working | "
+        "with matching parameters | coverage | working coverage | with torch's parameters | "
+        "not implemented, with reason |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    sums = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}
+    sums = {True: [0, 0, 0, 0, 0], False: [0, 0, 0, 0, 0]}
     for name, entry in data["modules"].items():
         total, present = entry["total"], len(entry["present"])
         matching = present - len(entry["mismatched"])
         reasoned = len(entry.get("not_implemented", []))
+        clear = len(entry.get("clear_error", []))
         lines.append(f"| `{name}` | {'yes' if entry['learner_facing'] else 'no'} | "
-                     f"{'yes' if entry['imports'] else 'no'} | {total} | {present} | {matching} | "
-                     f"{_percent(present, total)} | {_percent(matching, total)} | {reasoned} |")
-        for i, value in enumerate((total, present, matching, reasoned)):
+                     f"{'yes' if entry['imports'] else 'no'} | {total} | {present} | {clear} | {present - clear} | "
+                     f"{matching} | {_percent(present, total)} | {_percent(present - clear, total)} | "
+                     f"{_percent(matching, total)} | {reasoned} |")
+        for i, value in enumerate((total, present, matching, reasoned, clear)):
             sums[entry["learner_facing"]][i] += value
     for facing, label in ((True, "all learner-facing"), (False, "all others")):
-        total, present, matching, reasoned = sums[facing]
-        lines.append(f"| **{label}** | | | {total} | {present} | {matching} | {_percent(present, total)} | "
+        total, present, matching, reasoned, clear = sums[facing]
+        lines.append(f"| **{label}** | | | {total} | {present} | {clear} | {present - clear} | {matching} | "
+                     f"{_percent(present, total)} | {_percent(present - clear, total)} | "
                      f"{_percent(matching, total)} | {reasoned} |")
     return "\n".join(lines) + "\n"
 
