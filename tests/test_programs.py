@@ -73,7 +73,7 @@ PROGRAMS: dict[str, str | None] = {
     "lr_schedulers": None,
     "grad_accum_clip": None,
     "dataset_workers": "len(iter(loader)) fails: the iterator is a generator",
-    "hooks_init": "no Module.register_full_backward_hook",
+    "hooks_init": None,
     "resnet_tiny": None,
 }
 # modules the programs import from beside them (plain PyTorch too, not programs themselves)

@@ -14,10 +14,12 @@ The names come from torch itself, never from a list typed by hand. For each modu
   - for a module without ``__all__`` only: plain values whose type is not defined in a public torch module
     (documentation dicts such as ``reproducibility_notes``, ``TYPE_CHECKING``, loggers, deprecated aliases of
     private types). Values listed in an ``__all__`` (``torch.pi``, the dtypes) are kept: torch publishes them.
-  ``torch.Tensor``'s names are those of ``dir(torch.Tensor)`` without a leading underscore (methods and properties).
+  ``torch.Tensor``'s names are those of ``dir(torch.Tensor)`` without a leading underscore (methods and properties);
+  likewise ``torch.nn.Module``'s and ``torch.optim.Optimizer``'s (:data:`CLASSES`), whose methods programs call as
+  much as any module's functions.
 * **the corresponding place** in tinygrad_like: ``torch.X.Y`` -> ``tinygrad_like.X.Y`` (a submodule, or a
   module-valued attribute, as the ``torch`` alias of ``tinygrad_like.dropin`` resolves them); ``torch.Tensor`` ->
-  ``tinygrad_like.Tensor`` (its class, and the attributes an instance carries). When tinygrad_like lacks the module,
+  ``tinygrad_like.Tensor`` (its class, and the attributes an instance carries; the same for the other classes). When tinygrad_like lacks the module,
   every name in it counts as missing; so does a submodule found outside the imported package's directory (an
   editable install of another checkout supplies those).
 * **parameters agree** when ``inspect.signature`` works on both objects and gives the same parameter names in the
@@ -60,11 +62,17 @@ JSON_PATH = CENSUS_DIR / "coverage.json"
 REASONS_PATH = CENSUS_DIR / "not_implemented.md"
 UNSUPPORTED_MARK = "__tinygrad_like_unsupported__"  # (= tinygrad_like.unsupported.MARK; the package loads late)
 TENSOR = "torch.Tensor"  # (a class, not a module: its names are its methods and properties)
+# classes whose methods a program calls as much as any module's functions: name -> how to make one of ours
+CLASSES = {
+    TENSOR: "zeros(2, 2)",
+    "torch.nn.Module": "nn.Linear(2, 2)",
+    "torch.optim.Optimizer": "optim.SGD([nn.Parameter(zeros(2))], lr=0.1)",
+}
 
 LEARNER_FACING = (
-    "torch", TENSOR, "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
+    "torch", TENSOR, "torch.nn", "torch.nn.Module", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
     "torch.nn.utils.clip_grad", "torch.nn.utils.parametrizations", "torch.nn.utils.parametrize", "torch.optim",
-    "torch.optim.lr_scheduler", "torch.autograd", "torch.autograd.functional", "torch.autograd.grad_mode",
+    "torch.optim.Optimizer", "torch.optim.lr_scheduler", "torch.autograd", "torch.autograd.functional", "torch.autograd.grad_mode",
     "torch.utils.data", "torch.linalg",
 )
 OTHERS = (
@@ -114,9 +122,11 @@ def _is_public_torch_module_name(name: str | None) -> bool:
 
 def torch_public_names(module_name: str) -> dict[str, object]:
     """torch's public names of one module (or of ``torch.Tensor``), with their objects; the rule is the docstring's."""
-    if module_name == TENSOR:
+    if module_name in CLASSES:
         import torch  # (waits: the census imports torch only when asked, so --help works without it)
-        return {name: getattr(torch.Tensor, name) for name in dir(torch.Tensor) if not name.startswith("_")}
+        module, _, cls_name = module_name.rpartition(".")
+        cls = getattr(importlib.import_module(module), cls_name)
+        return {name: getattr(cls, name) for name in dir(cls) if not name.startswith("_")}
     module = importlib.import_module(module_name)
     declared = getattr(module, "__all__", None)
     names = [n for n in (declared if declared is not None else dir(module)) if not n.startswith("_")]
@@ -160,8 +170,9 @@ def _resolve_ours(module_name: str) -> object | None:
     """tinygrad_like's counterpart of a torch module (or of ``torch.Tensor``); None when it has none."""
     rest = module_name.removeprefix("torch").lstrip(".")
     name = f"tinygrad_like.{rest}" if rest else "tinygrad_like"
-    if module_name == TENSOR:
-        return importlib.import_module("tinygrad_like").Tensor
+    if module_name in CLASSES:
+        module, _, cls_name = name.rpartition(".")
+        return getattr(importlib.import_module(module), cls_name)
     try:
         module = importlib.import_module(name)
         return module if _in_this_package(module) else None
@@ -176,12 +187,12 @@ def _resolve_ours(module_name: str) -> object | None:
     return obj if isinstance(obj, types.ModuleType) else None
 
 
-def _our_names(counterpart: object) -> set[str]:
-    """The names tinygrad_like's counterpart answers to: a module's attributes, or a Tensor's (class and instance)."""
+def _our_names(counterpart: object, module_name: str) -> set[str]:
+    """The names tinygrad_like's counterpart answers to: a module's attributes, or a class's and an instance's."""
     names = set(dir(counterpart))
-    if inspect.isclass(counterpart):  # Tensor: attributes set in __init__ live on the instance only
+    if module_name in CLASSES:  # (attributes set in __init__ live on the instance only)
         import tinygrad_like  # (waits: the census imports the package under test only when it runs)
-        names |= set(dir(tinygrad_like.zeros(2, 2)))
+        names |= set(dir(eval(CLASSES[module_name], vars(tinygrad_like))))
     return names
 
 
@@ -209,7 +220,7 @@ def census_of(module_name: str) -> ModuleCensus:
         theirs = torch_public_names(module_name)
         counterpart = _resolve_ours(module_name)
         result = ModuleCensus(module_name, module_name in LEARNER_FACING, counterpart is not None)
-        ours = _our_names(counterpart) if counterpart is not None else set()
+        ours = _our_names(counterpart, module_name) if counterpart is not None else set()
         for name, torch_obj in theirs.items():
             if isinstance(torch_obj, types.ModuleType):  # (as ``import torch.X.name`` under the alias finds it)
                 has_it = counterpart is not None and _resolve_ours(f"{module_name}.{name}") is not None

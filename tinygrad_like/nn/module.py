@@ -17,14 +17,17 @@ from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from .. import events, sites
 from ..autograd import grad_mode
 from ..creation import empty
 from ..device import Device
 from ..tensor import Tensor, TensorBase, _new
+from .backward_hooks import BackwardHook
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+_EXTRA_STATE = "_extra_state"  # the state_dict key of a module's get_extra_state(), as in torch
 
 
 class Parameter(Tensor):
@@ -73,25 +76,62 @@ class RemovableHandle:
 
 
 def _call_with_hooks(module: Module, args: tuple, kwargs: dict):
-    """``forward`` between the forward pre-hooks and hooks (kept off the plain call's path)."""
-    if module._forward_pre_hooks:
-        for hook in list(module._forward_pre_hooks.values()):
+    """``forward`` between the forward pre-hooks and hooks (kept off the plain call's path), as torch calls them:
+    hooks registered ``with_kwargs`` also see (and may replace) the keyword arguments, and hooks registered
+    ``always_call`` run even when ``forward`` raised."""
+    with_kwargs = module._hooks_with_kwargs
+    backward_hook = None
+    if (module._backward_hooks or module._backward_pre_hooks) and grad_mode.state.enabled:
+        backward_hook = BackwardHook(module, list(module._backward_hooks.values()),
+                                     list(module._backward_pre_hooks.values()))
+    for key, hook in list(module._forward_pre_hooks.items()):
+        if key in with_kwargs:
+            r = hook(module, args, kwargs)
+            if r is not None:
+                if not (isinstance(r, tuple) and len(r) == 2):
+                    raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {r!r}")
+                args, kwargs = r
+        else:
             r = hook(module, args)
             if r is not None:
                 args = r if isinstance(r, tuple) else (r,)
-    out = module.forward(*args, **kwargs)
-    if module._forward_hooks:
-        for hook in list(module._forward_hooks.values()):
-            r = hook(module, args, out)
-            if r is not None:
-                out = r
+    if backward_hook is not None:
+        args = backward_hook.setup_input_hook(args)
+    try:
+        out = module.forward(*args, **kwargs)
+    except Exception:
+        for key, hook in list(module._forward_hooks.items()):
+            if key in module._hooks_always_called:
+                try:
+                    hook(module, args, kwargs, None) if key in with_kwargs else hook(module, args, None)
+                except Exception:
+                    pass  # (torch swallows these too: the forward's own error is the one to see)
+        raise
+    for key, hook in list(module._forward_hooks.items()):
+        r = hook(module, args, kwargs, out) if key in with_kwargs else hook(module, args, out)
+        if r is not None:
+            out = r
+    if backward_hook is not None:
+        out = backward_hook.setup_output_hook(out)
     return out
+
+
+def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle._key] = hook
+    if prepend:
+        hooks.move_to_end(handle._key, last=False)
+    return handle
 
 
 class Module:
     """Base class of every layer and network: subclass it, assign children in ``__init__``, write ``forward``."""
 
     training: bool
+    call_super_init: bool = False  # (torch's flags, for code that reads them)
+    dump_patches: bool = False
+    T_destination = TypeVar("T_destination", bound=dict)
 
     def __init__(self) -> None:
         d = self.__dict__
@@ -101,6 +141,14 @@ class Module:
         d["_modules"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()  # full backward hooks: (module, grad_input, grad_output)
+        d["_backward_pre_hooks"] = OrderedDict()  # (module, grad_output)
+        d["_hooks_with_kwargs"] = set()  # keys of forward (pre-)hooks that take kwargs
+        d["_hooks_always_called"] = set()  # keys of forward hooks that run even when forward raises
+        d["_state_dict_hooks"] = OrderedDict()  # post-hooks: (module, state_dict, prefix, local_metadata)
+        d["_state_dict_pre_hooks"] = OrderedDict()  # (module, prefix, keep_vars)
+        d["_load_state_dict_pre_hooks"] = OrderedDict()  # (module, state_dict, prefix, metadata, strict, ...)
+        d["_load_state_dict_post_hooks"] = OrderedDict()  # (module, incompatible_keys)
         d["training"] = True
 
     def forward(self, *args, **kwargs):
@@ -112,12 +160,12 @@ class Module:
             outer = ctx.scope
             ctx.scope = (*outer, self)
             try:  # (inline, not a helper: every frame here is one more for sites.origin() to walk past)
-                if self._forward_pre_hooks or self._forward_hooks:
+                if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks:
                     return _call_with_hooks(self, args, kwargs)
                 return self.forward(*args, **kwargs)
             finally:
                 ctx.scope = outer
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks:
             return _call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -129,10 +177,12 @@ class Module:
                                  f"first in {type(self).__name__}.__init__)")
         params, bufs, mods = d["_parameters"], d["_buffers"], d["_modules"]
         if isinstance(value, Parameter):
-            self._forget(name)
+            if name not in params:  # (a replaced entry keeps its place, as in torch: Sequential indexes by it)
+                self._forget(name)
             params[name] = value
         elif isinstance(value, Module):
-            self._forget(name)
+            if name not in mods:
+                self._forget(name)
             mods[name] = value
         elif name in params:
             if value is not None:
@@ -226,8 +276,8 @@ class Module:
             if m is not None:
                 yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -276,6 +326,26 @@ class Module:
             mod = mod._modules[part]
         return mod
 
+    def get_buffer(self, target: str) -> Tensor:
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"{type(mod).__name__} has no buffer {name!r} (looking up {target!r})")
+        return mod._buffers[name]
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (``"encoder.layers.0"``); with ``strict`` the place must
+        already hold a module."""
+        if not target:
+            raise ValueError("set_submodule(): cannot set the module itself (target is empty)")
+        if not isinstance(module, Module):
+            raise ValueError(f"set_submodule(): {type(module).__name__} is not a Module")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{type(parent).__name__} has no submodule {name!r} (strict=True)")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
@@ -314,9 +384,9 @@ class Module:
         fn(self)
         return self
 
-    def _convert(self, fn: Callable[[Tensor], Tensor]) -> Module:
+    def _convert(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
         """Replace every parameter and buffer by ``fn(tensor)`` (dtype or device moves), keeping grads."""
-        for m in self.modules():
+        for m in self.modules() if recurse else (self,):
             for name, p in m._parameters.items():
                 if p is None:
                     continue
@@ -355,60 +425,189 @@ class Module:
     def cpu(self) -> Module:
         return self._convert(lambda t: t.cpu())
 
-    def cuda(self, device=None, non_blocking: bool = False) -> Module:
+    def cuda(self, device=None) -> Module:
         return self._convert(lambda t: t.cuda(device))
 
+    def ipu(self, device=None) -> Module:
+        raise RuntimeError("Module.ipu(): tinygrad_like has no IPU device (its devices are cpu, cuda and sim)")
+
+    def xpu(self, device=None) -> Module:
+        raise RuntimeError("Module.xpu(): tinygrad_like has no XPU device (its devices are cpu, cuda and sim)")
+
+    def mtia(self, device=None) -> Module:
+        raise RuntimeError("Module.mtia(): tinygrad_like has no MTIA device (its devices are cpu, cuda and sim)")
+
+    def type(self, dst_type) -> Module:
+        """Cast every parameter and buffer to ``dst_type`` (a dtype, or a legacy name like ``torch.DoubleTensor``)."""
+        return self._convert(lambda t: t.type(dst_type))
+
+    def share_memory(self) -> Module:
+        """A no-op returning self: tensors here live in one process, so there is nothing to move into shared
+        memory for worker processes (torch moves storages to shared memory for torch.multiprocessing)."""
+        return self
+
+    def to_empty(self, *, device=None, recurse: bool = True) -> Module:
+        """Fresh, uninitialised parameters and buffers of the same shapes on ``device`` (after a meta-device
+        construction in torch; here, any module)."""
+        def fresh(t: Tensor) -> Tensor:
+            return empty(*t.shape, dtype=t.dtype, device=device if device is not None else t.device)
+        return self._convert(fresh, recurse)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Like :func:`tinygrad_like.compile`, a documented no-op: the module keeps running op by op, which is what
+        the views show."""
+
     # ---- hooks --------------------------------------------------------------------------------
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args, output)`` runs after ``forward``; a non-None return replaces the output."""
-        h = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[h._key] = hook
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``) runs after
+        ``forward``; a non-None return replaces the output. ``prepend`` runs it before the hooks already there;
+        ``always_call`` runs it also when ``forward`` raises (with output None)."""
+        h = _add_hook(self._forward_hooks, hook, prepend)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(h._key)
+        if always_call:
+            self._hooks_always_called.add(h._key)
         return h
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args)`` runs before ``forward``; a non-None return replaces the args."""
-        h = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h._key] = hook
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; a non-None return replaces the args. With
+        ``with_kwargs``, ``hook(module, args, kwargs)`` returns None or ``(args, kwargs)``."""
+        h = _add_hook(self._forward_pre_hooks, hook, prepend)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(h._key)
         return h
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the module's inputs are computed
+        (grad_input: one entry per positional input, None where it needs none); a non-None return replaces
+        grad_input. See :mod:`tinygrad_like.nn.backward_hooks`."""
+        return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradients of the module's outputs are known, before the
+        module's own backward; a non-None return replaces grad_output."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """torch's deprecated form; here the same as :meth:`register_full_backward_hook` (torch's old hook saw the
+        gradients of the module's last operation only, which was rarely what anyone meant)."""
+        return self.register_full_backward_hook(hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before this module's entries go into a ``state_dict``."""
+        return _add_hook(self._state_dict_pre_hooks, hook, False)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after this module's entries went in; it may
+        change ``state_dict`` in place."""
+        return _add_hook(self._state_dict_hooks, hook, False)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``
+        runs before ``load_state_dict`` reads this module's entries; it may change ``state_dict`` in place."""
+        return _add_hook(self._load_state_dict_pre_hooks, hook, False)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after ``load_state_dict``; it may edit the two key lists."""
+        return _add_hook(self._load_state_dict_post_hooks, hook, False)
+
+    # ---- state a module keeps beyond tensors -----------------------------------------------------
+    def get_extra_state(self):
+        """Override (with :meth:`set_extra_state`) to keep any picklable object in ``state_dict`` under the key
+        ``_extra_state``; the base class has none."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called: "
+                           "override get_extra_state() and set_extra_state() together")
+
+    def set_extra_state(self, state) -> None:
+        """Receives what :meth:`get_extra_state` returned, from ``load_state_dict``."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called: "
+                           "override get_extra_state() and set_extra_state() together")
+
+    def _has_extra_state(self) -> bool:
+        return type(self).get_extra_state is not Module.get_extra_state
 
     # ---- state -------------------------------------------------------------------------------
-    def state_dict(self, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
-        """Parameters and persistent buffers by dotted name (detached, sharing storage, as PyTorch's)."""
+    def state_dict(self, *args, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
+        """Parameters and persistent buffers by dotted name (detached, sharing storage, as PyTorch's), and each
+        module's extra state; the state-dict hooks of each module run around its entries."""
+        if args:  # (torch's old positional form, state_dict(destination, prefix, keep_vars), still accepted)
+            destination, prefix, keep_vars = (*args, *(destination, prefix, keep_vars)[len(args):])[:3]
         out = OrderedDict() if destination is None else destination
-        for mod_prefix, m in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
-            for store in (m._parameters, m._buffers):
-                for name, t in store.items():
-                    if t is None or (store is m._buffers and name in m._non_persistent):
-                        continue
-                    key = f"{mod_prefix}.{name}" if mod_prefix else name
-                    out[key] = t if keep_vars else t.detach()
+        self._save_state(out, prefix, keep_vars)
         return out
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
-        """Copy values in by name. With ``strict`` every name must match; shapes and dtypes always must.
+    def _save_state(self, out: dict, prefix: str, keep_vars: bool) -> None:
+        """This module's entries, then its children's, between its state-dict hooks (torch's order)."""
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        for store in (self._parameters, self._buffers):
+            for name, t in store.items():
+                if t is None or (store is self._buffers and name in self._non_persistent):
+                    continue
+                out[prefix + name] = t if keep_vars else t.detach()
+        if self._has_extra_state():
+            out[prefix + _EXTRA_STATE] = self.get_extra_state()
+        for name, child in self._modules.items():
+            if child is not None:
+                child._save_state(out, f"{prefix}{name}.", keep_vars)
+        for hook in self._state_dict_hooks.values():
+            hook(self, out, prefix, {})
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> IncompatibleKeys:
+        """Copy values in by name. With ``strict`` every name must match; shapes and dtypes always must. With
+        ``assign`` the module takes the given tensors themselves instead of copying into its own (a parameter
+        keeps its ``requires_grad``).
 
         Nothing is written unless every check passes, so a failed load leaves the module as it was.
         """
         from ..io import check_state_dict  # (io imports this module: a module-level import would be a cycle)
         if not hasattr(state_dict, "items"):
             raise TypeError(f"expected a dict of name -> Tensor, got {type(state_dict).__name__}")
+        state_dict = OrderedDict(state_dict)  # (load pre-hooks may edit it: never the caller's dict)
+        missing: list[str] = []
+        unexpected: list[str] = []
+        for mod_prefix, m in self.named_modules(remove_duplicate=False):
+            for hook in m._load_state_dict_pre_hooks.values():
+                hook(m, state_dict, f"{mod_prefix}." if mod_prefix else "", {}, strict, missing, unexpected, [])
         own = self.state_dict(keep_vars=True)
+        extra = {k for k in own if k.rpartition(".")[2] == _EXTRA_STATE}
         for k, v in state_dict.items():
-            if not isinstance(v, Tensor):
+            if not isinstance(v, Tensor) and k not in extra:
                 raise TypeError(f"load_state_dict: entry {k!r} is a {type(v).__name__}, expected a Tensor")
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+        missing += [k for k in own if k not in state_dict]
+        unexpected += [k for k in state_dict if k not in own]
         what = f"state_dict for {type(self).__name__}"
+        tensors = [k for k in own if k not in extra and k in state_dict]
         if strict:
-            check_state_dict(own, state_dict, what=what)
+            check_state_dict({k: own[k] for k in own if k not in extra},
+                             {k: v for k, v in state_dict.items() if k not in extra}, what=what)
         else:  # names may differ; the entries both sides have must still agree in shape and dtype
-            common = [k for k in own if k in state_dict]
-            check_state_dict({k: own[k] for k in common}, {k: state_dict[k] for k in common}, what=what)
+            check_state_dict({k: own[k] for k in tensors}, {k: state_dict[k] for k in tensors}, what=what)
         with grad_mode.no_grad():
-            for k, t in own.items():
-                if k in state_dict:
-                    t.copy_(state_dict[k])
-        return IncompatibleKeys(missing, unexpected)
+            for k in tensors:
+                if assign:
+                    self._assign(k, state_dict[k])
+                else:
+                    own[k].copy_(state_dict[k])
+        for k in extra & state_dict.keys():
+            self.get_submodule(k.rpartition(".")[0]).set_extra_state(state_dict[k])
+        result = IncompatibleKeys(missing, unexpected)
+        for m in self.modules():
+            for hook in m._load_state_dict_post_hooks.values():
+                hook(m, result)
+        return result
+
+    def _assign(self, key: str, value: Tensor) -> None:
+        """``load_state_dict(assign=True)``: the module holds ``value`` itself under ``key``."""
+        path, _, name = key.rpartition(".")
+        m = self.get_submodule(path)
+        if name in m._parameters:
+            old = m._parameters[name]
+            m._parameters[name] = value if isinstance(value, Parameter) else Parameter(value, old.requires_grad)
+        else:
+            m._buffers[name] = value
 
     # ---- printing -----------------------------------------------------------------------------------
     def extra_repr(self) -> str:
