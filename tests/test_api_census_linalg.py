@@ -130,6 +130,8 @@ CASES = [
     ("linalg.eigvalsh", lambda m, a: m.linalg.eigvalsh(a), [_sym(2, 3, 3)]),
     ("linalg.pinv", lambda m, a: m.linalg.pinv(a), [TALL_B]),
     ("linalg.pinv-wide", lambda m, a: m.linalg.pinv(a), [WIDE]),
+    ("linalg.pinv-rcond", lambda m, a: m.linalg.pinv(a, 0.3), [WIDE]),
+    ("linalg.pinv-atol", lambda m, a: m.linalg.pinv(a, atol=1.0), [TALL_B]),
     ("linalg.pinv-hermitian", lambda m, a: m.linalg.pinv(a, hermitian=True), [_sym(4, 4)]),
     ("pinverse", lambda m, a: m.pinverse(a), [TALL]),
     ("Tensor.pinverse", lambda m, a: a.pinverse(), [WIDE]),
@@ -222,6 +224,7 @@ def test_integer_outputs_match_torch():
                lambda m, a: m.linalg.inv_ex(a).info, lambda m, a: m.linalg.solve_ex(a, a).info,
                lambda m, a: m.linalg.cholesky_ex(a).info, lambda m, a: m.linalg.matrix_rank(a),
                lambda m, a: m.linalg.matrix_rank(a, hermitian=True), lambda m, a: m.linalg.matrix_rank(a, atol=1.5),
+               lambda m, a: m.linalg.matrix_rank(a, 0.9), lambda m, a: m.linalg.matrix_rank(a, tol=2.5),
                lambda m, a: m.linalg.lstsq(a, a).rank):
         for arr in (sing, batch, B3_44, SPD_B):
             assert_close(fn(tl, tl.tensor(arr)), fn(torch, torch.tensor(arr)))
@@ -507,3 +510,35 @@ def test_singular_ex_results_report_info_and_do_not_raise():
     assert_close(tl.linalg.slogdet(tl.tensor(SING)).logabsdet, torch.linalg.slogdet(torch.tensor(SING)).logabsdet)
     assert_close(tl.logdet(-tl.eye(3)), torch.logdet(-torch.eye(3)))
     assert_close(tl.linalg.cond(tl.tensor(SING), 1), torch.linalg.cond(torch.tensor(SING), 1))
+
+
+# ---- on a second memory space and the CUDA backend (the factorizations run on the host) -----------------------
+def _device_workload(device):
+    a = tl.tensor(B3_44.astype(np.float32), device=device, requires_grad=True)
+    s = tl.tensor(SPD_B.astype(np.float32), device=device, requires_grad=True)
+    t = tl.tensor(TALL_B.astype(np.float32), device=device, requires_grad=True)
+    outs = [tl.linalg.inv(a), tl.linalg.det(a), tl.linalg.slogdet(a).logabsdet, tl.linalg.solve(a, a.sin()),
+            tl.linalg.cholesky(s), tl.linalg.eigh(s).eigenvalues, *tl.linalg.qr(t), tl.linalg.pinv(t),
+            tl.linalg.lstsq(t, t.cos()).solution, tl.linalg.matrix_exp(a / 4), tl.linalg.lu_factor(a).LU,
+            tl.linalg.lu_solve(*tl.linalg.lu_factor(a), a.cos()), tl.linalg.solve_triangular(s, a[0, 0, :3, :],
+                                                                                          upper=False)]
+    sum(o.sum() for o in outs).backward()
+    return outs + [a.grad, s.grad, t.grad]
+
+
+def test_the_decompositions_run_on_a_second_memory_space(dev):
+    for got, want in zip(_device_workload("testdev"), _device_workload("cpu")):
+        assert got.device == dev and got.dtype is want.dtype
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_decompositions_on_the_cuda_backend():
+    from emu_driver import cuda_device
+    gen = cuda_device()
+    next(gen)
+    try:
+        for got, want in zip(_device_workload("cuda"), _device_workload("cpu")):
+            assert got.dtype is want.dtype
+            np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-4)
+    finally:
+        gen.close()

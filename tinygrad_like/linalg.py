@@ -406,18 +406,28 @@ def eigvals(A: Tensor, *, out=None) -> Tensor:
     return _dec._eig(A, "linalg.eigvals")[0]
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
     """The Moore-Penrose pseudoinverse, from the SVD (``hermitian``: the eigendecomposition), singular values at
-    most ``max(atol, rtol * s_max)`` dropped (``rtol`` defaults to ``eps * max(m, n)``)."""
+    most ``max(atol, rtol * s_max)`` dropped (``rtol`` defaults to ``eps * max(m, n)``). ``rcond``: torch's older
+    spelling of ``rtol``."""
     _need_tensor(A, "linalg.pinv", "A")
     _no_out(out, "pinv")
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise RuntimeError("linalg.pinv: rcond is the older name of rtol; give one of rcond and atol/rtol")
+        rtol = rcond
     return _dec._pinv(A, atol, rtol, hermitian)
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
-    """The number of singular values above ``max(atol, rtol * s_max)`` (int64), as :func:`pinv` counts them."""
+def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
+    """The number of singular values above ``max(atol, rtol * s_max)`` (int64), as :func:`pinv` counts them.
+    ``tol``: torch's older spelling of ``atol`` (with ``rtol`` 0)."""
     _need_tensor(A, "linalg.matrix_rank", "A")
     _no_out(out, "matrix_rank")
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise RuntimeError("linalg.matrix_rank: tol is the older name of atol; give one of tol and atol/rtol")
+        atol, rtol = tol, 0.0
     return _dec._matrix_rank(A, atol, rtol, hermitian)
 
 
