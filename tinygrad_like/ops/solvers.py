@@ -105,7 +105,7 @@ def _np_solve(a: np.ndarray, b: np.ndarray):
     return x, info
 
 
-class LinalgSolve(Function):
+class LinalgSolveEx(Function):
     """``X`` with ``A X = B`` (same batch dims, B a batch of matrices). With ``gB = A^-T g``: ``gA = -gB X^T``."""
 
     save_output = True
@@ -122,12 +122,16 @@ class LinalgSolve(Function):
         return gA, (gB if self.next[1] is not None else None), None
 
 
+class LinalgInvEx(LinalgSolveEx):
+    """``A^-1``: the solve of ``A X = I`` (torch's node name for it)."""
+
+
 def _solve_raw(A, B):
     """``A^-1 B`` for A and B of the same batch dims, B a matrix; a singular A raises torch's LinAlgError."""
     x, info = _np_solve(host(A), host(B))
     if (info > 0).any():
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
-    return LinalgSolve.apply(A, B, x)
+    return LinalgSolveEx.apply(A, B, x)
 
 
 def _solve(A, B, left: bool, op: str, check_errors: bool):
@@ -151,7 +155,7 @@ def _solve(A, B, left: bool, op: str, check_errors: bool):
     x, info = _np_solve(host(A), host(B))
     if check_errors and (info > 0).any():
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
-    X = LinalgSolve.apply(A, B, x)
+    X = LinalgSolveEx.apply(A, B, x)
     if not left:
         X = X.mT
     return (X.squeeze(-1) if vector else X), info
@@ -166,7 +170,7 @@ def _inv(A, op: str, check_errors: bool):
         raise LinAlgError(H.batch_message(op, info, lambda i: f"The diagonal element {i} is zero, the inversion "
                                                               f"could not be completed because the input matrix is "
                                                               f"singular."))
-    return LinalgSolve.apply(A, _eye(A, n, bat), x), info
+    return LinalgInvEx.apply(A, _eye(A, n, bat), x), info
 
 
 # ---- triangular solve ---------------------------------------------------------------------------------
@@ -290,7 +294,7 @@ def _np_cholesky(a: np.ndarray):
     return flat.reshape(a.shape), info.reshape(a.shape[:-2])
 
 
-class LinalgCholesky(Function):
+class LinalgCholeskyEx(Function):
     """``L`` (lower) with ``A = L L^T``. The gradient (PyTorch's, after Murray 2016): with ``phi = tril(L^T g)``
     and its diagonal halved, ``S = L^-T phi L^-1`` and ``gA = (S + S^T) / 2``."""
 
@@ -314,7 +318,7 @@ def _cholesky(A, upper: bool, op: str, check_errors: bool):
         raise LinAlgError(H.batch_message(op, info, lambda i: f"The factorization could not be completed because "
                                                               f"the input is not positive-definite (the leading "
                                                               f"minor of order {i} is not positive-definite)."))
-    out = LinalgCholesky.apply(A, L)
+    out = LinalgCholeskyEx.apply(A, L)
     return (out.mT if upper else out), info
 
 
@@ -343,7 +347,7 @@ def _lu_parts(LU, m: int, n: int):
     return L, LU.narrow(-2, 0, k).triu()
 
 
-class LinalgLuFactor(Function):
+class LinalgLuFactorEx(Function):
     """The packed ``LU`` of ``P A = L U`` (partial pivoting; P a constant of the forward). The backward is
     PyTorch's ``linalg_lu_backward`` for square, wide and tall A, from L's strictly lower and U's upper part of
     the packed gradient."""
@@ -387,7 +391,7 @@ def _lu_factor(A, pivot: bool, op: str, check_errors: bool):
         raise LinAlgError(f"{op}: LU without pivoting met a zero pivot (U[{int(info.max())},{int(info.max())}] is "
                           f"zero)")
     P = _perm_matrix(A, H.permutation(piv, A.shape[-2])) if pivot else None
-    LU = LinalgLuFactor.apply(A, lu, P, pivot)
+    LU = LinalgLuFactorEx.apply(A, lu, P, pivot)
     return LU, _info(A, piv), info
 
 
