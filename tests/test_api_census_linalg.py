@@ -360,7 +360,13 @@ def test_gradients_match_finite_differences(name, fn, arrays):
     ("det", lambda m, a: m.linalg.det(a)), ("inv", lambda m, a: m.linalg.inv(a).sum()),
     ("slogdet", lambda m, a: m.linalg.slogdet(a)[1]), ("cholesky", lambda m, a: m.linalg.cholesky(a @ a.mT).sum()),
     ("matrix_exp", lambda m, a: (m.linalg.matrix_exp(a) ** 2).sum()),
-    ("solve", lambda m, a: (m.linalg.solve(a, a.sin()) ** 2).sum())])
+    ("solve", lambda m, a: (m.linalg.solve(a, a.sin()) ** 2).sum()),
+    ("qr", lambda m, a: (m.linalg.qr(a)[0].sin().sum() + m.linalg.qr(a)[1].sin().sum())),
+    ("eigh", lambda m, a: (m.linalg.eigh(a + a.mT)[0].sin().sum() + (m.linalg.eigh(a + a.mT)[1] ** 2).sin().sum())),
+    ("pinv", lambda m, a: m.linalg.pinv(a[:, :2]).sin().sum()),
+    ("lu_factor", lambda m, a: m.linalg.lu_factor(a)[0].sin().sum()),
+    ("solve_triangular", lambda m, a: m.linalg.solve_triangular(a.triu(), a.cos(), upper=True).sin().sum()),
+    ("householder_product", lambda m, a: m.linalg.householder_product(a, a[0]).sin().sum())])
 def test_second_derivatives_match_torch(name, fn):
     a = A33 / 2
     x, y = tl.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
@@ -410,6 +416,10 @@ def test_removed_tensor_methods_raise_as_torch(name):
     with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed") as ours:
         getattr(tl.eye(2), name)(*args)
     assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0]
+    with pytest.raises(RuntimeError, match="is now removed"):
+        getattr(torch, name)(torch.eye(2), *targs)
+    with pytest.raises(RuntimeError, match="is now removed"):
+        getattr(tl, name)(tl.eye(2), *args)
 
 
 def test_lu_with_infos_and_addr_in_place():

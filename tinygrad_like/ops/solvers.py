@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from these f
 _grad_mode = grad_mode.state
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "lu", "lu_solve",
-           "lu_unpack", "triangular_solve"]
+           "lu_unpack", "triangular_solve", "solve", "lstsq", "eig", "symeig"]
 
 
 def _result(name: str, fields: list, doc: str):
@@ -598,3 +598,20 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     no_out(out, "triangular_solve")
     _need_tensor(b, "triangular_solve", "b")
     return b.triangular_solve(A, upper, transpose, unitriangular)
+
+
+# ---- removed from torch (they raise its RuntimeError, saying what replaced them) --------------------------------
+def solve(input: Tensor, A: Tensor, *, out=None):
+    return SolversMixin.solve(input, A)
+
+
+def lstsq(input: Tensor, A: Tensor, *, out=None):
+    return SolversMixin.lstsq(input, A)
+
+
+def eig(self: Tensor, eigenvectors: bool = False, *, e=None, v=None):
+    return SolversMixin.eig(self, eigenvectors)
+
+
+def symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out=None):
+    return SolversMixin.symeig(input, eigenvectors)
