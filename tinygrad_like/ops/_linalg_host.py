@@ -18,6 +18,9 @@ class LinAlgError(RuntimeError):
     ``torch.linalg.LinAlgError``."""
 
 
+LinAlgError.__module__ = "tinygrad_like.linalg"  # (where users meet it: tracebacks name it tl.linalg.LinAlgError)
+
+
 # ---- argument checks ------------------------------------------------------------------------------
 def check_matrix(A, op: str, name: str = "A", square: bool = True) -> None:
     """torch's checks of a linalg input: a tensor of at least 2 dims, float32/float64, square when asked."""
