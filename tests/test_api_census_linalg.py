@@ -473,6 +473,11 @@ ERRORS = [
      r"input.shape\[-2\] must be greater than or equal to input.shape\[-1\]"),
     ("eigh-uplo", lambda m: m.linalg.eigh(m.eye(2), UPLO="X"), "UPLO"),
     ("vander-N", lambda m: m.linalg.vander(m.ones(3), N=1), "N must be greater than 1"),
+    ("cholesky-nan", lambda m: m.linalg.cholesky(m.tensor(np.array([[1.0, np.nan], [np.nan, 2.0]]))),
+     "not positive-definite"),
+    ("pinv-nan", lambda m: m.linalg.pinv(m.tensor(np.array([[1.0, np.nan], [np.nan, 2.0]]))), "non-finite"),
+    ("matrix_rank-nan", lambda m: m.linalg.matrix_rank(m.tensor(np.array([[1.0, np.nan], [0.0, 2.0]]))),
+     "non-finite"),
     ("tensorinv-shape", lambda m: m.linalg.tensorinv(m.ones(2, 3), ind=1), "prod"),
 ]
 

@@ -292,10 +292,15 @@ def _tolerances(A, atol, rtol, sizes_max: int):
 
 def _spectrum(a: np.ndarray, hermitian: bool):
     """The singular values (``hermitian``: |eigenvalues|), descending, and what builds the pseudoinverse."""
-    if hermitian:
-        w, v = np.linalg.eigh(a)
-        return np.abs(w), (w, v)
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    try:
+        if hermitian:
+            w, v = np.linalg.eigh(a)
+            return np.abs(w), (w, v)
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+    except np.linalg.LinAlgError:
+        from ._linalg_host import LinAlgError  # (raised only here)
+        raise LinAlgError("linalg.svd: The algorithm failed to converge because the input matrix contained "
+                          "non-finite values.") from None
     return s, (u, s, vh)
 
 

@@ -277,7 +277,9 @@ def _np_cholesky(a: np.ndarray):
     """``(L, info)``: LAPACK potrf (lower). A matrix that is not positive-definite stops at the first failing
     leading minor ``info``, its partial result kept as LAPACK leaves it (the failed diagonal value in place)."""
     try:
-        return np.linalg.cholesky(a), np.zeros(a.shape[:-2], np.int32)
+        L = np.linalg.cholesky(a)
+        if not np.isnan(np.diagonal(L, 0, -2, -1)).any():  # (NumPy lets NaN through; LAPACK's potrf stops there)
+            return L, np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
         pass
     n = a.shape[-1]
