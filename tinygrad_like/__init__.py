@@ -46,6 +46,8 @@ from .ops.scatter import *  # noqa: F403
 from .ops.shaping import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.products import *  # noqa: F403
+from .ops.solvers import *  # noqa: F403
+from .ops.decompositions import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
 from .ops.scans import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
@@ -98,4 +100,5 @@ __all__ += ["return_types", "Size", "compile", *ops.rounding.__all__, *ops.trans
             *ops.division.__all__, *ops.arithmetic.__all__, *ops.comparison.__all__, *ops.bitwise.__all__,
             *ops.sorting.__all__, *ops.scans.__all__,
             *ops.statistics.__all__, *ops.sampling.__all__, *ops.products.__all__, *ops.linalg.__all__,
+            *ops.solvers.__all__, *ops.decompositions.__all__,
             *ops.shaping.__all__, *ops.scatter.__all__]

@@ -24,6 +24,7 @@ from .ops.arithmetic import ArithmeticMixin
 from .ops.bitwise import BitwiseMixin
 from .ops.comparison import ComparisonMixin
 from .ops.conversion import ConversionMixin
+from .ops.decompositions import DecompositionsMixin
 from .ops.division import DivisionMixin
 from .ops.elementwise import ElementwiseMixin
 from .ops.factories import FactoryMixin
@@ -38,6 +39,7 @@ from .ops.sampling import SamplingMixin
 from .ops.scans import ScansMixin
 from .ops.scatter import ScatterMixin
 from .ops.shaping import ShapingMixin
+from .ops.solvers import SolversMixin
 from .ops.sorting import SortingMixin
 from .ops.statistics import StatisticsMixin
 from .ops.transcendental import TranscendentalMixin
@@ -84,7 +86,7 @@ def wrap_native(r, dev: Device) -> Tensor:
 class Tensor(AutogradMixin, ConversionMixin, FactoryMixin, ElementwiseMixin, ComparisonMixin, ActivationMixin,
              IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin, RoundingMixin, TranscendentalMixin,
              DivisionMixin, ArithmeticMixin, BitwiseMixin, SortingMixin, ScansMixin, StatisticsMixin, SamplingMixin,
-             ProductsMixin, LinalgMixin, ShapingMixin, ScatterMixin, TensorBase):
+             ProductsMixin, LinalgMixin, SolversMixin, DecompositionsMixin, ShapingMixin, ScatterMixin, TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in

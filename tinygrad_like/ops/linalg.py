@@ -22,6 +22,7 @@ from ..autograd.function import Function
 from ..device import factory_device
 from ..layout import Layout, broadcast_shapes, normalize_dim, normalize_dims
 from ..tensor_base import TensorBase
+from ._linalg_host import LinAlgError
 from ._util import check_same_device, free_functions
 from .elementwise import where
 from .indexing import IndexPut, native_index
@@ -190,10 +191,6 @@ class Cross(Function):
 
 
 # ---- singular value decomposition -------------------------------------------------------------------
-class LinAlgError(RuntimeError):
-    """A matrix a decomposition can not take (non-finite entries), as ``torch.linalg.LinAlgError``."""
-
-
 def svd_native(A, full_matrices: bool | None):
     """The backend's SVD of ``A`` (``full_matrices`` None: the singular values alone), LAPACK's failure (NaN in the
     input) raised as torch raises it."""

@@ -25,6 +25,7 @@ from ..autograd.function import Function
 from ..layout import broadcast_shapes, normalize_dim
 from ..tensor_base import TensorBase
 from ._util import check_same_device, free_functions, rounded
+from .elementwise import where
 from .reduce import Matmul
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from these f
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 __all__ = ["mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "kron", "addmm", "addmv", "addmv_", "baddbmm",
-           "addbmm", "einsum", "tensordot", "matrix_power"]
+           "addbmm", "addr", "chain_matmul", "einsum", "tensordot", "matrix_power"]
 
 
 class AddMatmul(Function):
@@ -260,6 +261,28 @@ class ProductsMixin:
         _check_bmm(batch1, batch2, "addbmm")
         return _addmul(self, batch1, batch2, beta, alpha, True, (batch1.shape[1], batch2.shape[2]), "addbmm")
 
+    def addr(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
+        """``beta * self + alpha * outer(vec1, vec2)`` (``beta == 0``: ``self``'s values are not read)."""
+        _need_tensor(vec1, "addr", "vec1"), _need_tensor(vec2, "addr", "vec2")
+        for name, t in (("vec1", vec1), ("vec2", vec2)):
+            if t.ndim != 1:
+                raise RuntimeError(f"addr: Expected 1-d argument {name}, but got {t.ndim}-d")
+        _same_dtype("addr", ("input", self), ("vec1", vec1), ("vec2", vec2))
+        shape = (vec1.shape[0], vec2.shape[0])
+        _fits(self, shape, "addr")
+        if self.dtype is dtypes.bool_:  # (torch: beta and alpha are truth values, the product a logical and)
+            prod_ = vec1.unsqueeze(1) & vec2 if alpha else vec1.new_zeros(shape)
+            return (self.expand(shape) | prod_) if beta else prod_
+        beta, alpha = _scalars(self.dtype, beta, alpha)
+        p = vec1.unsqueeze(1) * vec2
+        p = p if alpha == 1 else p * alpha
+        if beta == 0:  # (nan and inf in self do not propagate; its gradient is zeros, as torch's)
+            return p + where(self.isfinite(), self, 0.0) * 0 if self.requires_grad else p.clone()
+        return (self if beta == 1 else self * beta) + p
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
+        return self._add_product_("addr_", self.addr, vec1, vec2, beta, alpha)
+
     def addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
         return self._add_product_("addmm_", self.addmm, mat1, mat2, beta, alpha)
 
@@ -294,16 +317,16 @@ class ProductsMixin:
         return self
 
     def matrix_power(self, n: int) -> Tensor:
-        """``A @ A @ ... @ A`` (``n`` >= 0 factors, by repeated squaring; ``n = 0``: the identity). Negative ``n``
-        needs an inverse, which this project does not compute."""
+        """``A @ A @ ... @ A`` (``|n|`` factors, by repeated squaring; ``n = 0``: the identity; negative ``n``: of
+        ``A``'s inverse)."""
         A = self
         if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
             raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                                f"{A.shape[-2] if A.ndim >= 2 else A.ndim} by "
                                f"{A.shape[-1] if A.ndim >= 1 else 0} matrices")
         if n < 0:
-            raise NotImplementedError("linalg.matrix_power: a negative n needs the inverse, which tinygrad_like does "
-                                      "not compute")
+            from .solvers import _inv  # (the solvers build on the products: a module-level import is a cycle)
+            A, n = _inv(A, "linalg.inv", True)[0], -n
         if n == 0:
             from ..creation import eye  # (creation sits above the ops: a module-level import would be a cycle)
             return eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape).clone()
@@ -318,9 +341,33 @@ class ProductsMixin:
 
 
 # ---- free functions (tl.<name>) ---------------------------------------------------------------------
-(mm, bmm, mv, dot, vdot, inner, outer, kron, addmm, addmv, addmv_, baddbmm, addbmm,
+(mm, bmm, mv, dot, vdot, inner, outer, kron, addmm, addmv, addmv_, baddbmm, addbmm, addr,
  matrix_power) = free_functions(ProductsMixin, "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "kron", "addmm",
-                                "addmv", "addmv_", "baddbmm", "addbmm", "matrix_power")
+                                "addmv", "addmv_", "baddbmm", "addbmm", "addr", "matrix_power")
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    """The deprecated ``torch.chain_matmul`` (it warns, as torch): the product of 2-D matrices, left to right
+    (one matrix: itself)."""
+    import warnings  # (used only by this deprecated function)
+
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    if out is not None:
+        raise NotImplementedError("chain_matmul: out= is not supported; assign the result instead")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for i, t in enumerate(matrices):
+        _need_tensor(t, "chain_matmul", f"matrices[{i}]")
+        if t.ndim != 2:
+            raise RuntimeError(f"chain_matmul(): Tensor dimension is {t.ndim}, expected 2 instead.")
+    result = matrices[0]
+    if len(matrices) == 1:
+        return result.clone()
+    for t in matrices[1:]:
+        result = result.mm(t)
+    return result
 ger = outer
 
 
