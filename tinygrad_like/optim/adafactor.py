@@ -33,8 +33,8 @@ class Adafactor(Optimizer):
     >>> opt = tl.optim.Adafactor([w], lr=0.1)
     >>> (w * w).sum().backward()
     >>> opt.step()
-    >>> opt.state[w]["row_var"].shape, opt.state[w]["col_var"].shape
-    (torch.Size([2, 1]), torch.Size([1, 2]))
+    >>> tuple(opt.state[w]["row_var"].shape), tuple(opt.state[w]["col_var"].shape)
+    ((2, 1), (1, 2))
     """
 
     _state_shaped_like_params = False  # the row and column factors are not

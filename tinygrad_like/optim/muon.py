@@ -73,8 +73,8 @@ class Muon(Optimizer):
     >>> opt = tl.optim.Muon([w], lr=0.1, weight_decay=0.0)
     >>> (w * w).sum().backward()
     >>> opt.step()
-    >>> opt.state[w]["momentum_buffer"].shape
-    torch.Size([2, 2])
+    >>> tuple(opt.state[w]["momentum_buffer"].shape)
+    (2, 2)
     """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95,

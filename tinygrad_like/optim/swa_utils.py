@@ -204,8 +204,8 @@ class SWALR(LRScheduler):
     ...     opt.step()
     ...     sched.step()
     ...     lrs.append(round(sched.get_last_lr()[0], 4))
-    >>> lrs
-    [0.1, 0.1, 0.1]
+    >>> lrs                         # half way after one epoch, then swa_lr
+    [0.55, 0.1, 0.1]
     """
 
     def __init__(self, optimizer: Optimizer, swa_lr: float, anneal_epochs: int = 10,
