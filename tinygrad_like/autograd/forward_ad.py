@@ -9,8 +9,8 @@ ops here are written with Tensor ops, so nearly all) works; the cost is two back
 of one forward pass.
 
 Where it differs from torch: the dual tensor records the graph (``requires_grad`` is True; torch's forward AD
-leaves it False), the graph is recorded even under ``no_grad``'s absence only (inside ``no_grad`` nothing is
-recorded, so no tangent comes out: torch would still carry it), and a tensor's repr does not show its tangent.
+leaves it False); ops run inside ``no_grad`` record nothing, so no tangent comes out of them (torch's forward AD
+ignores ``no_grad``); and a tensor's repr does not show its tangent.
 
 >>> import tinygrad_like as tl
 >>> import tinygrad_like.autograd.forward_ad as fwAD
