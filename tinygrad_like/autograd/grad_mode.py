@@ -151,9 +151,9 @@ class set_multithreading_enabled(_Flag):
 
 
 class enforce_grad_layout_policy(_Flag):
-    """Whether an accumulated ``.grad`` must have its parameter's strides. Gradients here are always made
-    contiguous when accumulated (the layout torch enforces for contiguous parameters), so the setting is kept
-    and restored but changes nothing."""
+    """Whether an accumulated ``.grad`` must have its parameter's strides. The engine here has no layout
+    contract to enforce or relax (a leaf's gradient is a fresh tensor, never a view of another), so the setting
+    is kept and restored but changes nothing."""
 
     def __init__(self, enable: bool = True) -> None:
         super().__init__(enable)
