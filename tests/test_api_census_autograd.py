@@ -45,6 +45,25 @@ def test_detect_anomaly_names_the_node_that_returned_nan_like_torch(fn):
     assert any("in <lambda>" in w for w in theirs[1])
 
 
+def test_a_custom_function_that_returns_nan_is_named_like_torch():
+    def message(lib):
+        class Spiky(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * float("nan")
+        x = lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with lib.autograd.detect_anomaly(), pytest.raises(RuntimeError) as err:
+                Spiky.apply(x).sum().backward()
+        return str(err.value)
+    assert message(tl) == message(torch) == "Function 'SpikyBackward' returned nan values in its 0th output."
+
+
 def test_without_anomaly_mode_nan_gradients_pass_silently_like_torch():
     for lib in (tl, torch):
         x = lib.tensor([0.0, 1.0], requires_grad=True)

@@ -123,7 +123,10 @@ class set_detect_anomaly(_Switch):
 
 
 def node_name(node: Any) -> str:
-    """torch's name for a node, ``DivBackward0``."""
+    """torch's name for a node: ``DivBackward0`` for a built-in op, ``<Name>Backward`` for a custom Function."""
+    custom = getattr(node, "_forward_cls", None)
+    if custom is not None:
+        return f"{custom.__name__}Backward"
     name = getattr(node, "name", None)
     name = name() if callable(name) else name
     name = name if isinstance(name, str) and name else type(node).__name__
