@@ -93,7 +93,7 @@ def test_optimizer_matches_torch_after_every_step(name, kwargs, reload):
         if lbfgs:
             assert lo == pytest.approx(lt, rel=1e-10)
         # LBFGS feeds dot products back into its steps: their summation order (NumPy's, torch's) shows at 1e-10
-        # (and after loading torch's own LBFGS state, its 0-d tensors' float64 roundings, within 1e-5)
+        # (after step 3 the history is ill-conditioned, 1/y.s ~ 2e7, and amplifies those last-bit differences)
         tol = TOL["float64"] if not lbfgs else dict(atol=1e-8, rtol=1e-5) if reload == "torch" and step > 3 \
             else dict(atol=1e-9, rtol=1e-7)
         _close(ours.weights(), theirs.weights(), tol, f"step {step}")
