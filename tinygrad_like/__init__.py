@@ -65,6 +65,7 @@ from . import ops, return_types  # noqa: E402
 from .accelerator import get_default_device, set_default_device  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled  # noqa: E402
 from .dropin import install_as_torch, uninstall_torch_alias  # noqa: E402
 from .compat import Size, compile  # noqa: E402, A004 - torch's names
 from . import distributed, jit, legacy, onnx  # noqa: E402 - (distributed, jit, onnx: in one process)
@@ -83,7 +84,8 @@ inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None  # torc
 __all__ = [
     "nn", "optim", "utils", "datasets", "cuda", "linalg", "save", "load",
     "accelerator", "amp", "backends", "autocast", "get_default_device", "set_default_device", "inference_mode",
-    "is_inference_mode_enabled", "install_as_torch", "uninstall_torch_alias",
+    "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+    "install_as_torch", "uninstall_torch_alias",
     "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "sites", "profile",
     "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "rand", "randn",
     "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",

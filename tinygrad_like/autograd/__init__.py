@@ -7,8 +7,10 @@ context style (``@staticmethod forward(ctx, ...)``; see :mod:`.ctx_function`). `
 
 from importlib import import_module
 
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck, jacobians
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .grad_mode import (enable_grad, enforce_grad_layout_policy, is_grad_enabled, no_grad, set_grad_enabled,
+                        set_multithreading_enabled)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck, jacobians
 from .inference import inference_mode, is_inference_mode_enabled
 
 # The names below load on first use (PEP 562). This package is imported before anything in it, and tensor_base
@@ -19,7 +21,8 @@ _LAZY = {
     "Step": "engine", "backward_steps": "engine",
     "backward": "api", "grad": "api",
     "FunctionCtx": "ctx_function", "once_differentiable": "ctx_function",
-    "functional": "functional", "Variable": "variable",
+    "functional": "functional", "Variable": "variable", "forward_ad": "forward_ad",
+    "NestedIOFunction": "nested_io",
 }
 
 
@@ -40,4 +43,6 @@ def __dir__() -> list[str]:
 __all__ = ["Function", "Step", "backward_steps", "grad", "backward", "gradcheck", "jacobians", "GradcheckError",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "VersionMismatchError",
            "SavedTensorsFreedError", "FunctionCtx", "once_differentiable", "inference_mode",
-           "is_inference_mode_enabled", "functional", "Variable"]
+           "is_inference_mode_enabled", "functional", "Variable", "detect_anomaly", "set_detect_anomaly",
+           "gradgradcheck", "set_multithreading_enabled", "enforce_grad_layout_policy", "forward_ad",
+           "NestedIOFunction"]

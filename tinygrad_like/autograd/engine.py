@@ -14,6 +14,8 @@ import time
 from .. import events
 from ..sites import context as _context
 from . import grad_mode
+from .anomaly_mode import run_node as _anomaly_run_node
+from .anomaly_mode import state as _anomaly
 from .function import Function
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
@@ -209,7 +211,7 @@ class _Pass:
             capture = self.capture
             if capture is not None and node in capture:
                 capture[node] = g
-            grads_out = node.backward(g)
+            grads_out = node.backward(g) if not _anomaly.enabled else _anomaly_run_node(node, g)
             if type(grads_out) is not tuple:
                 grads_out = (grads_out,)
             if len(grads_out) != len(node.next):

@@ -63,11 +63,20 @@ def jacobians(fn, inputs, eps: float = 1e-6):
     return analytic, numeric
 
 
-def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True) -> bool:
-    """True if every analytic Jacobian entry matches finite differences within ``atol + rtol*|numeric|``."""
-    inputs = tuple(inputs)
-    analytic, numeric = jacobians(fn, inputs, eps)
+def gradcheck(func, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+              check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, fast_mode: bool = False, masked: bool | None = None) -> bool:
+    """True if every analytic Jacobian entry matches finite differences within ``atol + rtol*|numeric|``.
+
+    torch's further switches are accepted: the checks they add (undefined gradients, batched gradients, forward
+    AD, nondeterminism, the fast mode's random projection) are not run here; the full Jacobian check always is,
+    unless ``check_backward_ad=False``."""
+    inputs = (inputs,) if _is_tensor(inputs) else tuple(inputs)
+    if not check_backward_ad:
+        return True
+    analytic, numeric = jacobians(func, inputs, eps)
     for j, (aj, nj) in enumerate(zip(analytic, numeric)):
         for oi, (a, n) in enumerate(zip(aj, nj)):
             bad = ~np.isclose(a, n, atol=atol, rtol=rtol)
@@ -80,3 +89,45 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
                     raise GradcheckError(msg, analytic, numeric)
                 return False
     return True
+
+
+def _is_tensor(x) -> bool:
+    from ..tensor import Tensor  # (tensor is a higher layer: a module-level import would be a cycle)
+    return isinstance(x, Tensor)
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
+    """Check second derivatives: the gradient of ``func``'s backward (made with ``create_graph=True``), with
+    respect to both the inputs and the output gradients, against finite differences of that backward.
+
+    As torch: without ``grad_outputs``, random float64 ones are drawn (fixed seed here, so a failure repeats),
+    and ``gradcheck`` runs on ``(inputs, grad_outputs) -> grad(func(inputs), inputs, grad_outputs)``."""
+    import numpy as np  # (only here: the random output gradients)
+
+    from ..creation import tensor  # (creation is a higher layer: a module-level import would be a cycle)
+    from .api import grad  # (autograd.api is a higher layer: a module-level import would be a cycle)
+    inputs = (inputs,) if _is_tensor(inputs) else tuple(inputs)
+    if not check_rev_over_rev:
+        return True
+    diff = [i for i, t in enumerate(inputs) if _is_tensor(t) and t.requires_grad]
+    if grad_outputs is None:
+        outs = _outputs(func, inputs)
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, requires_grad=True)
+                             for o in outs if o.requires_grad)
+    else:
+        grad_outputs = (grad_outputs,) if _is_tensor(grad_outputs) else tuple(grad_outputs)
+    n_in = len(inputs)
+
+    def new_func(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        with grad_mode.enable_grad():  # (also while gradcheck's finite differences run under no_grad)
+            outs = [o for o in _outputs(func, ins) if o.requires_grad]
+            grads = grad(outs, [ins[i] for i in diff], gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)

@@ -145,6 +145,10 @@ class Optimizer:
     [1]
     """
 
+    #: whether ``load_state_dict`` checks that each state tensor has its parameter's shape (not for LBFGS's flat
+    #: vectors, nor Adafactor's factored row and column moments)
+    _state_shaped_like_params = True
+
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self._validate_group(self.defaults, "")
@@ -335,7 +339,8 @@ class Optimizer:
                 state[k] = _copy(value, None, None)
                 continue
             for name, v in value.items():
-                if isinstance(v, Tensor) and name != "step" and v.ndim and v.shape != p.shape:
+                if (self._state_shaped_like_params and isinstance(v, Tensor) and name != "step" and v.ndim
+                        and v.shape != p.shape):
                     raise ValueError(f"loaded state {name!r} of param {k} has shape {tuple(v.shape)} but the "
                                      f"parameter has shape {tuple(p.shape)}")
             state[p] = {name: _copy(v, p, name) for name, v in value.items()}
