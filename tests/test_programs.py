@@ -54,7 +54,7 @@ PROGRAMS: dict[str, str | None] = {
     "makemore_sampler": None,
     # nanoGPT's train.py on one process: torch.distributed and DDP imports, GradScaler, AdamW groups
     "nanogpt_ddp": None,
-    "lbfgs_closure": "no torch.optim.LBFGS yet",
+    "lbfgs_closure": None,
     "legacy_tensors": None,
     # printing shapes, tensors with grad_fn, modules (the text is compared line by line)
     "print_shapes": "grad_fn.name() is a string attribute, not torch's method",

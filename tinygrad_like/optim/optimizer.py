@@ -15,20 +15,48 @@ from __future__ import annotations
 
 import functools
 import numbers
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import sites
 from ..autograd import grad_mode
+from ..nn.module import RemovableHandle
 from ..tensor import Tensor
 
 _PACKAGE = __name__.split(".")[0] + "."  # "tinygrad_like.": the optimizers defined inside the package
 
-__all__ = ["Optimizer", "ParamsT", "check_number", "check_betas", "check_impl_flags"]
+__all__ = ["Optimizer", "ParamsT", "OptimizerPreHook", "OptimizerPostHook", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook", "check_number", "check_betas", "check_impl_flags"]
 
 #: What an optimizer accepts as ``params``: tensors, ``(name, tensor)`` pairs, or param-group dicts.
 ParamsT = Iterable[Tensor] | Iterable[tuple[str, Tensor]] | Iterable[dict[str, Any]]
+
+
+#: ``hook(optimizer, args, kwargs)`` run before every optimizer's step (may return ``(args, kwargs)``) and after it
+OptimizerPreHook = Callable[["Optimizer", tuple, dict], tuple[tuple, dict] | None]
+OptimizerPostHook = Callable[["Optimizer", tuple, dict], None]
+_GLOBAL_STEP_PRE_HOOKS: OrderedDict[int, Callable] = OrderedDict()
+_GLOBAL_STEP_POST_HOOKS: OrderedDict[int, Callable] = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` runs before the step of every optimizer; a non-None return is the new
+    ``(args, kwargs)``."""
+    return _add_hook(_GLOBAL_STEP_PRE_HOOKS, hook, False)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` runs after the step of every optimizer."""
+    return _add_hook(_GLOBAL_STEP_POST_HOOKS, hook, False)
+
+
+def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle._key] = hook
+    if prepend:
+        hooks.move_to_end(handle._key, last=False)
+    return handle
 
 
 def _wrap_step(step: Callable) -> Callable:
@@ -43,7 +71,17 @@ def _wrap_step(step: Callable) -> Callable:
         return step
 
     @functools.wraps(step)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(*args, **kwargs):  # (args[0] is the optimizer; step hooks see and may replace all of args, as torch)
+        self = args[0]
+        pre = self.__dict__.get("_optimizer_step_pre_hooks")
+        if pre or _GLOBAL_STEP_PRE_HOOKS:
+            for hook in (*_GLOBAL_STEP_PRE_HOOKS.values(), *(pre or {}).values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got "
+                                           f"{result}.")
+                    args, kwargs = result
         self._opt_called = True
         ctx = sites.context
         outer, outer_site = ctx.optimizer, ctx.write_site
@@ -52,9 +90,14 @@ def _wrap_step(step: Callable) -> Callable:
             ctx.write_site = sites.user_site()  # found once, not once per parameter (a user's own step keeps its lines)
         try:
             with grad_mode.no_grad():
-                return step(self, *args, **kwargs)
+                out = step(*args, **kwargs)
         finally:
             ctx.optimizer, ctx.write_site = outer, outer_site
+        post = self.__dict__.get("_optimizer_step_post_hooks")
+        if post or _GLOBAL_STEP_POST_HOOKS:
+            for hook in (*_GLOBAL_STEP_POST_HOOKS.values(), *(post or {}).values()):
+                hook(self, args, kwargs)
+        return out
 
     wrapper._optimizer_step = True  # type: ignore[attr-defined]
     return wrapper
@@ -148,6 +191,8 @@ class Optimizer:
     #: whether ``load_state_dict`` checks that each state tensor has its parameter's shape (not for LBFGS's flat
     #: vectors, nor Adafactor's factored row and column moments)
     _state_shaped_like_params = True
+    OptimizerPreHook = OptimizerPreHook  # (torch names the hook types on the class too)
+    OptimizerPostHook = OptimizerPostHook
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -287,6 +332,41 @@ class Optimizer:
         """Update the parameters from their ``.grad``; returns ``closure()``'s loss if one is given."""
         raise NotImplementedError(f"{type(self).__name__}.step")
 
+    @staticmethod
+    def profile_hook_step(func: Callable) -> Callable:
+        """torch's decorator of a ``step``: runs the step hooks around it (here ``step`` is wrapped so already:
+        the same wrapper, under ``no_grad``)."""
+        return _wrap_step(func)
+
+    # ---- hooks -------------------------------------------------------------------------------
+    def _hooks(self, name: str) -> OrderedDict:
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs before this optimizer's step; a non-None return is the new
+        ``(args, kwargs)``."""
+        return _add_hook(self._hooks("_optimizer_step_pre_hooks"), hook, False)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs after this optimizer's step."""
+        return _add_hook(self._hooks("_optimizer_step_post_hooks"), hook, False)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs before ``state_dict()`` builds its dict."""
+        return _add_hook(self._hooks("_optimizer_state_dict_pre_hooks"), hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs on the dict ``state_dict()`` built; a non-None return replaces it."""
+        return _add_hook(self._hooks("_optimizer_state_dict_post_hooks"), hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs before ``load_state_dict``; a non-None return is loaded instead."""
+        return _add_hook(self._hooks("_optimizer_load_state_dict_pre_hooks"), hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs after ``load_state_dict``."""
+        return _add_hook(self._hooks("_optimizer_load_state_dict_post_hooks"), hook, prepend)
+
     # ---- checkpoints -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``.
@@ -294,6 +374,8 @@ class Optimizer:
         Parameters are replaced by their position across all groups. As in PyTorch, the state's
         tensors are the optimizer's own (not copies): save or clone them before training on.
         """
+        for hook in self.__dict__.get("_optimizer_state_dict_pre_hooks", {}).values():
+            hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -304,7 +386,11 @@ class Optimizer:
                 packed["params"].append(index[id(p)])
             groups.append(packed)
         state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        out = {"state": state, "param_groups": groups}
+        for hook in self.__dict__.get("_optimizer_state_dict_post_hooks", {}).values():
+            result = hook(self, out)
+            out = out if result is None else result
+        return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what ``state_dict()`` returned, for an optimizer built over matching parameters.
@@ -312,8 +398,13 @@ class Optimizer:
         State tensors are copied (cast to each parameter's floating dtype and moved to its device),
         so the loaded optimizer never shares buffers with the one that saved them.
         """
+        for hook in self.__dict__.get("_optimizer_load_state_dict_pre_hooks", {}).values():
+            result = hook(self, state_dict)
+            state_dict = state_dict if result is None else result
         with grad_mode.no_grad():
             self._load_state_dict(state_dict)
+        for hook in self.__dict__.get("_optimizer_load_state_dict_post_hooks", {}).values():
+            hook(self)
 
     def _load_state_dict(self, state_dict: dict[str, Any]) -> None:
         if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
