@@ -39,7 +39,7 @@ class finfo:  # noqa: N801 - torch's name
         self.bits = dt.itemsize * 8
         self.eps, self.max, self.min = float(fi.eps), float(fi.max), float(fi.min)
         self.tiny = self.smallest_normal = float(fi.smallest_normal)
-        self.resolution = float(fi.resolution)
+        self.resolution = 10.0 ** -int(fi.precision)  # (torch's: exactly 10**-precision)
         self.dtype = dt.name
 
     def __repr__(self) -> str:

@@ -66,7 +66,8 @@ class Angle(Function):
     __slots__ = ()
 
     def forward(self, x):
-        a = x.numpy() if x.dtype.is_floating_point else x.numpy().astype(dtypes.default_float.np)
+        a = np.asarray(x._host())
+        a = a if x.dtype.is_floating_point else a.astype(dtypes.default_float.np)
         out = np.where(np.isnan(a), a, np.where(a < 0, np.pi, 0.0)).astype(a.dtype)
         return x._wrap(out, CPU) if x._dev is CPU else x._wrap(x._dev.backend.from_numpy(out), x._dev)
 
@@ -298,5 +299,9 @@ def view_as_real(input: Tensor) -> Tensor:  # noqa: A002
 
 view_as_real_copy = view_as_real
 
+
+def adjoint(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "adjoint").adjoint()
+
 __all__ = ["real", "imag", "conj", "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "angle",
-           "isreal", "view_as_real", "view_as_real_copy"]
+           "isreal", "view_as_real", "view_as_real_copy", "adjoint"]

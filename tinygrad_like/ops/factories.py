@@ -52,7 +52,8 @@ class FactoryMixin:
 
     def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
         """A new (zero-filled) tensor of ``size`` with the given strides, over a storage just large enough."""
-        from ..creation import empty_strided  # (creation sits above the ops: a module-level import would be a cycle)
+        # (creation_extra sits above the ops: a module-level import would be a cycle)
+        from ..creation_extra import empty_strided
         return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
                              device=self._dev if device is None else device, requires_grad=requires_grad)
 

@@ -382,7 +382,15 @@ class ScatterMixin:
 
     def as_strided_scatter(self, src: Tensor, size, stride, storage_offset=None) -> Tensor:
         """A copy with ``src`` written over ``self.as_strided(size, stride, storage_offset)``."""
-        return _scattered(self, src, lambda out: out.as_strided(size, stride, storage_offset), "as_strided_scatter")
+        from .movement import _positions, strided_layout  # (movement's helpers; scatter is imported by it indirectly)
+        lay = strided_layout(self.contiguous(), size, stride, 0 if storage_offset is None else storage_offset,
+                             "as_strided_scatter")
+        if tuple(src.shape) != lay.shape:
+            raise RuntimeError(f"as_strided_scatter(): expected src to have the size {list(lay.shape)}, got "
+                               f"{list(src.shape)}")
+        from ..creation import tensor  # (creation sits above the ops)
+        flat = tensor(_positions(lay).reshape(-1), device=self._dev)
+        return self.reshape(-1).index_put((flat,), src.reshape(-1)).reshape(self.shape)
 
     def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
         """A copy with ``source``'s elements written at ``index`` of the flattened tensor (``+=`` with
