@@ -457,3 +457,82 @@ def test_sym_helpers_and_exceptions():
         ours, theirs = getattr(tl, name)(*args), getattr(torch, name)(*args)
         assert ours == theirs and type(ours) is type(theirs), name
     assert issubclass(tl.OutOfMemoryError, RuntimeError) and issubclass(tl.AcceleratorError, RuntimeError)
+
+
+# ---- statistics ---------------------------------------------------------------------------------------------------
+def _grad_same(f, tf, *shape, rtol=1e-5, atol=1e-6):
+    x, tx = _pair(*shape)
+    y, ty = f(x), tf(tx)
+    _same(y, ty, rtol, atol)
+    w = np.random.default_rng(9).standard_normal(tuple(ty.shape)).astype(np.float32)
+    (y * tl.tensor(w)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    _same(x.grad, tx.grad, rtol, atol)
+
+
+def test_cov_corrcoef():
+    _grad_same(lambda v: tl.cov(v), lambda v: torch.cov(v), 3, 6)
+    _grad_same(lambda v: tl.cov(v, correction=0), lambda v: torch.cov(v, correction=0), 6)
+    fw, afw = tl.tensor([1, 2, 1, 3, 1, 1]), torch.tensor([1, 2, 1, 3, 1, 1])
+    aw, taw = tl.tensor([0.5, 1.0, 2.0, 1.0, 0.1, 1.0]), torch.tensor([0.5, 1.0, 2.0, 1.0, 0.1, 1.0])
+    _grad_same(lambda v: tl.cov(v, fweights=fw, aweights=aw), lambda v: torch.cov(v, fweights=afw, aweights=taw),
+               2, 6)
+    _grad_same(lambda v: tl.corrcoef(v), lambda v: torch.corrcoef(v), 3, 6)
+    with pytest.raises(RuntimeError):
+        tl.cov(tl.zeros(2, 2, 2))
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile(interpolation):
+    q, tq = tl.tensor([0.0, 0.25, 0.5, 0.9, 1.0]), torch.tensor([0.0, 0.25, 0.5, 0.9, 1.0])
+    _grad_same(lambda v: tl.quantile(v, q, 1, True, interpolation=interpolation),
+               lambda v: torch.quantile(v, tq, 1, True, interpolation=interpolation), 3, 7)
+    _grad_same(lambda v: tl.quantile(v, 0.3, interpolation=interpolation),
+               lambda v: torch.quantile(v, 0.3, interpolation=interpolation), 4, 5)
+    _grad_same(lambda v: v.quantile(0.7, 0, interpolation=interpolation),
+               lambda v: v.quantile(0.7, 0, interpolation=interpolation), 4, 5)
+    a = np.array([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4, [4.0, 1.0, 2.0, 3.0]], dtype=np.float32)
+    for name in ("quantile", "nanquantile"):
+        ours = getattr(tl, name)(tl.tensor(a), 0.4, 1, interpolation=interpolation)
+        theirs = getattr(torch, name)(torch.tensor(a), 0.4, 1, interpolation=interpolation)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError):
+        tl.quantile(tl.zeros(3), 1.5)
+    with pytest.raises(RuntimeError):
+        tl.quantile(tl.tensor([1, 2]), 0.5)
+
+
+def test_integration_and_gradient():
+    _grad_same(lambda v: tl.trapezoid(v), lambda v: torch.trapezoid(v), 3, 5)
+    _grad_same(lambda v: tl.trapz(v, dx=0.5, dim=0), lambda v: torch.trapz(v, dx=0.5, dim=0), 3, 5)
+    xs, txs = tl.tensor([0.0, 1.0, 3.0, 4.0, 7.0]), torch.tensor([0.0, 1.0, 3.0, 4.0, 7.0])
+    _grad_same(lambda v: tl.trapezoid(v, xs), lambda v: torch.trapezoid(v, txs), 3, 5)
+    _grad_same(lambda v: tl.cumulative_trapezoid(v, xs), lambda v: torch.cumulative_trapezoid(v, txs), 3, 5)
+    for kw in [{}, {"spacing": 2.0}, {"spacing": [0.5, 2.0], "edge_order": 2}, {"dim": 1},
+               {"spacing": (txs,), "dim": 1}, {"spacing": (txs,), "dim": 1, "edge_order": 2}]:
+        ours_kw = dict(kw)
+        if "spacing" in kw and isinstance(kw["spacing"], tuple):
+            ours_kw["spacing"] = (xs,)
+        _grad_same(lambda v, k=ours_kw: tl.stack(tl.gradient(v, **k)),
+                   lambda v, k=kw: torch.stack(torch.gradient(v, **k)), 4, 5)
+    with pytest.raises(RuntimeError):
+        tl.gradient(tl.zeros(2), edge_order=2)
+
+
+def test_isin_renorm_nonzero_static_histogramdd():
+    e, te = tl.tensor([[1, 2], [3, 4]]), torch.tensor([[1, 2], [3, 4]])
+    for invert in (False, True):
+        assert (tl.isin(e, tl.tensor([2, 4, 9]), invert=invert).numpy() ==
+                torch.isin(te, torch.tensor([2, 4, 9]), invert=invert).numpy()).all()
+    assert (tl.isin(e, 3).numpy() == torch.isin(te, 3).numpy()).all()
+    _grad_same(lambda v: tl.renorm(v, 2, 0, 1.0), lambda v: torch.renorm(v, 2, 0, 1.0), 3, 4)
+    _grad_same(lambda v: v.renorm(1, 1, 0.5), lambda v: v.renorm(1, 1, 0.5), 3, 4)
+    x, tx = tl.tensor([[0, 1], [2, 0]]), torch.tensor([[0, 1], [2, 0]])
+    for size in (0, 1, 2, 4):
+        assert (tl.nonzero_static(x, size=size).numpy() == torch.nonzero_static(tx, size=size).numpy()).all()
+    assert (x.nonzero_static(size=3, fill_value=7).numpy() == tx.nonzero_static(size=3, fill_value=7).numpy()).all()
+    p, tp = _pair(10, 2)
+    h, edges = tl.histogramdd(p, bins=[3, 2])
+    th, tedges = torch.histogramdd(tp.detach(), bins=[3, 2])
+    _same(h, th)
+    _same(edges, tedges, rtol=1e-6, atol=1e-6)
