@@ -536,3 +536,93 @@ def test_isin_renorm_nonzero_static_histogramdd():
     th, tedges = torch.histogramdd(tp.detach(), bins=[3, 2])
     _same(h, th)
     _same(edges, tedges, rtol=1e-6, atol=1e-6)
+
+
+# ---- random fills and samplers ------------------------------------------------------------------------------------
+def test_cauchy_log_normal_geometric_fills():
+    g = tl.Generator().manual_seed(0)
+    c = tl.empty(20000).cauchy_(1.0, 2.0, generator=g)
+    assert abs(float(c.median()) - 1.0) < 0.1  # the Cauchy median
+    ln = tl.empty(20000, dtype=tl.float64).log_normal_(0.5, 0.25, generator=g)
+    assert abs(float(ln.log().mean()) - 0.5) < 0.01 and abs(float(ln.log().std()) - 0.25) < 0.01
+    k = tl.empty(20000).geometric_(0.25, generator=g)
+    assert float(k.min()) >= 1 and abs(float(k.mean()) - 4.0) < 0.1  # mean 1/p
+    assert (k == k.round()).all()
+    for f in (lambda t: t.cauchy_(0, -1), lambda t: t.log_normal_(0, 0), lambda t: t.geometric_(1.5)):
+        with pytest.raises(RuntimeError):
+            f(tl.empty(2))
+        with pytest.raises(RuntimeError):
+            f(torch.empty(2))
+
+
+def test_poisson_binomial():
+    tl.manual_seed(0)
+    rates = tl.full((20000,), 3.0)
+    p = tl.poisson(rates)
+    assert p.dtype is tl.float32 and abs(float(p.mean()) - 3.0) < 0.05 and (p == p.round()).all()
+    b = tl.binomial(tl.full((20000,), 10.0), tl.full((20000,), 0.3))
+    assert abs(float(b.mean()) - 3.0) < 0.05 and float(b.max()) <= 10
+    with pytest.raises(RuntimeError, match="non-negative"):
+        tl.poisson(tl.tensor([-1.0]))
+    with pytest.raises(ValueError):
+        tl.binomial(tl.tensor([5]), tl.tensor([0.5]))
+    with pytest.raises(ValueError):
+        torch.binomial(torch.tensor([5]), torch.tensor([0.5]))
+
+
+def test_python_function_methods_and_hash():
+    x, tx = tl.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 3.0])
+    _same(x.apply_(lambda v: v * v + 1), tx.apply_(lambda v: v * v + 1))
+    _same(x.map_(tl.tensor([1.0, 0.0, 2.0]), lambda a, b: a - b), tx.map_(torch.tensor([1.0, 0.0, 2.0]),
+                                                                            lambda a, b: a - b))
+    _same(x.map2_(tl.tensor(2.0), tl.tensor([1.0, 1.0, 1.0]), lambda a, b, c: a * b + c),
+          tx.map2_(torch.tensor(2.0), torch.tensor([1.0, 1.0, 1.0]), lambda a, b, c: a * b + c))
+    for a, dim in [(np.array([1, 2, 7]), None), (np.array([[1.0, 2.0], [3.0, 4.0]]), 1),
+                   (np.array([[1.5, -2.0], [3.0, 4.0]], dtype=np.float32), 0)]:
+        ours = tl.hash_tensor(tl.tensor(a), dim).numpy()
+        theirs = torch.hash_tensor(torch.tensor(a), dim).numpy()
+        assert (ours.view(np.uint64) == theirs.astype(np.uint64)).all()
+
+
+def test_small_free_functions_and_removed_names():
+    x, tx = tl.tensor([-2.0, 0.5, 3.0]), torch.tensor([-2.0, 0.5, 3.0])
+    _same(tl.clamp_(x.clone(), -1, 1), torch.clamp_(tx.clone(), -1, 1))
+    _same(tl.clip_(x.clone(), 0, 1), torch.clip_(tx.clone(), 0, 1))
+    _same(x.clone().clip_(max=0), tx.clone().clip_(max=0))
+    y = x * 1
+    assert tl.detach_(y) is y and y.grad_fn is None
+    assert tl.get_device(x) == torch.get_device(tx) == -1
+    assert tl.is_distributed(x) == torch.is_distributed(tx)
+    assert tl.cudnn_is_acceptable(x) == torch.cudnn_is_acceptable(tx)
+    z = tl.zeros(1)
+    tl.resize_as_(z, tl.zeros(2, 2))
+    assert z.shape == (2, 2)
+    assert x.grad_dtype is tl.float32
+    with pytest.warns(UserWarning, match="volatile"):
+        assert x.volatile is False
+    with pytest.raises(RuntimeError, match="removed"):
+        x.reinforce(1)
+    for name in ("cfloat", "cdouble", "chalf"):
+        with pytest.raises(NotImplementedError, match="complex"):
+            getattr(x, name)()
+    assert tl.bit is tl.uint1 and tl.bit.itemsize == torch.bit.itemsize
+    assert tl.SUM.value == torch.SUM.value and tl.AVG.value == torch.AVG.value
+    assert tl.thread_safe_generator() is None and torch.thread_safe_generator() is None
+    assert issubclass(tl.FatalError, Exception) and not issubclass(tl.FatalError, RuntimeError)
+    assert tl.GradScaler is tl.amp.GradScaler
+    with pytest.raises(NotImplementedError, match="export"):
+        tl.export.export(None, ())
+
+
+def test_set_printoptions_matches_torch():
+    a = np.array([[1.123456, 22.5, 1e-3], [4.0, 5.0, 6.0]], dtype=np.float32)
+    try:
+        for kw in [{"precision": 2}, {"precision": 6}, {"sci_mode": True}, {"sci_mode": False, "precision": 3},
+                   {"profile": "short"}, {"threshold": 5, "edgeitems": 1}, {"linewidth": 20}]:
+            tl.set_printoptions(**kw)
+            torch.set_printoptions(**kw)
+            assert str(tl.tensor(a)) == str(torch.tensor(a)), kw
+            assert str(tl.arange(20.0)) == str(torch.arange(20.0)), kw
+    finally:
+        tl.set_printoptions(profile="default", sci_mode=None)
+        torch.set_printoptions(profile="default", sci_mode=None)

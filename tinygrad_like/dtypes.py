@@ -319,6 +319,7 @@ def _shells() -> dict:
     add("uint32", 4, "wide_uint", signed=False)
     add("uint64", 8, "wide_uint", signed=False)
     s["cfloat"], s["cdouble"], s["chalf"] = s["complex64"], s["complex128"], s["complex32"]
+    s["bit"] = s["uint1"]  # (torch.bit is torch.uint1)
     return s
 
 
@@ -338,5 +339,5 @@ class dtype(metaclass=_DTypeMeta):  # noqa: N801 - torch's name for the class of
     """torch.dtype: ``isinstance(x, torch.dtype)`` holds for every dtype object (those tinygrad_like computes in and
     the ones it only names); as in torch, it cannot be instantiated."""
 
-    def __new__(cls, *args, **kwargs):
+    def __new__(cls):
         raise TypeError("cannot create 'torch.dtype' instances")

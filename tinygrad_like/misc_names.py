@@ -4,12 +4,14 @@ helpers, which on plain Python numbers compute what torch's do (sizes here are a
 
 from __future__ import annotations
 
+import enum
 import math
 import sys
 from typing import Any
 
-__all__ = ["OutOfMemoryError", "AcceleratorError", "memory_format", "qscheme", "sym_int", "sym_float", "sym_max",
-           "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite"]
+__all__ = ["OutOfMemoryError", "AcceleratorError", "FatalError", "AggregationType", "AVG", "SUM", "memory_format",
+           "qscheme", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite",
+           "thread_safe_generator"]
 
 
 class OutOfMemoryError(RuntimeError):
@@ -20,23 +22,50 @@ class AcceleratorError(RuntimeError):
     """An accelerator reported an error (torch.AcceleratorError)."""
 
 
+class FatalError(Exception):
+    """An unrecoverable error of torch's runtime (torch.FatalError: not a RuntimeError)."""
+
+
+class AggregationType(enum.Enum):
+    """How torch's monitoring counters aggregate (torch.AggregationType)."""
+
+    SUM = 0
+    AVG = 1
+
+
+SUM, AVG = AggregationType.SUM, AggregationType.AVG
+
+
+def thread_safe_generator():
+    """The generator a DataLoader *thread* worker should draw from, or None outside one (torch's answer). The
+    DataLoader here runs no thread workers, so it is None: draw from the default generator."""
+    return None
+
+
 class _Constant:
     """One of torch's named constants of a class (``torch.contiguous_format``...)."""
 
     __slots__ = ("_name",)
 
-    def __init__(self, name: str):
-        self._name = name
+    def __init__(self):
+        raise TypeError(f"cannot create 'torch.{type(self).__name__}' instances")
+
+    @classmethod
+    def _named(cls, name: str):
+        c = object.__new__(cls)
+        c._name = name
+        return c
 
     def __repr__(self) -> str:
         return f"torch.{self._name}"
 
     def __reduce__(self):
-        return (getattr, (_module(), self._name))
+        return (_constant, (self._name,))
 
 
-def _module():
-    return sys.modules[__name__]
+def _constant(name: str):
+    """The named constant (what a pickle of one rebuilds)."""
+    return getattr(sys.modules[__name__], name)
 
 
 class memory_format(_Constant):  # noqa: N801 - torch's name
@@ -87,7 +116,7 @@ def sym_ite(b: Any, t: Any, f: Any) -> Any:
 
 
 for _n in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
-    globals()[_n] = memory_format(_n)
+    globals()[_n] = memory_format._named(_n)
 for _n in ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
            "per_channel_affine_float_qparams"):
-    globals()[_n] = qscheme(_n)
+    globals()[_n] = qscheme._named(_n)

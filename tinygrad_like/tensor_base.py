@@ -252,6 +252,22 @@ class TensorBase:
                                              "has one output per tensor).")
 
     @property
+    def grad_dtype(self):
+        """The dtype ``.grad`` has: this tensor's own."""
+        return self.dtype
+
+    @property
+    def volatile(self) -> bool:
+        """Removed in torch (always False, with a warning), as ``Variable.volatile``."""
+        import warnings  # (a removed name: its warning is the only reason to import it)
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    def reinforce(self, reward) -> None:
+        raise RuntimeError("reinforce() was removed. Use torch.distributions instead (a policy's log_prob times "
+                           "the reward, as a loss).")
+
+    @property
     def itemsize(self) -> int:
         """The size of one element in bytes (``element_size()``)."""
         return self.dtype.itemsize

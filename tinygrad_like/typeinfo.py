@@ -14,7 +14,8 @@ from .dtypes import DType, ShellDType
 from .tensor_base import TensorBase
 
 __all__ = ["finfo", "iinfo", "promote_types", "can_cast", "result_type", "typename", "is_signed", "is_nonzero",
-           "is_same_size", "is_conj", "is_neg", "is_inference"]
+           "is_same_size", "is_conj", "is_neg", "is_inference", "get_device", "is_distributed",
+           "cudnn_is_acceptable"]
 
 
 def _dtype(x, what: str) -> DType:
@@ -133,3 +134,18 @@ def is_neg(input: TensorBase) -> bool:  # noqa: A002
 
 def is_inference(input: TensorBase) -> bool:  # noqa: A002
     return _tensor(input, "is_inference").is_inference()
+
+
+def get_device(input: TensorBase) -> int:  # noqa: A002
+    """-1 for a CPU tensor, else its device's index."""
+    return _tensor(input, "get_device").get_device()
+
+
+def is_distributed(input: TensorBase) -> bool:  # noqa: A002
+    return _tensor(input, "is_distributed").is_distributed()
+
+
+def cudnn_is_acceptable(input: TensorBase) -> bool:  # noqa: A002
+    """Whether cuDNN would take this tensor: never here (tinygrad_like has no cuDNN), as torch on a CPU tensor."""
+    _tensor(input, "cudnn_is_acceptable")
+    return False

@@ -84,3 +84,7 @@ STREAMS = ("streams and events order work on an accelerator's queue; tinygrad_li
            "so there is nothing to record or wait for")
 EXPORT = ("torch.export traces a program into a graph for deployment; tinygrad_like runs eagerly and exports "
           "nothing")
+FIRST_CLASS_DIMS = ("first-class dimensions (functorch.dim) are not supported by tinygrad_like: index a tensor with "
+                    "[] instead")
+NESTED = ("nested tensors are not supported by tinygrad_like: pad the sequences with "
+          "torch.nn.utils.rnn.pad_sequence")

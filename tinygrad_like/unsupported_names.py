@@ -8,8 +8,9 @@ from .unsupported import (
     BENCHMARK,
     COMPLEX,
     DISPATCH,
-    EXPORT,
-    QUANTIZED,
+    FIRST_CLASS_DIMS,
+    NESTED,
+        QUANTIZED,
     SERIALIZATION,
     SPARSE,
     STORAGE,
@@ -31,8 +32,7 @@ _CLASSES = {
         "OperatorInfo OptionalType ParameterDict PyObjectType RRefType ScriptClass ScriptClassFunction ScriptDict "
         "ScriptDictIterator ScriptDictKeyIterator ScriptFunction ScriptList ScriptListIterator ScriptMethod "
         "ScriptModule ScriptModuleSerializer ScriptObject ScriptObjectProperty StaticModule StreamObjType StringType "
-        "SymBoolType SymIntType TensorType TracingState TupleType Type UnionType Use Value AggregationType "
-        "BenchmarkExecutionStats"),
+        "SymBoolType SymIntType TensorType TracingState TupleType Type UnionType Use Value BenchmarkExecutionStats"),
     STORAGE: ("BoolStorage ByteStorage CharStorage DoubleStorage FloatStorage IntStorage LongStorage ShortStorage "
               "TypedStorage UntypedStorage HalfStorage BFloat16Storage"),
     SERIALIZATION: "PyTorchFileReader PyTorchFileWriter DeserializationStorageContext SerializationStorageContext",
@@ -65,7 +65,6 @@ _FUNCTIONS = {
              "fbgemm_pack_quantized_matrix"),
     COMPLEX: "polar complex view_as_complex view_as_complex_copy",
     SYMBOLIC: "sym_constrain_range sym_constrain_range_for_size sym_fresh_size",
-    EXPORT: "export",
 }
 
 # Tensor methods of the same families (installed on tinygrad_like.Tensor by install_tensor_methods)
@@ -76,6 +75,8 @@ TENSOR_METHODS = {
     QUANTIZED: "dequantize int_repr q_per_channel_axis q_per_channel_scales q_per_channel_zero_points q_scale "
                "q_zero_point qscheme",
     VENDOR: "to_mkldnn",
+    FIRST_CLASS_DIMS: "index",
+    NESTED: "to_padded_tensor",
     STORAGE: "untyped_storage",
 }
 

@@ -24,6 +24,7 @@ TYPE_NAMES = {dtypes.float32: "FloatTensor", dtypes.float64: "DoubleTensor", dty
               dtypes.int16: "ShortTensor", dtypes.int8: "CharTensor", dtypes.uint8: "ByteTensor",
               dtypes.bool_: "BoolTensor"}
 _BY_TYPE_NAME = {name: dt for dt, name in TYPE_NAMES.items()}
+_COMPLEX = "complex tensors are not supported by tinygrad_like: every tensor is real"
 
 
 def type_name(dtype: DType, device_type: str = "cpu") -> str:
@@ -150,6 +151,15 @@ class ConversionMixin:
     def isreal(self) -> Tensor:
         """True everywhere: every element of a real tensor is real."""
         return self._wrap(self._dev.backend.full(self._x.shape, True, dtypes.bool_), self._dev)
+
+    def cfloat(self) -> Tensor:
+        raise NotImplementedError(f"cfloat(): {_COMPLEX}")
+
+    def cdouble(self) -> Tensor:
+        raise NotImplementedError(f"cdouble(): {_COMPLEX}")
+
+    def chalf(self) -> Tensor:
+        raise NotImplementedError(f"chalf(): {_COMPLEX}")
 
     def storage_type(self):
         """The legacy storage class of this tensor's dtype (``torch.FloatStorage``), a name only: see

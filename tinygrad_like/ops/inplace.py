@@ -152,6 +152,10 @@ class InplaceMixin:
     def clamp_(self, min=None, max=None):
         return self._inplace("clamp_", lambda x, _: x.clamp(min, max), None)
 
+    def clip_(self, min=None, max=None):
+        """``clamp_`` under NumPy's name."""
+        return self._inplace("clip_", lambda x, _: x.clamp(min, max), None)
+
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place from U(a, b) drawn from the seedable generator (used by ``tl.nn.init``)."""
         if a > b:
@@ -218,6 +222,34 @@ class InplaceMixin:
         # broadcast to our shape on both paths; with grad, the old history gets a zero gradient
         return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if _grad_mode.enabled
                              else s.to(x.dtype).expand(x.shape), src)
+
+    # ---- a Python function applied element by element (CPU tensors only, as torch) ------------------------------
+    def _elementwise_py(self, op: str, fn, *others) -> Tensor:
+        for t in (self, *others):
+            if t._dev is not CPU:
+                raise TypeError(f"{op} is only implemented on CPU tensors")
+        if not callable(fn):
+            raise TypeError(f"{op}: expected a callable, got {type(fn).__name__}")
+        arrs = [np.broadcast_to(np.asarray(o._host()), self.shape) for o in others]
+        flat = np.asarray(self._host()).reshape(-1)
+        cols = [a.reshape(-1) for a in arrs]
+        vals = [fn(*(v.item() for v in vs)) for vs in zip(flat, *cols)]
+        out = np.array(vals, dtype=self.dtype.np).reshape(self.shape) if vals else np.zeros(self.shape, self.dtype.np)
+        with grad_mode.no_grad():
+            self.copy_(self._wrap(out, CPU))
+        return self
+
+    def apply_(self, callable) -> Tensor:  # noqa: A002 - torch's name
+        """Replace each element ``x`` with ``callable(x)`` (a Python number function; slow, CPU only)."""
+        return self._elementwise_py("apply_", callable)
+
+    def map_(self, tensor: Tensor, callable) -> Tensor:  # noqa: A002 - torch's names
+        """Replace each element ``x`` with ``callable(x, y)``, ``y`` from ``tensor`` (broadcast to this shape)."""
+        return self._elementwise_py("map_", callable, tensor)
+
+    def map2_(self, x: Tensor, y: Tensor, callable) -> Tensor:  # noqa: A002 - torch's names
+        """Replace each element ``a`` with ``callable(a, b, c)``, ``b`` and ``c`` from ``x`` and ``y``."""
+        return self._elementwise_py("map2_", callable, x, y)
 
     # ---- changing the tensor's shape or storage in place ----------------------------------------------------
     def resize_(self, *sizes, memory_format=None) -> Tensor:
@@ -325,3 +357,28 @@ def _check_castable(src: DType, dst: DType, op: str) -> None:
     if src.category > dst.category:
         raise RuntimeError(f"{op}: result type {src.name} can't be cast to the desired output type {dst.name} "
                            f"(in-place ops keep the tensor's dtype; use the out-of-place op)")
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:  # noqa: A002
+    """``input.resize_as_(the_template)``."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"resize_as_(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.resize_as_(the_template)
+
+
+def clamp_(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"clamp_(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.clamp_(min, max)
+
+
+def clip_(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"clip_(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.clip_(min, max)
+
+
+def detach_(input: Tensor) -> Tensor:  # noqa: A002
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"detach_(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.detach_()

@@ -32,7 +32,7 @@ _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch
 
 __all__ = ["nansum", "nanmean", "count_nonzero", "std_mean", "var_mean", "bincount", "histc", "histogram", "cov",
            "corrcoef", "quantile", "nanquantile", "nonzero_static", "renorm", "isin", "trapezoid", "trapz",
-           "cumulative_trapezoid", "gradient", "histogramdd"]
+           "cumulative_trapezoid", "gradient", "histogramdd", "hash_tensor"]
 
 
 class NoDerivative(Function):
@@ -343,14 +343,28 @@ class StatisticsMixin:
         factor = Where.apply(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
         return self * factor
 
+    def hash_tensor(self, dim=None, *, keepdim: bool = False, mode: int = 0) -> Tensor:
+        """torch's hash of the values (mode 0: the XOR of each element's 64-bit pattern: an int64 element as it is,
+        a float as its float64 bits) over ``dim`` (all dims when None). torch returns uint64, which tinygrad_like
+        has no dtype for: the result is int64 with the same 64 bits."""
+        if mode != 0:
+            raise RuntimeError(f"hash_tensor: only mode=0 (xor_sum) is supported, got mode={mode}")
+        a = np.asarray(self._host())
+        bits = (a.astype(np.float64) if self.dtype.is_floating_point else a.astype(np.int64)).view(np.int64)
+        dims = tuple(range(a.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+        dims = tuple(normalize_dim(d, max(a.ndim, 1)) for d in dims) if a.ndim else ()
+        out = np.bitwise_xor.reduce(bits, axis=dims, keepdims=keepdim) if dims else bits
+        from ..creation import tensor  # (creation sits above the ops)
+        return tensor(np.asarray(out, dtype=np.int64), device=self.device)
+
     def renorm_(self, p, dim: int, maxnorm) -> Tensor:
         return self._inplace("renorm_", lambda x, _: x.renorm(p, dim, maxnorm), None)
 
 # ---- free functions (tl.<name>) ---------------------------------------------------------------------
 bincount, histc, nansum, nanmean, count_nonzero = free_functions(
     StatisticsMixin, "bincount", "histc", "nansum", "nanmean", "count_nonzero")
-cov, corrcoef, quantile, nanquantile, nonzero_static, renorm = free_functions(
-    StatisticsMixin, "cov", "corrcoef", "quantile", "nanquantile", "nonzero_static", "renorm")
+cov, corrcoef, quantile, nanquantile, nonzero_static, renorm, hash_tensor = free_functions(
+    StatisticsMixin, "cov", "corrcoef", "quantile", "nanquantile", "nonzero_static", "renorm", "hash_tensor")
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density: bool = False, out=None):  # noqa: A002
