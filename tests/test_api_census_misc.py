@@ -626,3 +626,37 @@ def test_set_printoptions_matches_torch():
     finally:
         tl.set_printoptions(profile="default", sci_mode=None)
         torch.set_printoptions(profile="default", sci_mode=None)
+
+
+def test_vmap_randomness():
+    x = tl.ones(3, 2)
+    with pytest.raises(RuntimeError, match="randomness"):
+        tl.vmap(lambda v: v + tl.rand(2))(x)
+    with pytest.raises(RuntimeError, match="randomness"):
+        torch.vmap(lambda v: v + torch.rand(2))(torch.ones(3, 2))
+    tl.rand(1)  # allowed again after the error
+    same = tl.vmap(lambda v: v + tl.rand(2), randomness="same")(x)
+    assert (same == same[0]).all()
+    different = tl.vmap(lambda v: v + tl.rand(2), randomness="different")(x)
+    assert not (different == different[0]).all()
+    with pytest.raises(RuntimeError):
+        tl.vmap(lambda v: v, randomness="sometimes")
+
+
+def test_cpu_stream_and_event_as_torch():
+    s, ts = tl.Stream(), torch.Stream("cpu")
+    e, te = tl.Event("cpu"), torch.Event("cpu")
+    assert str(s) == str(ts) and str(e) == str(te)
+    assert s.query() == ts.query() and s.synchronize() is None and s == tl.Stream("cpu")
+    assert e.query() == te.query() and e.wait() is None and s.wait_event(e) is None
+    for ours, theirs in [(lambda: s.record_event(), lambda: ts.record_event()),
+                         (lambda: e.record(), lambda: te.record()),
+                         (lambda: s.wait_stream(s), lambda: ts.wait_stream(ts))]:
+        with pytest.raises(RuntimeError, match="events"):
+            ours()
+        with pytest.raises(RuntimeError, match="events"):
+            theirs()
+    with pytest.raises(ValueError):
+        e.elapsed_time(e)
+    with s:
+        pass

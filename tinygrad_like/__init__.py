@@ -79,7 +79,7 @@ from .dtypes import SHELLS as _SHELLS, dtype  # noqa: E402
 from .typeinfo import *  # noqa: E402, F403 - finfo, iinfo, promote_types, can_cast, result_type, typename, is_*
 from .settings import *  # noqa: E402, F403 - threads, determinism, matmul precision, autocast state...
 from .batching import vmap  # noqa: E402
-from .control import Future, cond, fork, wait  # noqa: E402
+from .control import Event, Future, Stream, cond, fork, wait  # noqa: E402
 from .creation_extra import *  # noqa: E402, F403 - range, asarray, windows, vander, block_diag... (not in __all__)
 from .misc_names import *  # noqa: E402, F403
 from .unsupported_names import *  # noqa: E402, F403 - names that can only raise, each saying why

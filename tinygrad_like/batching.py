@@ -115,10 +115,18 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
         from . import random as _random  # (needed only for randomness='same')
         state = _random.get_rng_state() if randomness == "same" else None
         results = []
-        for i in range(n):
-            if state is not None:
-                _random.set_rng_state(state)
-            results.append(func(*_select(args, dims, i), **kwargs))
+        if randomness == "error":
+            _random._REFUSING.append("vmap: called random operation while in randomness error mode. Please either "
+                                     "use the 'same' or 'different' randomness flags on vmap or perform the "
+                                     "randomness operation out of vmap")
+        try:
+            for i in range(n):
+                if state is not None:
+                    _random.set_rng_state(state)
+                results.append(func(*_select(args, dims, i), **kwargs))
+        finally:
+            if randomness == "error":
+                _random._REFUSING.pop()
         if n == 0:
             raise ValueError("vmap: the mapped dimension has size 0")
         return _stack(results, out_dims, n)

@@ -1,14 +1,15 @@
 """torch's control-flow and asynchronous helpers, run eagerly: ``cond`` (``torch.cond``: an if/else a compiler can
-trace), ``fork`` and ``wait`` (``torch.jit.fork``'s futures) and ``Future``."""
+trace), ``fork`` and ``wait`` (``torch.jit.fork``'s futures), ``Future``, and the CPU's ``Stream`` and ``Event``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from .device import get_device
 from .tensor_base import TensorBase
 
-__all__ = ["cond", "fork", "wait", "Future"]
+__all__ = ["cond", "fork", "wait", "Future", "Stream", "Event"]
 
 
 def cond(pred, true_fn: Callable, false_fn: Callable, operands: tuple | list = ()) -> Any:
@@ -102,3 +103,91 @@ def wait(future: Future) -> Any:
     if not isinstance(future, Future):
         raise TypeError(f"wait(): expected a Future, got {type(future).__name__}")
     return future.wait()
+
+
+_NO_EVENTS = "cpu backend doesn't support events."
+
+
+def _cpu_device(device, what: str):
+    d = get_device("cpu" if device is None else device)
+    if d.type != "cpu":
+        raise RuntimeError(f"torch.{what}({str(device)!r}): only the CPU's {what.lower()} exists at the top level "
+                           f"here; for CUDA use tl.cuda's streams and events")
+    return d
+
+
+class Stream:
+    """torch.Stream on the CPU: one in-order stream, always idle (every op has finished when it returns); as in
+    torch, recording an event on it is refused (the CPU backend has no events)."""
+
+    def __init__(self, device=None, *, priority: int = 0):
+        self.device = _cpu_device(device, "Stream")
+        self.device_type, self.device_index, self.stream_id = 0, -1, 0
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
+
+    def wait_event(self, event) -> None:
+        return None
+
+    def wait_stream(self, stream) -> None:
+        raise RuntimeError(_NO_EVENTS)
+
+    def record_event(self, event=None):
+        raise RuntimeError(_NO_EVENTS)
+
+    def is_capturing(self) -> bool:
+        return False
+
+    @property
+    def native_handle(self):
+        raise RuntimeError("Backend doesn't support getting stream native handle.")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Stream) and other.stream_id == self.stream_id
+
+    def __hash__(self) -> int:
+        return hash(("cpu", self.stream_id))
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "torch.Stream device_type=cpu, device_index=-1, stream_id=0"
+
+
+class Event:
+    """torch.Event on the CPU: it can be made, queried and waited on (always complete); recording it is refused,
+    as torch's CPU backend refuses it."""
+
+    def __init__(self, device=None, *, enable_timing: bool = False, blocking: bool = False,
+                 interprocess: bool = False):
+        self.device = _cpu_device(device, "Event")
+        self.enable_timing = enable_timing
+        self.event_id = 0
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
+
+    def wait(self, stream=None) -> None:
+        return None
+
+    def record(self, stream=None) -> None:
+        raise RuntimeError(_NO_EVENTS)
+
+    def elapsed_time(self, end_event: Event) -> float:
+        if not (self.enable_timing and getattr(end_event, "enable_timing", False)):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        raise RuntimeError(_NO_EVENTS)
+
+    def __repr__(self) -> str:
+        return "torch.Event device_type=cpu, device_index=-1, event_flag=0, event_id=0"

@@ -10,6 +10,8 @@ import os
 
 import numpy as np
 
+_REFUSING: list[str] = []  # why random draws are refused now (vmap's randomness='error'); empty: allowed
+
 
 class Generator:
     """A random stream; ``get_state``/``set_state`` save and replay it."""
@@ -30,6 +32,8 @@ class Generator:
         return self._seed
 
     def np_generator(self) -> np.random.Generator:
+        if _REFUSING:  # (inside vmap(..., randomness='error'): torch refuses random ops there)
+            raise RuntimeError(_REFUSING[-1])
         return self._np
 
     def get_state(self) -> dict:

@@ -80,8 +80,6 @@ BENCHMARK = ("torch's C++ throughput benchmark runs TorchScript modules in C++ t
              "not have")
 DISPATCH = ("torch's dispatcher (dispatch keys, operator tags, torch function modes) does not exist in tinygrad_like: "
             "each op is one Python method")
-STREAMS = ("streams and events order work on an accelerator's queue; tinygrad_like's devices run each op in order, "
-           "so there is nothing to record or wait for")
 EXPORT = ("torch.export traces a program into a graph for deployment; tinygrad_like runs eagerly and exports "
           "nothing")
 FIRST_CLASS_DIMS = ("first-class dimensions (functorch.dim) are not supported by tinygrad_like: index a tensor with "

@@ -14,7 +14,6 @@ from .unsupported import (
     SERIALIZATION,
     SPARSE,
     STORAGE,
-    STREAMS,
     SYMBOLIC,
     TORCHSCRIPT,
     VENDOR,
@@ -40,7 +39,6 @@ _CLASSES = {
     DISPATCH: ("DispatchKey DispatchKeySet ExcludeDispatchKeyGuard DisableTorchFunction DisableTorchFunctionSubclass "
                "Tag"),
     SYMBOLIC: "SymInt SymFloat SymBool",
-    STREAMS: "Stream Event",
 }
 
 _FUNCTIONS = {
