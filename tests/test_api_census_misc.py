@@ -660,3 +660,35 @@ def test_cpu_stream_and_event_as_torch():
         e.elapsed_time(e)
     with s:
         pass
+
+
+@pytest.mark.parametrize("kw", [{"n_fft": 8}, {"n_fft": 8, "hop_length": 3, "win_length": 6, "normalized": True},
+                                {"n_fft": 7, "center": False, "onesided": False},
+                                {"n_fft": 8, "pad_mode": "constant"}])
+def test_stft_real_form(kw):
+    a = np.random.default_rng(0).standard_normal((2, 40)).astype(np.float32)
+    win = kw.get("win_length")
+    x, tx = tl.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = tl.stft(x, window=tl.hann_window(win) if win else None, return_complex=False, **kw)
+        tout = torch.stft(tx, window=torch.hann_window(win) if win else None, return_complex=False, **kw)
+    _same(out, tout, rtol=1e-5, atol=1e-5)
+    g = np.random.default_rng(1).standard_normal(tuple(tout.shape)).astype(np.float32)
+    (out * tl.tensor(g)).sum().backward()
+    (tout * torch.tensor(g)).sum().backward()
+    _same(x.grad, tx.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_stft_errors_as_torch():
+    x = tl.zeros(16)
+    with pytest.raises(RuntimeError, match="return_complex"):
+        tl.stft(x, 4)
+    with pytest.raises(RuntimeError, match="return_complex"):
+        torch.stft(torch.zeros(16), 4)
+    with pytest.raises(NotImplementedError, match="complex"):
+        x.stft(4, return_complex=True)
+    with pytest.raises(RuntimeError, match="complex"):
+        tl.istft(x, 4)
+    with pytest.raises(RuntimeError, match="complex"):
+        torch.istft(torch.zeros(3, 5), 4)

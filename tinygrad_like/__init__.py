@@ -72,6 +72,7 @@ from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleT
 from ._format import set_printoptions  # noqa: E402
 from .ops.conversion import *  # noqa: E402, F403 - real, conj, angle... of real tensors
 from .ops.inplace import clamp_, clip_, detach_, resize_as_  # noqa: E402
+from .ops.spectral import istft, stft  # noqa: E402
 from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
 from . import export  # noqa: E402 - torch.export: each entry point raises, saying why
 from .random import default_generator, initial_seed, seed  # noqa: E402

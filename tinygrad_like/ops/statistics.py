@@ -357,6 +357,21 @@ class StatisticsMixin:
         from ..creation import tensor  # (creation sits above the ops)
         return tensor(np.asarray(out, dtype=np.int64), device=self.device)
 
+    def stft(self, n_fft: int, hop_length: int | None = None, win_length: int | None = None, window=None,
+             center: bool = True, pad_mode: str = "reflect", normalized: bool = False, onesided: bool | None = None,
+             return_complex: bool | None = None, align_to_window: bool | None = None) -> Tensor:
+        """The short-time Fourier transform (see :func:`tinygrad_like.ops.spectral.stft`)."""
+        from .spectral import stft  # (spectral composes this family's siblings; it imports statistics' module)
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
+                    return_complex, align_to_window)
+
+    def istft(self, n_fft: int, hop_length: int | None = None, win_length: int | None = None, window=None,
+              center: bool = True, normalized: bool = False, onesided: bool | None = None, length: int | None = None,
+              return_complex: bool = False) -> Tensor:
+        from .spectral import istft  # (as stft)
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+                     return_complex)
+
     def renorm_(self, p, dim: int, maxnorm) -> Tensor:
         return self._inplace("renorm_", lambda x, _: x.renorm(p, dim, maxnorm), None)
 
