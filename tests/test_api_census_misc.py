@@ -692,3 +692,13 @@ def test_stft_errors_as_torch():
         tl.istft(x, 4)
     with pytest.raises(RuntimeError, match="complex"):
         torch.istft(torch.zeros(3, 5), 4)
+
+
+def test_slice_inverse():
+    base, tbase = tl.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4)
+    src, tsrc = tl.zeros(3, 4), torch.zeros(3, 4)
+    r, tr = tl.slice_inverse(base[:, 1:3], src, 1, 1, 3), torch.slice_inverse(tbase[:, 1:3], tsrc, 1, 1, 3)
+    _same(r, tr)
+    assert r.stride() == tr.stride() and r.storage is base.storage
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        tl.slice_inverse(base[1:], tl.zeros(5, 4), 0, 1)

@@ -30,7 +30,7 @@ __all__ = [
     "movedim", "t", "take", "take_along_dim", "select", "tensor_split", "masked_select", "argwhere", "hstack", "vstack",
     "dstack", "row_stack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid",
     "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
-    "ravel", "narrow_copy",
+    "ravel", "narrow_copy", "slice_inverse",
 ]
 
 
@@ -382,6 +382,11 @@ class ShapingMixin:
         """The elements as a 1-d tensor (a view when the layout allows, else a copy)."""
         return self.reshape(-1)
 
+    def slice_inverse(self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+        """The inverse of slicing, as torch's functionalization uses it: a view of this tensor's storage (this tensor
+        being a slice of a base) with ``src``'s sizes, strides and offset, i.e. the base again."""
+        return self.as_strided(tuple(src.shape), src.stride(), src.storage_offset())
+
     def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
         """``narrow``, as a new tensor."""
         return self.narrow(dim, start, length).clone()
@@ -438,8 +443,9 @@ def _repeat_index(repeats) -> Tensor:
 # three methods of the movement family whose free functions tl.__all__ lists with this family's, as it always has
 swapaxes, movedim, t = free_functions(MovementMixin, "swapaxes", "movedim", "t")
 (hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_split_with_sizes, unsafe_chunk, ravel,
- narrow_copy) = free_functions(ShapingMixin, "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split",
-                               "unsafe_split_with_sizes", "unsafe_chunk", "ravel", "narrow_copy")
+ narrow_copy, slice_inverse) = free_functions(ShapingMixin, "hsplit", "vsplit", "dsplit", "split_with_sizes",
+                                              "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "ravel",
+                                              "narrow_copy", "slice_inverse")
 
 
 def _input(input, op: str) -> Tensor:
