@@ -192,6 +192,9 @@ def test_simple_factories():
         _same(tl.range(0, 1, 0.25), torch.range(0, 1, 0.25))
     _same(tl.scalar_tensor(3), torch.scalar_tensor(3))
     assert tl.scalar_tensor(3).dtype is tl.float32
+    base = tl.ones(2)
+    alias = tl.asarray(base, requires_grad=True)
+    assert alias.requires_grad and not base.requires_grad and alias.storage is base.storage
     a = np.arange(4.0)
     t = tl.asarray(a)
     a[0] = 7
@@ -316,6 +319,11 @@ def test_predicates_and_methods():
     assert tl.is_same_size(x, tl.ones(2, 3)) and not x.is_same_size(tl.ones(3, 2))
     assert not tl.tensor([True]).is_signed() and not tl.tensor([1], dtype=tl.uint8).is_signed()
     assert x.share_memory_().is_shared()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch's TypedStorage deprecation)
+        for dt in ("float32", "int64", "bool", "bfloat16"):
+            assert (tl.zeros(1, dtype=getattr(tl, dt)).storage_type().__name__ ==
+                    torch.zeros(1, dtype=getattr(torch, dt)).storage_type().__name__)
     assert x.data_ptr() == x.const_data_ptr() and x[1].data_ptr() == x.data_ptr() + 3 * 4
     with pytest.raises(RuntimeError, match="sparse"):
         x.is_coalesced()

@@ -58,8 +58,8 @@ def asarray(obj: Any, *, dtype=None, device=None, copy: bool | None = None, requ
     if isinstance(obj, TensorBase):
         same = (dtype is None or dtypes.to_dtype(dtype) is obj.dtype) and (device is None or str(device) ==
                                                                             str(obj.device))
-        if same and not copy:
-            return obj if not requires_grad else obj.requires_grad_(True)
+        if same and not copy:  # (the same memory; a requires_grad request gets an alias, leaving obj as it is)
+            return obj if not requires_grad else obj.detach().requires_grad_(True)
         if copy is False:
             raise ValueError("asarray(): can't alias the tensor with copy=False: its dtype or device differs")
         t = obj.to(dtype=dtype, device=device) if not same else obj.clone()

@@ -163,9 +163,9 @@ class ConversionMixin:
 
     def storage_type(self):
         """The legacy storage class of this tensor's dtype (``torch.FloatStorage``), a name only: see
-        ``tinygrad_like.storage_names``."""
-        from .. import storage_names  # (defined above the ops; asked only here)
-        return getattr(storage_names, TYPE_NAMES[self.dtype].replace("Tensor", "Storage"))
+        ``tinygrad_like.unsupported_names``."""
+        from .. import unsupported_names  # (above the ops: asked only here)
+        return getattr(unsupported_names, TYPE_NAMES[self.dtype].replace("Tensor", "Storage"))
 
 
     def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False) -> Tensor:
