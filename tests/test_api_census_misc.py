@@ -710,3 +710,14 @@ def test_slice_inverse():
     assert r.stride() == tr.stride() and r.storage is base.storage
     with pytest.raises(RuntimeError, match="out of bounds"):
         tl.slice_inverse(base[1:], tl.zeros(5, 4), 0, 1)
+
+
+def test_dtype_repr_under_the_torch_alias(tmp_path):
+    import subprocess
+    import sys
+    prog = tmp_path / "p.py"
+    prog.write_text("import torch\nprint(torch.zeros(1).dtype, torch.int16, torch.complex64)\n")
+    out = subprocess.run([sys.executable, "-m", "tinygrad_like.run", str(prog)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["torch.float32", "torch.int16", "torch.complex64"]
+    assert repr(tl.float32) == "tinygrad_like.float32"
