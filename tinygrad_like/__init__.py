@@ -72,6 +72,26 @@ from . import distributed, jit, legacy, onnx  # noqa: E402 - (distributed, jit, 
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
                      HalfTensor, IntTensor, LongTensor, ShortTensor, as_tensor, is_storage, is_tensor)
 
+from ._format import set_printoptions  # noqa: E402
+from .ops.conversion import *  # noqa: E402, F403 - real, conj, angle... of real tensors
+from .ops.inplace import clamp_, clip_, detach_, resize_as_  # noqa: E402
+from .ops.spectral import istft, stft  # noqa: E402
+from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
+from . import export  # noqa: E402 - torch.export: each entry point raises, saying why
+from .random import default_generator, initial_seed, seed  # noqa: E402
+from .dtypes import SHELLS as _SHELLS, dtype  # noqa: E402
+from .typeinfo import *  # noqa: E402, F403 - finfo, iinfo, promote_types, can_cast, result_type, typename, is_*
+from .settings import *  # noqa: E402, F403 - threads, determinism, matmul precision, autocast state...
+from .batching import vmap  # noqa: E402
+from .control import Event, Future, Stream, cond, fork, wait  # noqa: E402
+from .creation_extra import *  # noqa: E402, F403 - range, asarray, windows, vander, block_diag... (not in __all__)
+from .misc_names import *  # noqa: E402, F403
+from .unsupported_names import *  # noqa: E402, F403 - names that can only raise, each saying why
+from .unsupported_names import install_tensor_methods as _install_unsupported  # noqa: E402
+
+globals().update(_SHELLS)  # complex64, qint8, uint16, float8_e4m3fn...: dtypes a program can name, not compute in
+_install_unsupported(Tensor)
+
 # NumPy's floating-point RuntimeWarnings (divide by zero, invalid value, overflow) raised inside our own code
 # are not the user's business: the result is IEEE's (inf, nan), as in PyTorch, which prints nothing. The filter
 # matches only warnings attributed to this package's modules, so the user's own NumPy code still warns, and it

@@ -6,6 +6,8 @@ dtypes), whose elementwise ufuncs compute each element in float32 and round, as 
 
 from __future__ import annotations
 
+import sys
+
 import ml_dtypes
 import numpy as np
 
@@ -51,10 +53,18 @@ class DType:
         self.acc: DType | None = None  # (set below, once the dtypes exist)
 
     def __repr__(self) -> str:
-        return f"tinygrad_like.{self.name}"
+        return f"{_prefix()}.{self.name}"
 
     def __reduce__(self):
         return (_by_name, (self.name,))
+
+
+def _prefix() -> str:
+    """'torch' while tinygrad_like stands in for torch (``python -m tinygrad_like.run``, ``install_as_torch``): a
+    program printing ``x.dtype`` then shows what it shows under torch; 'tinygrad_like' otherwise."""
+    mods = sys.modules
+    return "torch" if mods.get("torch") is not None and mods.get("torch") is mods.get("tinygrad_like") else (
+        "tinygrad_like")
 
 
 bool_ = DType("bool", np.bool_, 0, 0)
@@ -112,9 +122,15 @@ def from_numpy(np_dtype) -> DType:
 
 
 def to_dtype(x) -> DType:
-    """Accept a DType, a name ('float32'), a NumPy dtype or a Python type (float, int, bool)."""
+    """Accept a DType, a name ('float32'), a NumPy dtype or a Python type (float, int, bool). A dtype of torch's
+    that tinygrad_like names but cannot compute in (complex, quantized, ...: :class:`ShellDType`) raises
+    ``NotImplementedError`` saying why."""
     if isinstance(x, DType):
         return x
+    if isinstance(x, ShellDType):
+        raise x.unsupported()
+    if x is complex:
+        raise SHELLS["complex64"].unsupported()
     if x is float:
         return default_float
     if x is int:
@@ -217,3 +233,121 @@ def set_default_dtype(d) -> None:
     if not d.is_floating_point:
         raise TypeError(f"set_default_dtype expects a floating dtype, got {d.name}")
     default_float = d
+
+
+# ---- the rest of torch's dtypes: names a program can mention, not compute in ------------------------------------
+def _is_complex(self: DType) -> bool:
+    return False
+
+
+def _to_real(self: DType) -> DType:
+    return self
+
+
+def _to_complex(self: DType):
+    """torch's complex counterpart of a float dtype; tinygrad_like names the complex dtypes but cannot compute in them,
+    so the answer is a :class:`ShellDType`."""
+    partner = {"float16": "complex32", "float32": "complex64", "float64": "complex128"}.get(self.name)
+    if partner is None:
+        raise RuntimeError(f"Unknown Complex ScalarType for {self.name}: only float16, float32 and float64 have one")
+    return SHELLS[partner]
+
+
+DType.is_complex = property(_is_complex, doc="False: every dtype tinygrad_like computes in is real.")
+DType.to_real = _to_real
+DType.to_complex = _to_complex
+
+
+class ShellDType:
+    """A dtype of torch's that tinygrad_like can name but not compute in (complex, quantized, float8, sub-byte
+    integers, bit fields, uint16/32/64). Its attributes answer as torch's do; making a tensor of it raises
+    ``NotImplementedError`` saying why (:func:`to_dtype`)."""
+
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "family")
+
+    def __init__(self, name: str, itemsize: int, family: str, *, floating: bool = False, complex_: bool = False,
+                 signed: bool = True):
+        self.name, self.itemsize, self.family = name, itemsize, family
+        self.is_floating_point, self.is_complex, self.is_signed = floating, complex_, signed
+
+    def __repr__(self) -> str:
+        return f"{_prefix()}.{self.name}"
+
+    def __reduce__(self):
+        return (_shell_by_name, (self.name,))
+
+    def to_real(self):
+        real = {"complex32": float16, "complex64": float32, "complex128": float64}.get(self.name)
+        return self if real is None else real
+
+    def to_complex(self):
+        if self.is_complex:
+            return self
+        raise RuntimeError(f"Unknown Complex ScalarType for {self.name}")
+
+    def unsupported(self) -> NotImplementedError:
+        return NotImplementedError(f"tinygrad_like cannot make tensors of dtype {self.name}: {_WHY[self.family]}")
+
+
+_WHY = {
+    "complex": "complex numbers are not supported (every tensor is real; torch.real/conj/angle of a real tensor "
+               "work as in torch)",
+    "quantized": "quantized tensors are not supported; it computes in floating point and integer dtypes only",
+    "float8": "8-bit and 4-bit floating point dtypes are not supported (no kernel computes in them here); use "
+              "bfloat16 or float16",
+    "subbyte": "sub-byte integer dtypes (int1..int7, uint1..uint7) are torch's placeholders for packed kernels, "
+               "which tinygrad_like does not have; use int8 or uint8",
+    "bits": "bit-field dtypes (bits8, bits16, ...) are torch's opaque storage types, with no arithmetic",
+    "wide_uint": "uint16, uint32 and uint64 are not supported (torch's own support for them is limited to storage: "
+                 "it cannot add or promote them); use int32 or int64",
+}
+
+
+def _shells() -> dict:
+    s: dict = {}
+
+    def add(name, size, family, **kw):
+        s[name] = ShellDType(name, size, family, **kw)
+
+    add("complex32", 4, "complex", complex_=True)
+    add("complex64", 8, "complex", complex_=True)
+    add("complex128", 16, "complex", complex_=True)
+    for name in ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+                 "float4_e2m1fn_x2"):
+        add(name, 1, "float8", floating=True, signed=name != "float8_e8m0fnu")
+    add("qint8", 1, "quantized")
+    add("quint8", 1, "quantized", signed=False)
+    add("qint32", 4, "quantized")
+    add("quint4x2", 1, "quantized", signed=False)
+    add("quint2x4", 1, "quantized", signed=False)
+    for i in range(1, 8):
+        add(f"int{i}", 1, "subbyte")
+        add(f"uint{i}", 1, "subbyte", signed=False)
+    for name in ("bits8", "bits16", "bits1x8", "bits2x4", "bits4x2"):
+        add(name, 2 if name == "bits16" else 1, "bits", signed=False)
+    add("uint16", 2, "wide_uint", signed=False)
+    add("uint32", 4, "wide_uint", signed=False)
+    add("uint64", 8, "wide_uint", signed=False)
+    s["cfloat"], s["cdouble"], s["chalf"] = s["complex64"], s["complex128"], s["complex32"]
+    s["bit"] = s["uint1"]  # (torch.bit is torch.uint1)
+    return s
+
+
+SHELLS = _shells()
+
+
+def _shell_by_name(name: str) -> ShellDType:
+    return SHELLS[name]
+
+
+class _DTypeMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, (DType, ShellDType))
+
+
+class dtype(metaclass=_DTypeMeta):  # noqa: N801 - torch's name for the class of its dtypes
+    """torch.dtype: ``isinstance(x, torch.dtype)`` holds for every dtype object (those tinygrad_like computes in and
+    the ones it only names); as in torch, it cannot be instantiated."""
+
+    def __new__(cls):
+        raise TypeError("cannot create 'torch.dtype' instances")

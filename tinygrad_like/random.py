@@ -6,7 +6,11 @@ It is NumPy's Philox, a counter-based generator: the state is a key (from the se
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+
+_REFUSING: list[str] = []  # why random draws are refused now (vmap's randomness='error'); empty: allowed
 
 
 class Generator:
@@ -28,6 +32,8 @@ class Generator:
         return self._seed
 
     def np_generator(self) -> np.random.Generator:
+        if _REFUSING:  # (inside vmap(..., randomness='error'): torch refuses random ops there)
+            raise RuntimeError(_REFUSING[-1])
         return self._np
 
     def get_state(self) -> dict:
@@ -54,3 +60,15 @@ def get_rng_state() -> dict:
 
 def set_rng_state(state: dict) -> None:
     default_generator.set_state(state)
+
+
+def initial_seed() -> int:
+    """The seed the default generator was last seeded with."""
+    return default_generator.initial_seed()
+
+
+def seed() -> int:
+    """Seed the default generator with a non-deterministic number (from the OS), and return it (as torch)."""
+    s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+    default_generator.manual_seed(s)
+    return s

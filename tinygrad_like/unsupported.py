@@ -70,3 +70,19 @@ def unsupported_class(qualname: str, reason: str) -> type:
 def is_unsupported(obj: object) -> bool:
     """True for a name made here (the census counts these apart)."""
     return getattr(obj, MARK, None) is not None
+COMPLEX = ("complex tensors are not supported by tinygrad_like: every tensor is real (torch.real, conj and angle of "
+           "a real tensor work as in torch)")
+STORAGE = ("torch's typed and untyped storage classes are not part of tinygrad_like: a tensor's memory is its "
+           "Storage (tensor.storage), which is not built from Python")
+SERIALIZATION = ("TorchScript's archive reader/writer do not exist in tinygrad_like: torch.save and torch.load "
+                 "write and read checkpoints")
+BENCHMARK = ("torch's C++ throughput benchmark runs TorchScript modules in C++ threads, which tinygrad_like does "
+             "not have")
+DISPATCH = ("torch's dispatcher (dispatch keys, operator tags, torch function modes) does not exist in tinygrad_like: "
+            "each op is one Python method")
+EXPORT = ("torch.export traces a program into a graph for deployment; tinygrad_like runs eagerly and exports "
+          "nothing")
+FIRST_CLASS_DIMS = ("first-class dimensions (functorch.dim) are not supported by tinygrad_like: index a tensor with "
+                    "[] instead")
+NESTED = ("nested tensors are not supported by tinygrad_like: pad the sequences with "
+          "torch.nn.utils.rnn.pad_sequence")

@@ -24,6 +24,7 @@ TYPE_NAMES = {dtypes.float32: "FloatTensor", dtypes.float64: "DoubleTensor", dty
               dtypes.int16: "ShortTensor", dtypes.int8: "CharTensor", dtypes.uint8: "ByteTensor",
               dtypes.bool_: "BoolTensor"}
 _BY_TYPE_NAME = {name: dt for dt, name in TYPE_NAMES.items()}
+_COMPLEX = "complex tensors are not supported by tinygrad_like: every tensor is real"
 
 
 def type_name(dtype: DType, device_type: str = "cpu") -> str:
@@ -58,6 +59,21 @@ def _rebuild_on_device(cls, host: TensorBase, device: Device, requires_grad: boo
     t._requires_grad = requires_grad
     t._grad = grad
     return t
+
+
+class Angle(Function):
+    """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN for NaN; its gradient is 0 (torch's)."""
+
+    __slots__ = ()
+
+    def forward(self, x):
+        a = np.asarray(x._host())
+        a = a if x.dtype.is_floating_point else a.astype(dtypes.default_float.np)
+        out = np.where(np.isnan(a), a, np.where(a < 0, np.pi, 0.0)).astype(a.dtype)
+        return x._wrap(out, CPU) if x._dev is CPU else x._wrap(x._dev.backend.from_numpy(out), x._dev)
+
+    def backward(self, g):
+        return g * 0
 
 
 class ConversionMixin:
@@ -101,6 +117,57 @@ class ConversionMixin:
         return object.__format__(self, format_spec)
 
     # ---- dtype and device conversion ---------------------------------------------------------
+    # ---- complex numbers' questions, asked of a real tensor (torch's answers for real dtypes) ----------------------
+    @property
+    def real(self) -> Tensor:
+        """A real tensor's real part: the tensor itself."""
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def conj(self) -> Tensor:
+        """The complex conjugate: for a real tensor, an alias of it."""
+        return self.view(self.shape)
+
+    def conj_physical(self) -> Tensor:
+        """The conjugate, materialized: for a real tensor, a copy."""
+        return self.clone()
+
+    def conj_physical_(self) -> Tensor:
+        return self
+
+    def resolve_conj(self) -> Tensor:
+        return self
+
+    def resolve_neg(self) -> Tensor:
+        return self
+
+    def angle(self) -> Tensor:
+        """The argument: 0 for x >= 0 and pi for x < 0 (in the default float for integer tensors)."""
+        return Angle.apply(self)
+
+    def isreal(self) -> Tensor:
+        """True everywhere: every element of a real tensor is real."""
+        return self._wrap(self._dev.backend.full(self._x.shape, True, dtypes.bool_), self._dev)
+
+    def cfloat(self) -> Tensor:
+        raise NotImplementedError(f"cfloat(): {_COMPLEX}")
+
+    def cdouble(self) -> Tensor:
+        raise NotImplementedError(f"cdouble(): {_COMPLEX}")
+
+    def chalf(self) -> Tensor:
+        raise NotImplementedError(f"chalf(): {_COMPLEX}")
+
+    def storage_type(self):
+        """The legacy storage class of this tensor's dtype (``torch.FloatStorage``), a name only: see
+        ``tinygrad_like.unsupported_names``."""
+        from .. import unsupported_names  # (above the ops: asked only here)
+        return getattr(unsupported_names, TYPE_NAMES[self.dtype].replace("Tensor", "Storage"))
+
+
     def to(self, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False) -> Tensor:
         """``.to(dtype)``, ``.to(device)``, ``.to(device, dtype)`` or ``.to(other_tensor)``.
 
@@ -191,3 +258,60 @@ class ToDevice(Function):
 
     def backward(self, g):
         return g.to(self.src), None
+
+
+def _input(input, fn: str):
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
+
+
+def real(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "real").real
+
+
+def imag(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "imag").imag
+
+
+def conj(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "conj").conj()
+
+
+def conj_physical(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "conj_physical").conj_physical()
+
+
+def conj_physical_(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "conj_physical_").conj_physical_()
+
+
+def resolve_conj(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "resolve_conj").resolve_conj()
+
+
+def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "resolve_neg").resolve_neg()
+
+
+def angle(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "angle").angle()
+
+
+def isreal(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "isreal").isreal()
+
+
+def view_as_real(input: Tensor) -> Tensor:  # noqa: A002
+    _input(input, "view_as_real")
+    raise RuntimeError("view_as_real is only supported for complex tensors (tinygrad_like's tensors are all real)")
+
+
+view_as_real_copy = view_as_real
+
+
+def adjoint(input: Tensor) -> Tensor:  # noqa: A002
+    return _input(input, "adjoint").adjoint()
+
+__all__ = ["real", "imag", "conj", "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "angle",
+           "isreal", "view_as_real", "view_as_real_copy", "adjoint"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import dtypes
-from ..tensor_base import _made, _shape_args
+from ..tensor_base import TensorBase, _made, _shape_args
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
@@ -49,3 +49,31 @@ class FactoryMixin:
         from ..creation import empty  # (creation sits above the ops: a module-level import would be a cycle)
         return empty(*size, dtype=self.dtype if dtype is None else dtype,
                      device=self._dev if device is None else device, requires_grad=requires_grad)
+
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        """A new (zero-filled) tensor of ``size`` with the given strides, over a storage just large enough."""
+        # (creation_extra sits above the ops: a module-level import would be a cycle)
+        from ..creation_extra import empty_strided
+        return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                             device=self._dev if device is None else device, requires_grad=requires_grad)
+
+    def new(self, *args, **kwargs) -> Tensor:
+        """The legacy constructor of this tensor's type: ``x.new(2, 3)`` (uninitialized: zeros here), ``x.new(data)``
+        (a sequence), ``x.new(tensor)`` (the same data), or ``x.new()`` (empty)."""
+        from ..creation import empty  # (creation sits above the ops: a module-level import would be a cycle)
+        device = kwargs.pop("device", None) or self._dev
+        if kwargs:
+            raise TypeError(f"new() got unexpected keyword arguments {sorted(kwargs)}")
+        if not args:
+            return empty(0, dtype=self.dtype, device=device)
+        if len(args) == 1 and isinstance(args[0], TensorBase):
+            src = args[0]
+            if src.dtype is not self.dtype:
+                raise TypeError(f"expected {self.dtype.name} (got {src.dtype.name})")
+            return src.detach()
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
+                len(args) == 1 and type(args[0]).__name__ == "Size"):
+            return empty(*args, dtype=self.dtype, device=device)
+        if len(args) == 1:
+            return self.new_tensor(args[0])
+        raise TypeError(f"new(): expected sizes (ints), a sequence of data or a tensor, got {args!r}")

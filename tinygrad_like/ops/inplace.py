@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,9 +12,9 @@ from ..autograd import grad_mode, view_history
 from ..autograd.function import _alias
 from ..device import CPU
 from ..dtypes import DType
-from ..layout import broadcast_shapes
+from ..layout import Layout, broadcast_shapes, contiguous_strides
 from ..random import default_generator
-from ..tensor_base import TensorBase
+from ..tensor_base import TensorBase, _shape_args
 from . import _util, elementwise
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
@@ -151,6 +152,10 @@ class InplaceMixin:
     def clamp_(self, min=None, max=None):
         return self._inplace("clamp_", lambda x, _: x.clamp(min, max), None)
 
+    def clip_(self, min=None, max=None):
+        """``clamp_`` under NumPy's name."""
+        return self._inplace("clip_", lambda x, _: x.clamp(min, max), None)
+
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
         """Fill in place from U(a, b) drawn from the seedable generator (used by ``tl.nn.init``)."""
         if a > b:
@@ -218,6 +223,88 @@ class InplaceMixin:
         return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if _grad_mode.enabled
                              else s.to(x.dtype).expand(x.shape), src)
 
+    # ---- a Python function applied element by element (CPU tensors only, as torch) ------------------------------
+    def _elementwise_py(self, op: str, fn, *others) -> Tensor:
+        for t in (self, *others):
+            if t._dev is not CPU:
+                raise TypeError(f"{op} is only implemented on CPU tensors")
+        if not callable(fn):
+            raise TypeError(f"{op}: expected a callable, got {type(fn).__name__}")
+        arrs = [np.broadcast_to(np.asarray(o._host()), self.shape) for o in others]
+        flat = np.asarray(self._host()).reshape(-1)
+        cols = [a.reshape(-1) for a in arrs]
+        vals = [fn(*(v.item() for v in vs)) for vs in zip(flat, *cols)]
+        out = np.array(vals, dtype=self.dtype.np).reshape(self.shape) if vals else np.zeros(self.shape, self.dtype.np)
+        with grad_mode.no_grad():
+            self.copy_(self._wrap(out, CPU))
+        return self
+
+    def apply_(self, callable) -> Tensor:  # noqa: A002 - torch's name
+        """Replace each element ``x`` with ``callable(x)`` (a Python number function; slow, CPU only)."""
+        return self._elementwise_py("apply_", callable)
+
+    def map_(self, tensor: Tensor, callable) -> Tensor:  # noqa: A002 - torch's names
+        """Replace each element ``x`` with ``callable(x, y)``, ``y`` from ``tensor`` (broadcast to this shape)."""
+        return self._elementwise_py("map_", callable, tensor)
+
+    def map2_(self, x: Tensor, y: Tensor, callable) -> Tensor:  # noqa: A002 - torch's names
+        """Replace each element ``a`` with ``callable(a, b, c)``, ``b`` and ``c`` from ``x`` and ``y``."""
+        return self._elementwise_py("map2_", callable, x, y)
+
+    # ---- changing the tensor's shape or storage in place ----------------------------------------------------
+    def resize_(self, *sizes, memory_format=None) -> Tensor:
+        """Give this tensor the shape ``sizes`` (contiguous). It keeps its storage when that is large enough (the
+        elements read in storage order); a larger size gets a new storage with the old elements first and zeros
+        after (torch leaves those uninitialized)."""
+        shape = _shape_args(sizes)
+        if self.requires_grad and _grad_mode.enabled:
+            raise RuntimeError("cannot resize variables that require grad")
+        n = 1
+        for s in shape:
+            n *= s
+        st = self._storage
+        offset = self._layout.offset
+        if offset + n <= st.numel:
+            self._lay = Layout.contiguous(shape, offset)
+            self._x = self._dev.backend.view(st.host if st.dev is None else st.dev, self._lay, self.dtype)
+            return self
+        flat = self.contiguous().reshape(-1).detach()
+        from ..creation import zeros  # (creation sits above the ops)
+        new = zeros(n, dtype=self.dtype, device=self._dev)
+        keep = min(flat.numel(), n) if flat.numel() else 0
+        if keep:
+            new[:keep] = flat[:keep]
+        self.data = new.reshape(shape)
+        return self
+
+    def resize_as_(self, the_template: Tensor, *, memory_format=None) -> Tensor:
+        return self.resize_(*the_template.shape)
+
+    def resize(self, *sizes) -> Tensor:
+        """Deprecated in torch: a tensor of the new shape with the same elements (their number must match)."""
+        warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+        return self.reshape(*sizes)
+
+    def resize_as(self, tensor: Tensor) -> Tensor:
+        warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+        return self.reshape(tensor.shape)
+
+    def set_(self, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
+        """Make this tensor share ``source``'s storage and layout (a tensor), or become empty (no argument)."""
+        if source is None:
+            from ..creation import empty  # (creation sits above the ops)
+            self.data = empty(0, dtype=self.dtype, device=self._dev)
+            return self
+        if not isinstance(source, TensorBase):
+            raise TypeError(f"set_(): expected a Tensor source (tinygrad_like's storages are not set_() sources), "
+                            f"got {type(source).__name__}")
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {self.dtype.name} to a tensor of type "
+                               f"{source.dtype.name}")
+        self.data = source if size is None else source.as_strided(
+            size, stride if stride is not None else contiguous_strides(tuple(size)), storage_offset)
+        return self
+
     def _overwritten(self, x: Tensor, value) -> Tensor:
         """``value`` (broadcast to ``x``) as a graph node over ``x``: where(False, x, value). The old
         history gets a zero gradient and stays finite (``x * 0 + value`` would turn inf into nan)."""
@@ -270,3 +357,28 @@ def _check_castable(src: DType, dst: DType, op: str) -> None:
     if src.category > dst.category:
         raise RuntimeError(f"{op}: result type {src.name} can't be cast to the desired output type {dst.name} "
                            f"(in-place ops keep the tensor's dtype; use the out-of-place op)")
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:  # noqa: A002
+    """``input.resize_as_(the_template)``."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"resize_as_(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.resize_as_(the_template)
+
+
+def clamp_(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"clamp_(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.clamp_(min, max)
+
+
+def clip_(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"clip_(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.clip_(min, max)
+
+
+def detach_(input: Tensor) -> Tensor:  # noqa: A002
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"detach_(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.detach_()

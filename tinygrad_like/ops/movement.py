@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..autograd import grad_mode
 from ..autograd.engine import sum_to
 from ..autograd.function import Function
 from ..dtypes import DType, result_type
-from ..layout import broadcast_shapes, infer_shape, normalize_dim
+from ..layout import Layout, broadcast_shapes, infer_shape, normalize_dim
 from ..tensor_base import TensorBase, _numel, _shape_args, _shape_args_neg
 from . import _util
 from ._util import free_functions
@@ -20,7 +22,10 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from the fam
 
 __all__ = ["cat", "concat", "concatenate", "stack", "pad", "broadcast_tensors", "reshape", "permute", "transpose",
            "squeeze", "unsqueeze", "flatten", "unflatten", "expand", "broadcast_to", "split", "chunk", "narrow",
-           "unbind", "clone", "flip", "repeat", "tril", "triu"]
+           "unbind", "clone", "flip", "repeat", "tril", "triu", "as_strided", "as_strided_", "as_strided_copy",
+           "alias_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy", "select_copy", "slice_copy",
+           "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy",
+           "unfold_copy", "unsqueeze_copy", "view_copy"]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -252,6 +257,54 @@ class Tri(Function):
 _SWAP = (1, 0)
 
 
+class AsStrided(ViewFunction):
+    """A view with explicit sizes, strides and storage offset. Its gradient adds each output element's gradient
+    into the storage position it reads, then reads those sums back at the input's positions (torch's backward)."""
+
+    __slots__ = ("out_lay", "in_lay", "numel")
+
+    def layout(self, x, lay):
+        self.in_lay, self.out_lay, self.numel = x._layout, lay, x._storage.numel
+        return lay
+
+    def backward(self, g):
+        buf = np.zeros(self.numel, dtype=g.dtype.np)
+        np.add.at(buf, _positions(self.out_lay).ravel(), np.asarray(g.numpy()).ravel())
+        out = np.ascontiguousarray(buf[_positions(self.in_lay)])
+        return g._wrap(out if g._dev.is_host else g._dev.backend.from_numpy(out), g._dev), None
+
+
+def _positions(lay) -> np.ndarray:
+    """The storage position of every element of a layout."""
+    pos = np.full(lay.shape, lay.offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(lay.shape, lay.strides)):
+        shape = [1] * len(lay.shape)
+        shape[d] = n
+        pos = pos + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+    return pos
+
+
+def strided_layout(x, size, stride, storage_offset, op: str = "as_strided") -> Layout:
+    """The Layout ``as_strided`` makes over ``x``'s storage, checked as torch checks it."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(size)} sizes and {len(stride)} strides")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"{op}: negative sizes are not allowed, got size {list(size)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"{op}: negative strides are not supported at the moment, got strides {list(stride)}")
+    offset = x._layout.offset if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    need = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    have = x._storage.numel
+    if need > have:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {x.dtype.itemsize} requiring a storage size of {need * x.dtype.itemsize} are "
+                           f"out of bounds for storage of size {have * x.dtype.itemsize}")
+    return Layout(size, stride, offset)
+
+
 class MovementMixin:
     """Tensor methods that move elements: views (reshape, permute, expand, slicing...) and copies (cat, flip...)."""
 
@@ -429,6 +482,50 @@ class MovementMixin:
     def triu(self, diagonal: int = 0) -> Tensor:
         return Tri.apply(self, diagonal, True)
 
+    def tril_(self, diagonal: int = 0) -> Tensor:
+        return self._inplace("tril_", lambda x, _: x.tril(diagonal), None)
+
+    def triu_(self, diagonal: int = 0) -> Tensor:
+        return self._inplace("triu_", lambda x, _: x.triu(diagonal), None)
+
+    # ---- views with explicit strides, and the in-place forms of the views ---------------------------------------
+    def as_strided(self, size, stride, storage_offset=None) -> Tensor:
+        """A view of this tensor's storage with the given sizes, strides and offset (default: this tensor's)."""
+        lay = strided_layout(self, size, stride, storage_offset)
+        return AsStrided.apply(self, lay) if self._records() else self._view(lay)
+
+    def _restride_(self, view: Tensor, op: str) -> Tensor:
+        """Give this tensor the layout (and, under autograd, the history) of ``view``, a view of it: the in-place
+        view ops (``t_``, ``transpose_``, ``squeeze_``...) change the tensor object itself, as in torch."""
+        if self.requires_grad and self.grad_fn is None and _grad_mode.enabled:
+            raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place operation "
+                               f"({op}).")
+        self._lay, self._x = view._layout, view._x
+        if view.grad_fn is not None:
+            self.grad_fn = view.grad_fn
+        return self
+
+    def as_strided_(self, size, stride, storage_offset=None) -> Tensor:
+        return self._restride_(self.as_strided(size, stride, storage_offset), "as_strided_")
+
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
+        return self._restride_(self.transpose(dim0, dim1), "transpose_")
+
+    def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
+        return self._restride_(self.transpose(axis0, axis1), "swapaxes_")
+
+    def swapdims_(self, dim0: int, dim1: int) -> Tensor:
+        return self._restride_(self.transpose(dim0, dim1), "swapdims_")
+
+    def t_(self) -> Tensor:
+        return self._restride_(self.t(), "t_")
+
+    def squeeze_(self, dim=None) -> Tensor:
+        return self._restride_(self.squeeze(dim), "squeeze_")
+
+    def unsqueeze_(self, dim: int) -> Tensor:
+        return self._restride_(self.unsqueeze(dim), "unsqueeze_")
+
 
 # ---- free functions ---------------------------------------------------------------------------------------
 def _tensors(tensors, op: str) -> tuple:
@@ -475,3 +572,43 @@ def broadcast_tensors(*tensors) -> tuple:
  unbind, clone, flip, repeat, tril, triu) = free_functions(
     MovementMixin, "reshape", "permute", "transpose", "squeeze", "unsqueeze", "flatten", "unflatten", "expand",
     "broadcast_to", "split", "chunk", "narrow", "unbind", "clone", "flip", "repeat", "tril", "triu")
+
+(as_strided, as_strided_) = free_functions(MovementMixin, "as_strided", "as_strided_")
+
+
+# ---- torch's *_copy functions: the view op's result as a new tensor (what a compiler emits in place of a view) ----
+def _copying(name: str, view):
+    def fn(input, *args, **kwargs):
+        if not isinstance(input, TensorBase):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        out = view(input, *args, **kwargs)
+        return tuple(o.clone() for o in out) if isinstance(out, tuple) else out.clone()
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``{name[:-5]}``'s result as a new tensor, sharing no storage with ``input``."
+    return fn
+
+
+def _slice(input, dim: int = 0, start=None, end=None, step: int = 1):
+    d = normalize_dim(dim, input.ndim)
+    return input[(slice(None),) * d + (slice(start, end, step),)]
+
+
+as_strided_copy = _copying("as_strided_copy", lambda x, size, stride, storage_offset=None: x.as_strided(
+    size, stride, storage_offset))
+alias_copy = _copying("alias_copy", lambda x: x.view(x.shape))
+detach_copy = _copying("detach_copy", lambda x: x.detach())
+diagonal_copy = _copying("diagonal_copy", lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2))
+expand_copy = _copying("expand_copy", lambda x, size, *, implicit=False: x.expand(size))
+permute_copy = _copying("permute_copy", lambda x, dims: x.permute(dims))
+select_copy = _copying("select_copy", lambda x, dim, index: x.select(dim, index))
+slice_copy = _copying("slice_copy", _slice)
+split_copy = _copying("split_copy", lambda x, split_size, dim=0: x.split(split_size, dim))
+split_with_sizes_copy = _copying("split_with_sizes_copy", lambda x, split_sizes, dim=0: x.split_with_sizes(
+    split_sizes, dim))
+squeeze_copy = _copying("squeeze_copy", lambda x, dim=None: x.squeeze(dim))
+t_copy = _copying("t_copy", lambda x: x.t())
+transpose_copy = _copying("transpose_copy", lambda x, dim0, dim1: x.transpose(dim0, dim1))
+unbind_copy = _copying("unbind_copy", lambda x, dim=0: x.unbind(dim))
+unfold_copy = _copying("unfold_copy", lambda x, dimension, size, step: x.unfold(dimension, size, step))
+unsqueeze_copy = _copying("unsqueeze_copy", lambda x, dim: x.unsqueeze(dim))
+view_copy = _copying("view_copy", lambda x, size: x.view(size))

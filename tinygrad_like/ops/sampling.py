@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from these f
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
-__all__ = ["multinomial", "bernoulli", "normal"]
+__all__ = ["multinomial", "bernoulli", "normal", "poisson", "binomial"]
 
 
 def _probability(p, op: str) -> float:
@@ -154,6 +154,37 @@ class SamplingMixin:
         host = CPU.backend.exponential(generator or default_generator, self.shape, float(lambd), self.dtype)
         return self._fill_from("exponential_", self._on_device(host))
 
+    def _continuous(self, op: str) -> None:
+        if not self.dtype.is_floating_point:
+            raise RuntimeError(f"{op} expects a floating point tensor (a continuous distribution), got "
+                               f"{_TORCH_NAMES.get(self.dtype.name, self.dtype.name)}")
+
+    def cauchy_(self, median: float = 0, sigma: float = 1, *, generator=None) -> Tensor:
+        """Fill in place from the Cauchy distribution: ``median + sigma * tan(pi * (u - 1/2))``."""
+        self._continuous("cauchy_")
+        if not sigma > 0:
+            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+        u = np.asarray(self._uniform01(generator)._host())
+        host = (median + sigma * np.tan(np.pi * (u - 0.5))).astype(self.dtype.np)
+        return self._fill_from("cauchy_", self._on_device(host))
+
+    def log_normal_(self, mean: float = 1, std: float = 2, *, generator=None) -> Tensor:
+        """Fill in place with ``exp(N(mean, std**2))``."""
+        self._continuous("log_normal_")
+        if not std > 0:
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        from ..random import default_generator  # (the ops import random in a function only: the layer rule)
+        z = CPU.backend.normal(generator or default_generator, self.shape, float(mean), float(std), dtypes.float64)
+        return self._fill_from("log_normal_", self._on_device(np.exp(np.asarray(z)).astype(self.dtype.np)))
+
+    def geometric_(self, p: float, *, generator=None) -> Tensor:
+        """Fill in place with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
+        if not 0 < p < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        u = np.asarray(self._uniform01(generator)._host())
+        k = np.maximum(np.ceil(np.log1p(-u) / np.log1p(-p)), 1.0)
+        return self._fill_from("geometric_", self._on_device(k.astype(self.dtype.np)))
+
     def random_(self, *args, generator=None, **kwargs) -> Tensor:
         """Fill in place with integers drawn uniformly from ``[from, to - 1]``: ``random_(from, to)``,
         ``random_(to)`` (from 0), or ``random_()`` (from 0 to the largest integer the dtype holds exactly:
@@ -230,3 +261,34 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         m = mean.detach() if tm else mean
         s = std.detach() if ts else std
         return (z * s + m).to(dt)
+
+
+def poisson(input, generator=None) -> Tensor:  # noqa: A002
+    """Samples of Poisson(rate) for each rate in ``input`` (floating point, non-negative), in its dtype."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"poisson(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"poisson: expected a floating point tensor of rates, got {input.dtype.name}")
+    rates = np.asarray(input._host(), dtype=np.float64)
+    if (rates < 0).any() or np.isnan(rates).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    from ..random import default_generator  # (the ops import random in a function only: the layer rule)
+    draws = (generator or default_generator).np_generator().poisson(rates)
+    return input.detach()._on_device(np.asarray(draws, dtype=input.dtype.np))
+
+
+def binomial(count, prob, generator=None) -> Tensor:
+    """Samples of Binomial(count, prob), elementwise (both floating point tensors, broadcast together)."""
+    for name, t in (("count", count), ("prob", prob)):
+        if not isinstance(t, TensorBase):
+            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not {type(t).__name__}")
+        if not t.dtype.is_floating_point:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{_TORCH_NAMES.get(t.dtype.name, t.dtype.name)}")
+    n = np.asarray(count._host(), dtype=np.float64)
+    p = np.asarray(prob._host(), dtype=np.float64)
+    if (p < 0).any() or (p > 1).any() or (n < 0).any():
+        raise RuntimeError("binomial: expected count >= 0 and 0 <= prob <= 1")
+    from ..random import default_generator  # (the ops import random in a function only: the layer rule)
+    draws = (generator or default_generator).np_generator().binomial(n.astype(np.int64), p)
+    return count.detach()._on_device(np.asarray(draws, dtype=count.dtype.np))

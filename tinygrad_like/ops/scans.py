@@ -191,6 +191,12 @@ class ScansMixin:
         """Running products along ``dim``; integers and bools give int64."""
         return Cumprod.apply(self, normalize_dim(dim, self.ndim), None if dtype is None else dtypes.to_dtype(dtype))
 
+    def cumprod_(self, dim: int, *, dtype=None) -> Tensor:
+        return self._inplace("cumprod_", lambda x, _: x.cumprod(dim, dtype=dtype), None)
+
+    def cumsum_(self, dim: int, *, dtype=None) -> Tensor:
+        return self._inplace("cumsum_", lambda x, _: x.cumsum(dim, dtype=dtype), None)
+
     def _cumext(self, dim, is_max: bool):
         x, d = _lane(self, dim, "cummax" if is_max else "cummin")
         box = Picked()

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from the fam
     from ..tensor import Tensor
 
 __all__ = ["scatter", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "masked_scatter",
-           "index_reduce"]
+           "index_reduce", "index_put_", "select_scatter", "slice_scatter", "as_strided_scatter", "put"]
 
 
 def check_scatter(op: str, x, dim: int, index, src) -> int:
@@ -369,6 +369,65 @@ class ScatterMixin:
         return self._inplace("masked_scatter_", lambda x, s: x.masked_scatter(mask, s), source)
 
 
+    # ---- writing a slice, a selection or a strided view into a copy ------------------------------------------------
+    def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor:
+        """A copy with ``src`` written at ``index`` of ``dim`` (``src``: the shape of ``self.select(dim, index)``)."""
+        return _scattered(self, src, lambda out: out.select(dim, index), "select_scatter")
+
+    def slice_scatter(self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+        """A copy with ``src`` written over ``self[start:end:step]`` along ``dim``."""
+        d = normalize_dim(dim, self.ndim)
+        return _scattered(self, src, lambda out: out[(slice(None),) * d + (slice(start, end, step),)],
+                          "slice_scatter")
+
+    def as_strided_scatter(self, src: Tensor, size, stride, storage_offset=None) -> Tensor:
+        """A copy with ``src`` written over ``self.as_strided(size, stride, storage_offset)``."""
+        from .movement import _positions, strided_layout  # (movement's helpers; scatter is imported by it indirectly)
+        lay = strided_layout(self.contiguous(), size, stride, 0 if storage_offset is None else storage_offset,
+                             "as_strided_scatter")
+        if tuple(src.shape) != lay.shape:
+            raise RuntimeError(f"as_strided_scatter(): expected src to have the size {list(lay.shape)}, got "
+                               f"{list(src.shape)}")
+        from ..creation import tensor  # (creation sits above the ops)
+        flat = tensor(_positions(lay).reshape(-1), device=self._dev)
+        return self.reshape(-1).index_put((flat,), src.reshape(-1)).reshape(self.shape)
+
+    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        """A copy with ``source``'s elements written at ``index`` of the flattened tensor (``+=`` with
+        ``accumulate``); negative indices count from the end."""
+        if not isinstance(index, TensorBase) or index.dtype is not dtypes.int64:
+            raise RuntimeError("put_(): Expected a long tensor for index, but got "
+                               f"{getattr(getattr(index, 'dtype', None), 'name', type(index).__name__)}")
+        if index.numel() != source.numel():
+            raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                               f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+        n = self.numel()
+        flat_index = index.reshape(-1)
+        if flat_index.numel():
+            lo, hi = int(flat_index.min().item()), int(flat_index.max().item())
+            if lo < -n or hi >= n:
+                raise IndexError(f"out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} "
+                                 f"elements.")
+        flat_index = flat_index % max(n, 1)
+        return self.reshape(-1).index_put((flat_index,), source.reshape(-1), accumulate).reshape(self.shape)
+
+    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        return self._inplace("put_", lambda x, s: x.put(index, s, accumulate), source)
+
+def _scattered(x, src, view, op: str):
+    """``x``'s copy with ``src`` written through ``view(copy)`` (autograd: the gradient of the overwritten part goes
+    to ``src``, the rest to ``x``)."""
+    if not isinstance(src, TensorBase):
+        raise TypeError(f"{op}(): argument 'src' must be Tensor, not {type(src).__name__}")
+    out = x.clone()
+    target = view(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(f"{op}(): expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(target.shape)}")
+    target.copy_(src)
+    return out
+
+
 # ---- helpers ---------------------------------------------------------------------------------------
 def _scatter_src(src, value):
     if src is None and value is None:
@@ -499,3 +558,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if not isinstance(input, TensorBase):
         raise TypeError(f"index_reduce(): argument 'input' must be Tensor, not {type(input).__name__}")
     return input.index_reduce(dim, index, source, reduce, include_self=include_self)
+
+
+index_put_, select_scatter, slice_scatter, as_strided_scatter, put = free_functions(
+    ScatterMixin, "index_put_", "select_scatter", "slice_scatter", "as_strided_scatter", "put")

@@ -29,6 +29,8 @@ __all__ = [
     "roll", "rot90", "fliplr", "flipud", "tile", "repeat_interleave", "diff", "swapaxes", "swapdims", "moveaxis",
     "movedim", "t", "take", "take_along_dim", "select", "tensor_split", "masked_select", "argwhere", "hstack", "vstack",
     "dstack", "row_stack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid",
+    "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
+    "ravel", "narrow_copy", "slice_inverse",
 ]
 
 
@@ -335,6 +337,75 @@ class ShapingMixin:
         return Where.apply(condition, self, other)
 
 
+    # ---- splitting by direction, sizes, and torch's "unsafe" aliases -------------------------------------------------
+    def _split_dir(self, indices_or_sections, dim: int, op: str, min_ndim: int) -> tuple:
+        if self.ndim < min_ndim:
+            raise RuntimeError(f"torch.{op} requires a tensor with at least {min_ndim} dimension, but got a tensor "
+                               f"with {self.ndim} dimensions!")
+        if _is_int(indices_or_sections):
+            n = self.shape[dim]
+            if indices_or_sections == 0 or n % indices_or_sections:
+                raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the size of the "
+                                   f"dimension {n} is not divisible by the split_size {indices_or_sections}!")
+        return self.tensor_split(indices_or_sections, dim)
+
+    def hsplit(self, indices_or_sections) -> tuple:
+        """Split along dim 1 (dim 0 for a 1-d tensor); an int must divide the size."""
+        return self._split_dir(indices_or_sections, 0 if self.ndim == 1 else 1, "hsplit", 1)
+
+    def vsplit(self, indices_or_sections) -> tuple:
+        """Split along dim 0 (a tensor of at least 2 dims); an int must divide the size."""
+        return self._split_dir(indices_or_sections, 0, "vsplit", 2)
+
+    def dsplit(self, indices_or_sections) -> tuple:
+        """Split along dim 2 (a tensor of at least 3 dims); an int must divide the size."""
+        return self._split_dir(indices_or_sections, 2, "dsplit", 3)
+
+    def split_with_sizes(self, split_sizes, dim: int = 0) -> tuple:
+        """Views of the given sizes along ``dim``; they must add up to its size."""
+        if _is_int(split_sizes):
+            raise TypeError("split_with_sizes(): argument 'split_sizes' must be a sequence of ints, not int")
+        return self.split(list(split_sizes), dim)
+
+    def unsafe_split(self, split_size: int, dim: int = 0) -> tuple:
+        """``split`` (torch's version skips the view bookkeeping; here there is none to skip)."""
+        return self.split(split_size, dim)
+
+    def unsafe_split_with_sizes(self, split_sizes, dim: int = 0) -> tuple:
+        return self.split_with_sizes(split_sizes, dim)
+
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return self.chunk(chunks, dim)
+
+    # ---- shapes as copies, and reshaping by summing -------------------------------------------------------------
+    def ravel(self) -> Tensor:
+        """The elements as a 1-d tensor (a view when the layout allows, else a copy)."""
+        return self.reshape(-1)
+
+    def slice_inverse(self, src: Tensor, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:
+        """The inverse of slicing, as torch's functionalization uses it: a view of this tensor's storage (this tensor
+        being a slice of a base) with ``src``'s sizes, strides and offset, i.e. the base again."""
+        return self.as_strided(tuple(src.shape), src.stride(), src.storage_offset())
+
+    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+        """``narrow``, as a new tensor."""
+        return self.narrow(dim, start, length).clone()
+
+    def sum_to_size(self, *size) -> Tensor:
+        """Sum over the dims that broadcasting ``size`` to this shape would expand."""
+        size = _shape_args(size)
+        shape = tuple(self.shape)
+        try:
+            if broadcast_shapes(size, shape) != shape:
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                               f"{{{', '.join(map(str, shape))}}}.") from None
+        lead = len(shape) - len(size)
+        out = self.sum(tuple(range(lead))) if lead else self
+        dims = tuple(i for i, s in enumerate(size) if s == 1 and out.shape[i] != 1)
+        return out.sum(dims, keepdim=True) if dims else out
+
 # ---- helpers ---------------------------------------------------------------------------------------
 def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
@@ -371,6 +442,10 @@ def _repeat_index(repeats) -> Tensor:
     "select", "tensor_split", "masked_select", "argwhere")
 # three methods of the movement family whose free functions tl.__all__ lists with this family's, as it always has
 swapaxes, movedim, t = free_functions(MovementMixin, "swapaxes", "movedim", "t")
+(hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_split_with_sizes, unsafe_chunk, ravel,
+ narrow_copy, slice_inverse) = free_functions(ShapingMixin, "hsplit", "vsplit", "dsplit", "split_with_sizes",
+                                              "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "ravel",
+                                              "narrow_copy", "slice_inverse")
 
 
 def _input(input, op: str) -> Tensor:

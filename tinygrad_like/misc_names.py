@@ -1,0 +1,122 @@
+"""Small names of torch's top level: the exception classes ``OutOfMemoryError`` and ``AcceleratorError``, the
+classes ``memory_format`` and ``qscheme`` (of torch's layout and quantization-scheme constants), and the ``sym_*``
+helpers, which on plain Python numbers compute what torch's do (sizes here are always plain ints)."""
+
+from __future__ import annotations
+
+import enum
+import math
+import sys
+from typing import Any
+
+__all__ = ["OutOfMemoryError", "AcceleratorError", "FatalError", "AggregationType", "AVG", "SUM", "memory_format",
+           "qscheme", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite",
+           "thread_safe_generator"]
+
+
+class OutOfMemoryError(RuntimeError):
+    """A device ran out of memory (torch.OutOfMemoryError, torch.cuda.OutOfMemoryError)."""
+
+
+class AcceleratorError(RuntimeError):
+    """An accelerator reported an error (torch.AcceleratorError)."""
+
+
+class FatalError(Exception):
+    """An unrecoverable error of torch's runtime (torch.FatalError: not a RuntimeError)."""
+
+
+class AggregationType(enum.Enum):
+    """How torch's monitoring counters aggregate (torch.AggregationType)."""
+
+    SUM = 0
+    AVG = 1
+
+
+SUM, AVG = AggregationType.SUM, AggregationType.AVG
+
+
+def thread_safe_generator():
+    """The generator a DataLoader *thread* worker should draw from, or None outside one (torch's answer). The
+    DataLoader here runs no thread workers, so it is None: draw from the default generator."""
+    return None
+
+
+class _Constant:
+    """One of torch's named constants of a class (``torch.contiguous_format``...)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self):
+        raise TypeError(f"cannot create 'torch.{type(self).__name__}' instances")
+
+    @classmethod
+    def _named(cls, name: str):
+        c = object.__new__(cls)
+        c._name = name
+        return c
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return (_constant, (self._name,))
+
+
+def _constant(name: str):
+    """The named constant (what a pickle of one rebuilds)."""
+    return getattr(sys.modules[__name__], name)
+
+
+class memory_format(_Constant):  # noqa: N801 - torch's name
+    """The class of torch's memory formats (``contiguous_format``, ``channels_last``...). tinygrad_like's tensors
+    are laid out by their strides alone; the formats are names a program may pass."""
+
+
+class qscheme(_Constant):  # noqa: N801 - torch's name
+    """The class of torch's quantization schemes; tinygrad_like has no quantized tensors."""
+
+
+def sym_int(a: Any) -> int:
+    """``int(a)`` rounding toward zero (torch's SymInt helper on a plain number)."""
+    return a if isinstance(a, int) else int(math.trunc(a))
+
+
+def sym_float(a: Any) -> float:
+    return float(a)
+
+
+def sym_max(a: Any, b: Any):
+    """The larger; a float when either is a float (as torch: ``sym_max(2, 3.5)`` is 3.5, ``sym_max(2.0, 1)`` 2.0)."""
+    r = a if a >= b else b
+    return float(r) if isinstance(a, float) or isinstance(b, float) else r
+
+
+def sym_min(a: Any, b: Any):
+    r = a if a <= b else b
+    return float(r) if isinstance(a, float) or isinstance(b, float) else r
+
+
+def sym_not(a: Any) -> bool:
+    return not a
+
+
+def sym_sqrt(a: Any) -> float:
+    return math.sqrt(a)
+
+
+def sym_sum(args) -> Any:
+    """The sum of an iterable of numbers."""
+    return sum(args)
+
+
+def sym_ite(b: Any, t: Any, f: Any) -> Any:
+    """``t if b else f``."""
+    return t if b else f
+
+
+for _n in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
+    globals()[_n] = memory_format._named(_n)
+for _n in ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
+           "per_channel_affine_float_qparams"):
+    globals()[_n] = qscheme._named(_n)
