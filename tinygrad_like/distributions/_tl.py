@@ -14,7 +14,14 @@ import types
 from numbers import Number
 from typing import Any
 
+import numpy as np
+
 from ..compat import Size
+from ..creation import arange, eye, tensor
+from ..dtypes import finfo as _finfo
+from ..dtypes import get_default_dtype
+from ..layout import broadcast_shapes
+from ..ops.linalg import _vector_norm as _norm
 from ..tensor import Tensor
 from . import _special
 
@@ -41,7 +48,6 @@ def _get_tracing_state() -> bool:
 
 
 def _infer_size(a, b) -> Size:
-    from ..layout import broadcast_shapes  # (kept beside its use: only kl's batch shapes need it)
     return Size(broadcast_shapes(a, b))
 
 
@@ -51,9 +57,7 @@ jit = types.SimpleNamespace(script_if_tracing=lambda fn: fn, is_scripting=lambda
 
 def _linalg_cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): info is 0 where A is positive-definite, else the order of the leading minor that is not."""
-    import numpy as np
 
-    from ..creation import tensor  # (beside its use: only the positive-definite constraint asks)
     host = _special._host(A)
     flat = host.reshape(-1, *host.shape[-2:])
     infos, factors = [], []
@@ -69,9 +73,7 @@ def _linalg_cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = 
 
 
 def _eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
-    import numpy as np
 
-    from ..creation import tensor  # (beside its use: only the positive-definite constraint asks)
     return tensor(np.linalg.eigvalsh(_special._host(A), UPLO=UPLO), dtype=A.dtype)
 
 
@@ -83,7 +85,6 @@ def _cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 
 
 def _cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    from ..creation import eye  # (beside its use)
     return _cholesky_solve(eye(L.shape[-1], dtype=L.dtype).expand(L.shape), L, upper)
 
 
@@ -94,8 +95,7 @@ def _slogdet(A: Tensor):
 
 
 def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
-    from ..ops.linalg import _vector_norm as norm  # (beside its use)
-    return norm(x, ord, dim, keepdim, dtype=dtype)
+    return _norm(x, ord, dim, keepdim, dtype=dtype)
 
 
 linalg = types.SimpleNamespace(cholesky=_special.cholesky, cholesky_ex=_linalg_cholesky_ex,
@@ -110,13 +110,10 @@ def _root():
 
 
 def finfo(dtype=None):
-    from ..dtypes import finfo as _finfo  # (beside its use)
-    from ..dtypes import get_default_dtype
     return _finfo(dtype or get_default_dtype())
 
 
 def range(start, end, step=1, *, dtype=None, device=None):  # noqa: A001 - torch's (deprecated) name
-    from ..creation import arange  # (beside its use)
     return arange(start, end + step / 2, step, dtype=dtype, device=device)
 
 
