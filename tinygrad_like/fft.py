@@ -34,8 +34,9 @@ def _frequencies(values: np.ndarray, n: int, d: float, dtype, device, requires_g
     dt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
     if not dt.is_floating_point:
         raise RuntimeError(f"fftfreq: expected a floating point dtype, got {dt}")
-    scalar = np.dtype(dt.np).type
-    out = values.astype(dt.np) * scalar(1.0 / (n * d)) if n else values.astype(dt.np)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (n = 0: rfftfreq's one entry is 0 * inf = nan, as torch)
+        scale = np.float64(1.0) / np.float64(n * d)
+        out = values.astype(dt.np) * np.dtype(dt.np).type(scale)
     return tensor(out, dtype=dt, device=device, requires_grad=requires_grad)
 
 
