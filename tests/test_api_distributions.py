@@ -441,3 +441,74 @@ def test_special_functions_against_torch():
     (S.cholesky(A) * tl.tensor(w)).sum().backward()
     (torch.linalg.cholesky(tA) * torch.tensor(w)).sum().backward()
     close(A.grad, tA.grad, rtol=1e-8, atol=1e-10)
+
+
+NO_GRAD_PARAMS = {"total_count", "dim", "df"}  # (counts and sizes; Wishart's df and LKJ's dim)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), CASES, ids=IDS)
+def test_gradients_of_log_prob_and_entropy_match_torch(name, kwargs):
+    ours_kw, theirs_kw = both(kwargs)
+    leaves = []
+    for k in ours_kw:
+        if isinstance(ours_kw[k], tl.Tensor) and ours_kw[k].dtype.is_floating_point and k not in NO_GRAD_PARAMS:
+            ours_kw[k].requires_grad_()
+            theirs_kw[k].requires_grad_()
+            leaves.append(k)
+    if not leaves:
+        return
+    ours, theirs = getattr(D, name)(**ours_kw), getattr(TD, name)(**theirs_kw)
+    torch.manual_seed(0)
+    value = theirs.sample((3,))
+    total = ours.log_prob(tl.tensor(value.numpy())).sum()
+    ttotal = theirs.log_prob(value).sum()
+    if attempt(theirs.entropy) is not NotImplementedError:
+        total = total + ours.entropy().sum()
+        ttotal = ttotal + theirs.entropy().sum()
+    total.backward()
+    ttotal.backward()
+    for k in leaves:
+        assert theirs_kw[k].grad is not None, k
+        close(ours_kw[k].grad, theirs_kw[k].grad, rtol=1e-4, atol=1e-6)
+
+
+def test_enumerate_support_matches_torch():
+    for name, kw in (("Bernoulli", dict(probs=arr(2, low=0.1, high=0.9))), ("Categorical", dict(probs=probs(2, 3))),
+                     ("Binomial", dict(total_count=3, probs=arr(2, low=0.1, high=0.9))),
+                     ("OneHotCategorical", dict(probs=probs(2, 3)))):
+        ours_kw, theirs_kw = both(kw)
+        ours, theirs = getattr(D, name)(**ours_kw), getattr(TD, name)(**theirs_kw)
+        assert ours.has_enumerate_support and theirs.has_enumerate_support
+        for expand in (True, False):
+            close(ours.enumerate_support(expand), theirs.enumerate_support(expand))
+
+
+def test_float32_parameters_stay_float32():
+    loc, scale = arr(3).astype(np.float32), arr(3).astype(np.float32)
+    ours = D.Normal(tl.tensor(loc), tl.tensor(scale))
+    theirs = TD.Normal(torch.tensor(loc), torch.tensor(scale))
+    value = theirs.sample((2,))
+    lp = ours.log_prob(tl.tensor(value.numpy()))
+    assert lp.dtype == tl.float32 and ours.rsample().dtype == tl.float32
+    close(lp, theirs.log_prob(value), rtol=1e-6)
+    g = D.Gamma(tl.tensor(loc), tl.tensor(scale))
+    assert g.rsample().dtype == tl.float32 and g.entropy().dtype == tl.float32
+    close(g.entropy(), TD.Gamma(torch.tensor(loc), torch.tensor(scale)).entropy(), rtol=1e-5)
+
+
+def test_wishart_samples_are_positive_definite_without_a_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = D.Wishart(df=tl.tensor(5.0), covariance_matrix=tl.tensor(spd(3))).sample((4,))
+    assert tuple(x.shape) == (4, 3, 3)
+    assert (np.linalg.eigvalsh(np_(x)) > 0).all()
+
+
+def test_repr_and_utils():
+    assert repr(D.Normal(tl.zeros(3), tl.ones(3))).startswith("Normal(loc: ")
+    from tinygrad_like.distributions import utils as U
+    p = np.array([0.2, 0.3, 0.5])
+    close(U.probs_to_logits(tl.tensor(p)), TD.utils.probs_to_logits(torch.tensor(p)))
+    close(U.logits_to_probs(tl.tensor(p)), TD.utils.logits_to_probs(torch.tensor(p)))
+    close(U.probs_to_logits(tl.tensor(p), is_binary=True), TD.utils.probs_to_logits(torch.tensor(p), is_binary=True))

@@ -39,17 +39,25 @@ def _like(values: np.ndarray, t: Tensor) -> Tensor:
 # ---- NumPy kernels (float64, elementwise) ---------------------------------------------------------------------
 
 def np_lgamma(x: np.ndarray) -> np.ndarray:
-    """log|Gamma(x)|; +inf at the poles (0, -1, -2, ...), as torch."""
-    flat = np.asarray(x, dtype=np.float64).ravel()
-    out = np.empty_like(flat)
-    for i, v in enumerate(flat):
-        if math.isnan(v):
-            out[i] = math.nan
-        elif v <= 0 and v == math.floor(v):
-            out[i] = math.inf
-        else:
-            out[i] = math.lgamma(v)
-    return out.reshape(np.shape(x))
+    """log|Gamma(x)|, +inf at the poles (0, -1, -2, ...) as torch: Lanczos' approximation (g = 7, 9 terms; about
+    1e-15 relative in Gamma) for x >= 1/2, the reflection formula below."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        pole = (x <= 0) & (x == np.floor(x))
+        low = x < 0.5
+        z = np.where(low, 1 - x, x) - 1
+        a = np.full_like(z, _LANCZOS[0])
+        for i, c in enumerate(_LANCZOS[1:], 1):
+            a = a + c / (z + i)
+        t = z + 7.5
+        right = 0.5 * math.log(2 * math.pi) + (z + 0.5) * np.log(t) - t + np.log(a)
+        right = np.where(np.isinf(z), np.inf, right)
+        out = np.where(low, np.log(math.pi / np.abs(np.sin(math.pi * x))) - right, right)
+        return np.where(pole | np.isinf(x), np.inf, out)
+
+
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+            12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 
 
 def np_polygamma(n: int, x: np.ndarray) -> np.ndarray:

@@ -267,7 +267,8 @@ class Wishart(ExponentialFamily):
         sample = self._bartlett_sampling(sample_shape)
 
         # Below part is to improve numerical stability temporarily and should be removed in the future
-        is_singular = self.support.check(sample)
+        # (torch 2.13 omits the ~ here, so it "corrects" every sample and always warns; we test for singularity)
+        is_singular = ~self.support.check(sample)
         if self._batch_shape:
             is_singular = is_singular.amax(self._batch_dims)
 
