@@ -1,4 +1,18 @@
 r"""
+``torch.distributions`` on tinygrad_like. Every module here follows PyTorch's own ``torch.distributions``
+(BSD-3-Clause, Copyright (c) Meta Platforms, Inc. and affiliates) formula for formula, written against
+tinygrad_like's ops through :mod:`._tl`, so values, shapes, constraints, KL rules and error messages are torch's.
+Where tinygrad_like differs:
+
+- draws come from tinygrad_like's generator (``tl.manual_seed`` makes them reproducible here; they are not the
+  numbers torch's generator would draw);
+- lgamma, digamma, polygamma, erfinv, the Cholesky factor, the triangular solve and the gamma/Poisson/binomial
+  samplers are this package's own (:mod:`._special`) until the core has them;
+- ``Dirichlet.rsample`` normalises Gamma draws (the same distribution and reparameterised gradient as torch's
+  dedicated kernel); ``Wishart.rsample`` resamples only singular draws (torch 2.13 tests the opposite condition and
+  warns on every call); ``GeneralizedPareto`` compares its concentration with a zero of its own dtype (torch's fails
+  for float64 parameters).
+
 The ``distributions`` package contains parameterizable probability distributions
 and sampling functions. This allows the construction of stochastic computation
 graphs and stochastic gradient estimators for optimization. This package
