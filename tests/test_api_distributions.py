@@ -512,3 +512,46 @@ def test_repr_and_utils():
     close(U.probs_to_logits(tl.tensor(p)), TD.utils.probs_to_logits(torch.tensor(p)))
     close(U.logits_to_probs(tl.tensor(p)), TD.utils.logits_to_probs(torch.tensor(p)))
     close(U.probs_to_logits(tl.tensor(p), is_binary=True), TD.utils.probs_to_logits(torch.tensor(p), is_binary=True))
+
+
+def test_composite_transforms_match_torch():
+    x = RNG.normal(size=(2, 6))
+    pairs = [
+        (T.ComposeTransform([T.AffineTransform(1.0, 2.0), T.ExpTransform()]),
+         TD.transforms.ComposeTransform([TD.transforms.AffineTransform(1.0, 2.0), TD.transforms.ExpTransform()])),
+        (T.ReshapeTransform((6,), (2, 3)), TD.transforms.ReshapeTransform((6,), (2, 3))),
+        (T.IndependentTransform(T.SigmoidTransform(), 1),
+         TD.transforms.IndependentTransform(TD.transforms.SigmoidTransform(), 1)),
+        (T.CatTransform([T.ExpTransform(), T.identity_transform], dim=1, lengths=[3, 3]),
+         TD.transforms.CatTransform([TD.transforms.ExpTransform(), TD.transforms.identity_transform], dim=1,
+                                    lengths=[3, 3])),
+        (T.StackTransform([T.ExpTransform(), T.TanhTransform()], dim=0),
+         TD.transforms.StackTransform([TD.transforms.ExpTransform(), TD.transforms.TanhTransform()], dim=0)),
+        (T.CumulativeDistributionTransform(D.Normal(0.0, 1.0)),
+         TD.transforms.CumulativeDistributionTransform(TD.Normal(0.0, 1.0))),
+    ]
+    for ours, theirs in pairs:
+        y, ty = ours(tl.tensor(x)), theirs(torch.tensor(x))
+        close(y, ty, rtol=1e-6)
+        close(ours.inv(y), theirs.inv(ty), rtol=1e-5, atol=1e-8)
+        close(ours.log_abs_det_jacobian(tl.tensor(x), y), theirs.log_abs_det_jacobian(torch.tensor(x), ty),
+              rtol=1e-5, atol=1e-8)
+
+
+def test_independent_and_mixture_kl_and_straight_through():
+    a, b = arr(2, 3), arr(2, 3)
+    ours = D.kl_divergence(D.Independent(D.Normal(tl.tensor(a), tl.tensor(b)), 1),
+                           D.Independent(D.Normal(tl.tensor(b), tl.tensor(a)), 1))
+    theirs = TD.kl_divergence(TD.Independent(TD.Normal(torch.tensor(a), torch.tensor(b)), 1),
+                              TD.Independent(TD.Normal(torch.tensor(b), torch.tensor(a)), 1))
+    close(ours, theirs)
+    w = probs(2, 4)
+    logits = tl.tensor(np.log(w), requires_grad=True)
+    st = D.OneHotCategoricalStraightThrough(logits=logits)
+    x = st.rsample((5,))
+    assert tuple(x.shape) == (5, 2, 4) and np.allclose(np_(x).sum(-1), 1)
+    (x * tl.arange(4.0)).sum().backward()
+    assert logits.grad is not None and float(logits.grad.abs().sum()) > 0
+    mix = D.MixtureSameFamily(D.Categorical(logits=tl.zeros(3)),
+                              D.MultivariateNormal(tl.tensor(arr(3, 2)), scale_tril=tl.tensor(tril(2, (3,)))))
+    assert tuple(mix.sample((4,)).shape) == (4, 2) and tuple(mix.log_prob(tl.zeros(4, 2)).shape) == (4,)
