@@ -66,7 +66,6 @@ from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
 from .dropin import install_as_torch, uninstall_torch_alias  # noqa: E402
 from .compat import Size, compile  # noqa: E402, A004 - torch's names
 from . import distributed, jit, legacy, onnx  # noqa: E402 - (distributed, jit, onnx: in one process)
-from . import distributions, fft, testing  # noqa: E402 - torch.distributions, torch.fft, torch.testing
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
                      HalfTensor, IntTensor, LongTensor, ShortTensor, as_tensor, is_storage, is_tensor)
 
@@ -100,3 +99,13 @@ __all__ += ["return_types", "Size", "compile", *ops.rounding.__all__, *ops.trans
             *ops.sorting.__all__, *ops.scans.__all__,
             *ops.statistics.__all__, *ops.sampling.__all__, *ops.products.__all__, *ops.linalg.__all__,
             *ops.shaping.__all__, *ops.scatter.__all__]
+
+
+_LAZY = ("distributions", "fft", "testing")  # torch imports these with the package; here on first use (~0.1 s)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib  # (the submodule imports the finished package's parts: loaded when first named)
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
