@@ -77,7 +77,7 @@ def np_polygamma(n: int, x: np.ndarray) -> np.ndarray:
 
 
 def _polygamma_pos(n: int, x: np.ndarray) -> np.ndarray:
-    x = np.where(x > 0, x, 1.0) if n else np.where(x > 0, x, 1.0)
+    x = np.where(x > 0, x, 1.0)  # (the callers put the poles and negative arguments back)
     acc = np.zeros_like(x)
     sign = (-1) ** (n + 1)
     fact = math.factorial(n)
@@ -126,6 +126,9 @@ def np_erfinv(y: np.ndarray) -> np.ndarray:
         return np.where(np.abs(y) > 1, np.nan, x)
 
 
+_MAX_TERMS = 20000
+
+
 def np_gammainc(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """The regularised lower incomplete gamma function P(a, x): its series below x = a + 1, the continued fraction
     of Q = 1 - P above."""
@@ -135,9 +138,11 @@ def np_gammainc(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         log_pre = a * np.log(xs) - xs - np_lgamma(a)
         term = 1 / a
         total = term.copy()
-        for k in range(1, 300):
+        for k in range(1, _MAX_TERMS):  # (about sqrt(a) terms near x = a: run until every entry converged)
             term = term * x / (a + k)
             total = total + term
+            if k % 16 == 0 and not np.any(np.abs(term) > 1e-17 * np.abs(total)):
+                break
         series = total * np.exp(log_pre)
         # Lentz's continued fraction for Q(a, x)
         tiny = 1e-300
@@ -145,14 +150,17 @@ def np_gammainc(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         c = np.full_like(b, 1 / tiny)
         d = 1 / np.where(b == 0, tiny, b)
         h = d.copy()
-        for i in range(1, 300):
+        for i in range(1, _MAX_TERMS):
             an = -i * (i - a)
             b = b + 2
             d = an * d + b
             d = 1 / np.where(np.abs(d) < tiny, tiny, d)
             c = b + an / c
             c = np.where(np.abs(c) < tiny, tiny, c)
-            h = h * d * c
+            delta = d * c
+            h = h * delta
+            if i % 16 == 0 and not np.any(np.abs(delta[x >= a + 1] - 1) > 1e-16):
+                break
         cf = 1 - np.exp(log_pre) * h
         out = np.where(x < a + 1, series, cf)
         return np.where(x <= 0, 0.0, np.where(np.isinf(x), 1.0, out))
