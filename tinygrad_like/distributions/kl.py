@@ -965,7 +965,7 @@ def _add_kl_info():
         _KL_REGISTRY, key=lambda p_q: (p_q[0].__name__, p_q[1].__name__)
     ):
         rows.append(
-            f"* :class:`~tl.distributions.{p.__name__}` and :class:`~tl.distributions.{q.__name__}`"
+            f"* :class:`~torch.distributions.{p.__name__}` and :class:`~torch.distributions.{q.__name__}`"
         )
     kl_info = "\n\t".join(rows)
     if kl_divergence.__doc__:

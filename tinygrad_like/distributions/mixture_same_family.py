@@ -67,13 +67,13 @@ class MixtureSameFamily(Distribution):
         if not isinstance(self._mixture_distribution, Categorical):
             raise ValueError(
                 " The Mixture distribution needs to be an "
-                " instance of tl.distributions.Categorical"
+                " instance of torch.distributions.Categorical"
             )
 
         if not isinstance(self._component_distribution, Distribution):
             raise ValueError(
                 "The Component distribution needs to be an "
-                "instance of tl.distributions.Distribution"
+                "instance of torch.distributions.Distribution"
             )
 
         # Check that batch size matches

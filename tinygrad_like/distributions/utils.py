@@ -46,7 +46,7 @@ def broadcast_all(*values: Tensor | Number) -> tuple[Tensor, ...]:
     if not all(is_tensor_like(v) or isinstance(v, _Number) for v in values):
         raise ValueError(
             "Input arguments must all be instances of Number, "
-            "tl.Tensor or objects implementing __torch_function__."
+            "torch.Tensor or objects implementing __torch_function__."
         )
     if not all(is_tensor_like(v) for v in values):
         options: dict[str, Any] = dict(dtype=tl.get_default_dtype())
