@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import _tl as tl
 from . import constraints
@@ -36,7 +34,6 @@ class Bernoulli(ExponentialFamily):
         validate_args (bool, optional): whether to validate arguments, None by default
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -54,13 +51,11 @@ class Bernoulli(ExponentialFamily):
             )
         if probs is not None:
             is_scalar = isinstance(probs, _Number)
-            # pyrefly: ignore [read-only]
             (self.probs,) = broadcast_all(probs)
         else:
             if logits is None:
                 raise AssertionError("logits is unexpectedly None")
             is_scalar = isinstance(logits, _Number)
-            # pyrefly: ignore [read-only]
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
         if is_scalar:
@@ -138,6 +133,5 @@ class Bernoulli(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor]:
         return (tl.logit(self.probs),)
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x):
         return tl.log1p(tl.exp(x))

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Tensor, _Number, _size
@@ -28,7 +26,6 @@ class Beta(ExponentialFamily):
             (often referred to as beta)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "concentration1": constraints.positive,
         "concentration0": constraints.positive,
@@ -111,6 +108,5 @@ class Beta(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor, Tensor]:
         return (self.concentration1, self.concentration0)
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x, y):
         return tl.lgamma(x) + tl.lgamma(y) - tl.lgamma(x + y)

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Tensor
@@ -43,7 +41,6 @@ class Binomial(Distribution):
         logits (Tensor): Event log-odds
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "total_count": constraints.nonnegative_integer,
         "probs": constraints.unit_interval,
@@ -65,7 +62,6 @@ class Binomial(Distribution):
         if probs is not None:
             (
                 self.total_count,
-                # pyrefly: ignore [read-only]
                 self.probs,
             ) = broadcast_all(total_count, probs)
             self.total_count = self.total_count.type_as(self.probs)
@@ -74,7 +70,6 @@ class Binomial(Distribution):
                 raise AssertionError("logits is unexpectedly None")
             (
                 self.total_count,
-                # pyrefly: ignore [read-only]
                 self.logits,
             ) = broadcast_all(total_count, logits)
             self.total_count = self.total_count.type_as(self.logits)
@@ -101,7 +96,6 @@ class Binomial(Distribution):
         return self._param.new_tensor(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
-    # pyrefly: ignore [bad-override]
     def support(self):
         return constraints.integer_interval(0, self.total_count)
 

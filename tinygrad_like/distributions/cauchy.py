@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 
 from . import _tl as tl
@@ -28,7 +27,6 @@ class Cauchy(Distribution):
         scale (float or Tensor): half width at half maximum.
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

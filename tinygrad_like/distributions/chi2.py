@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import constraints
 from ._tl import Tensor
 from .gamma import Gamma

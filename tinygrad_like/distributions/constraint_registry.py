@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 r"""
 PyTorch provides two global :class:`ConstraintRegistry` objects that link
 :class:`~tl.distributions.constraints.Constraint` objects to

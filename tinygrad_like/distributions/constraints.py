@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 r"""
 The following constraints are implemented:
 

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Tensor, _size
@@ -24,7 +22,6 @@ class Dirichlet(ExponentialFamily):
             (often referred to as alpha)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "concentration": constraints.independent(constraints.positive, 1)
     }
@@ -42,7 +39,6 @@ class Dirichlet(ExponentialFamily):
             )
         self.concentration = concentration
         batch_shape, event_shape = concentration.shape[:-1], concentration.shape[-1:]
-        # pyrefly: ignore [bad-argument-type]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -110,6 +106,5 @@ class Dirichlet(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor]:
         return (self.concentration,)
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x):
         return tl.lgamma(x).sum(-1) - tl.lgamma(x.sum(-1))

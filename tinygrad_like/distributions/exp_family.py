@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from ._tl import Tensor
 from .distribution import Distribution

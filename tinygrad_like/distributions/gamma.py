@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Tensor, _Number, _size
@@ -31,7 +29,6 @@ class Gamma(ExponentialFamily):
             (often referred to as beta), rate = 1 / scale
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "concentration": constraints.positive,
         "rate": constraints.positive,
@@ -107,7 +104,6 @@ class Gamma(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor, Tensor]:
         return (self.concentration - 1, -self.rate)
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x, y):
         return tl.lgamma(x + 1) + (x + 1) * tl.log(-y.reciprocal())
 

@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 from numbers import Number, Real
 
@@ -35,7 +34,6 @@ class GeneralizedPareto(Distribution):
         concentration (float or Tensor): Concentration parameter of the distribution
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "loc": constraints.real,
         "scale": constraints.positive,
@@ -143,7 +141,6 @@ class GeneralizedPareto(Distribution):
         return self.loc
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
-    # pyrefly: ignore [bad-override]
     def support(self):
         lower = self.loc
         upper = tl.where(

@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 
 from . import _tl as tl
@@ -29,7 +28,6 @@ class Gumbel(TransformedDistribution):
     """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    # pyrefly: ignore [bad-override]
     support = constraints.real
 
     def __init__(

@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 
 from . import _tl as tl
@@ -30,10 +29,8 @@ class HalfCauchy(TransformedDistribution):
     """
 
     arg_constraints = {"scale": constraints.positive}
-    # pyrefly: ignore [bad-override]
     support = constraints.nonnegative
     has_rsample = True
-    # pyrefly: ignore [bad-override]
     base_dist: Cauchy
 
     def __init__(

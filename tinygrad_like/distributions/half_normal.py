@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 
 from . import _tl as tl
@@ -30,10 +29,8 @@ class HalfNormal(TransformedDistribution):
     """
 
     arg_constraints = {"scale": constraints.positive}
-    # pyrefly: ignore [bad-override]
     support = constraints.nonnegative
     has_rsample = True
-    # pyrefly: ignore [bad-override]
     base_dist: Normal
 
     def __init__(

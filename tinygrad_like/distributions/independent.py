@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 from typing import Generic, TypeVar
 
 from . import _tl as tl
@@ -63,7 +62,6 @@ class Independent(Distribution, Generic[D]):
         event_shape = shape[len(shape) - event_dim :]
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        # pyrefly: ignore [bad-argument-type]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -90,7 +88,6 @@ class Independent(Distribution, Generic[D]):
         return self.base_dist.has_enumerate_support
 
     @constraints.dependent_property
-    # pyrefly: ignore [bad-override]
     def support(self):
         result = self.base_dist.support
         if self.reinterpreted_batch_ndims:

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Tensor
@@ -36,10 +34,8 @@ class InverseGamma(TransformedDistribution):
         "concentration": constraints.positive,
         "rate": constraints.positive,
     }
-    # pyrefly: ignore [bad-override]
     support = constraints.positive
     has_rsample = True
-    # pyrefly: ignore [bad-override]
     base_dist: Gamma
 
     def __init__(

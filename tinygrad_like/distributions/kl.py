@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 import warnings
 from collections.abc import Callable
@@ -969,5 +968,4 @@ def _add_kl_info():
         )
     kl_info = "\n\t".join(rows)
     if kl_divergence.__doc__:
-        # pyrefly: ignore [missing-attribute]
         kl_divergence.__doc__ += kl_info

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Tensor, _Number, _size
@@ -25,7 +23,6 @@ class Laplace(Distribution):
         scale (float or Tensor): scale of the distribution
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

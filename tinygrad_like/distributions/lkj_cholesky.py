@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 """
 This closely follows the implementation in NumPyro (https://github.com/pyro-ppl/numpyro).
 
@@ -58,7 +57,6 @@ class LKJCholesky(Distribution):
     Journal of Multivariate Analysis. 100. 10.1016/j.jmva.2009.04.008
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"concentration": constraints.positive}
     support = constraints.corr_cholesky
 

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import constraints
 from ._tl import Tensor
 from .normal import Normal
@@ -30,10 +28,8 @@ class LogNormal(TransformedDistribution):
     """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    # pyrefly: ignore [bad-override]
     support = constraints.positive
     has_rsample = True
-    # pyrefly: ignore [bad-override]
     base_dist: Normal
 
     def __init__(

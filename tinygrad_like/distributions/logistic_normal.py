@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import Independent, constraints
 from ._tl import Tensor
 from .normal import Normal
@@ -34,10 +32,8 @@ class LogisticNormal(TransformedDistribution):
     """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    # pyrefly: ignore [bad-override]
     support = constraints.simplex
     has_rsample = True
-    # pyrefly: ignore [bad-override]
     base_dist: Independent[Normal]
 
     def __init__(

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import Categorical, constraints
 from . import _tl as tl
 from ._tl import Tensor
@@ -101,7 +99,6 @@ class MixtureSameFamily(Distribution):
         event_shape = self._component_distribution.event_shape
         self._event_ndims = len(event_shape)
         super().__init__(
-            # pyrefly: ignore [bad-argument-type]
             batch_shape=cdbs,
             event_shape=event_shape,
             validate_args=validate_args,
@@ -125,7 +122,6 @@ class MixtureSameFamily(Distribution):
         return new
 
     @constraints.dependent_property
-    # pyrefly: ignore [bad-override]
     def support(self):
         return MixtureSameFamilyConstraint(self._component_distribution.support)
 

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import Categorical, constraints
 from . import _tl as tl
 from ._tl import Tensor, inf
@@ -48,7 +46,6 @@ class Multinomial(Distribution):
         logits (Tensor): event log probabilities (unnormalized)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     total_count: int
 
@@ -74,7 +71,6 @@ class Multinomial(Distribution):
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
         batch_shape = self._categorical.batch_shape
         event_shape = self._categorical.param_shape[-1:]
-        # pyrefly: ignore [bad-argument-type]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -92,7 +88,6 @@ class Multinomial(Distribution):
         return self._categorical._new(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
-    # pyrefly: ignore [bad-override]
     def support(self):
         return constraints.multinomial(self.total_count)
 

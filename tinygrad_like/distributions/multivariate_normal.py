@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 
 from . import _tl as tl
@@ -120,7 +119,6 @@ class MultivariateNormal(Distribution):
         the corresponding lower triangular matrices using a Cholesky decomposition.
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "loc": constraints.real_vector,
         "covariance_matrix": constraints.positive_definite,
@@ -154,7 +152,6 @@ class MultivariateNormal(Distribution):
                     "with optional leading batch dimensions"
                 )
             batch_shape = tl.broadcast_shapes(scale_tril.shape[:-2], loc.shape[:-1])
-            # pyrefly: ignore [read-only]
             self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
         elif covariance_matrix is not None:
             if covariance_matrix.dim() < 2:
@@ -165,7 +162,6 @@ class MultivariateNormal(Distribution):
             batch_shape = tl.broadcast_shapes(
                 covariance_matrix.shape[:-2], loc.shape[:-1]
             )
-            # pyrefly: ignore [read-only]
             self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
         else:
             if precision_matrix is None:
@@ -178,12 +174,10 @@ class MultivariateNormal(Distribution):
             batch_shape = tl.broadcast_shapes(
                 precision_matrix.shape[:-2], loc.shape[:-1]
             )
-            # pyrefly: ignore [read-only]
             self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
         self.loc = loc.expand(batch_shape + (-1,))
 
         event_shape = self.loc.shape[-1:]
-        # pyrefly: ignore [bad-argument-type]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
         if scale_tril is not None:

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from ..nn import functional as F
 from . import _tl as tl
 from . import constraints
@@ -31,7 +29,6 @@ class NegativeBinomial(Distribution):
         logits (Tensor): Event log-odds for probabilities of success
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "total_count": constraints.greater_than_eq(0),
         "probs": constraints.half_open_interval(0.0, 1.0),
@@ -53,7 +50,6 @@ class NegativeBinomial(Distribution):
         if probs is not None:
             (
                 self.total_count,
-                # pyrefly: ignore [read-only]
                 self.probs,
             ) = broadcast_all(total_count, probs)
             self.total_count = self.total_count.type_as(self.probs)
@@ -62,7 +58,6 @@ class NegativeBinomial(Distribution):
                 raise AssertionError("logits is unexpectedly None")
             (
                 self.total_count,
-                # pyrefly: ignore [read-only]
                 self.logits,
             ) = broadcast_all(total_count, logits)
             self.total_count = self.total_count.type_as(self.logits)

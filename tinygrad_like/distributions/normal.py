@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 
 from . import _tl as tl
@@ -28,7 +27,6 @@ class Normal(ExponentialFamily):
             (often referred to as sigma)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -115,6 +113,5 @@ class Normal(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor, Tensor]:
         return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x, y):
         return -0.25 * x.pow(2) / y + 0.5 * tl.log(-math.pi / y)

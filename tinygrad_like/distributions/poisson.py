@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Number, Tensor, _Number
@@ -29,7 +27,6 @@ class Poisson(ExponentialFamily):
         rate (Number, Tensor): the rate parameter
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
@@ -80,6 +77,5 @@ class Poisson(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor]:
         return (tl.log(self.rate),)
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x):
         return tl.exp(x)

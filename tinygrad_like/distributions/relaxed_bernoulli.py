@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Number, Tensor, _Number, _size
@@ -37,7 +35,6 @@ class LogitRelaxedBernoulli(Distribution):
     (Jang et al., 2017)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
 
@@ -55,13 +52,11 @@ class LogitRelaxedBernoulli(Distribution):
             )
         if probs is not None:
             is_scalar = isinstance(probs, _Number)
-            # pyrefly: ignore [read-only]
             (self.probs,) = broadcast_all(probs)
         else:
             if logits is None:
                 raise AssertionError("logits is unexpectedly None")
             is_scalar = isinstance(logits, _Number)
-            # pyrefly: ignore [read-only]
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
         if is_scalar:
@@ -139,10 +134,8 @@ class RelaxedBernoulli(TransformedDistribution):
     """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    # pyrefly: ignore [bad-override]
     support = constraints.unit_interval
     has_rsample = True
-    # pyrefly: ignore [bad-override]
     base_dist: LogitRelaxedBernoulli
 
     def __init__(

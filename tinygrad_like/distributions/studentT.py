@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 
 from . import Chi2, constraints
@@ -28,7 +27,6 @@ class StudentT(Distribution):
         scale (float or Tensor): scale of the distribution
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "df": constraints.positive,
         "loc": constraints.real,

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Tensor, _size
@@ -124,7 +122,6 @@ class TransformedDistribution(Distribution):
         return new
 
     @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
     def support(self):
         if not self.transforms:
             return self.base_dist.support

@@ -1,5 +1,3 @@
-# mypy: allow-untyped-defs
-
 from . import _tl as tl
 from . import constraints
 from ._tl import Tensor, _Number, _size, nan
@@ -76,7 +74,6 @@ class Uniform(Distribution):
         return new
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
-    # pyrefly: ignore [bad-override]
     def support(self):
         return constraints.interval(self.low, self.high)
 

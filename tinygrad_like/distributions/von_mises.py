@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 
 from . import _tl as tl
@@ -90,7 +89,6 @@ def _log_modified_bessel_fn(x, order=0):
 @tl.jit.script_if_tracing
 def _rejection_sample(loc, concentration, proposal_r, x):
     done = tl.zeros(x.shape, dtype=tl.bool, device=loc.device)
-    # pyrefly: ignore [bad-assignment, missing-attribute]
     while not done.all():
         u = tl.rand((3,) + x.shape, dtype=loc.dtype, device=loc.device)
         u1, u2, u3 = u.unbind()
@@ -99,7 +97,6 @@ def _rejection_sample(loc, concentration, proposal_r, x):
         c = concentration * (proposal_r - f)
         accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
         if accept.any():
-            # pyrefly: ignore [no-matching-overload]
             x = tl.where(accept, (u3 - 0.5).sign() * f.acos(), x)
             done = done | accept
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
@@ -123,7 +120,6 @@ class VonMises(Distribution):
     :param tl.Tensor concentration: concentration parameter
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     support = constraints.real
     has_rsample = False

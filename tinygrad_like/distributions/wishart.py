@@ -1,4 +1,3 @@
-# mypy: allow-untyped-defs
 import math
 import warnings
 
@@ -119,13 +118,10 @@ class Wishart(ExponentialFamily):
             )
 
         if scale_tril is not None:
-            # pyrefly: ignore [read-only]
             self.scale_tril = param.expand(batch_shape + (-1, -1))
         elif covariance_matrix is not None:
-            # pyrefly: ignore [read-only]
             self.covariance_matrix = param.expand(batch_shape + (-1, -1))
         elif precision_matrix is not None:
-            # pyrefly: ignore [read-only]
             self.precision_matrix = param.expand(batch_shape + (-1, -1))
 
         if self.df.lt(event_shape[-1]).any():
@@ -134,7 +130,6 @@ class Wishart(ExponentialFamily):
                 stacklevel=2,
             )
 
-        # pyrefly: ignore [bad-argument-type]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
 
@@ -344,7 +339,6 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]  # has singleton shape
         return -self.precision_matrix / 2, (nu - p - 1) / 2
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x, y):
         p = self._event_shape[-1]
         return (y + (p + 1) / 2) * (
