@@ -13,6 +13,15 @@ Where tinygrad_like differs:
   warns on every call); ``GeneralizedPareto`` compares its concentration with a zero of its own dtype (torch's fails
   for float64 parameters).
 
+>>> import tinygrad_like as tl
+>>> from tinygrad_like.distributions import Categorical, Normal, kl_divergence
+>>> kl_divergence(Normal(0.0, 1.0), Normal(1.0, 2.0))
+tensor(0.4431)
+>>> Normal(tl.zeros(3), tl.ones(3)).rsample((2,)).shape
+tl.Size([2, 3])
+>>> Categorical(logits=tl.zeros(4)).entropy()
+tensor(1.3863)
+
 The ``distributions`` package contains parameterizable probability distributions
 and sampling functions. This allows the construction of stochastic computation
 graphs and stochastic gradient estimators for optimization. This package

@@ -160,17 +160,17 @@ def is_dependent(constraint):
         ``bool``: True if ``constraint`` can be refined to the type ``_Dependent``, False otherwise.
 
     Examples:
-        >>> import torch
-        >>> from tl.distributions import Bernoulli
-        >>> from tl.distributions.constraints import is_dependent
+        >>> import torch  # doctest: +SKIP
+        >>> from tl.distributions import Bernoulli  # doctest: +SKIP
+        >>> from tl.distributions.constraints import is_dependent  # doctest: +SKIP
 
-        >>> dist = Bernoulli(probs=tl.tensor([0.6], requires_grad=True))
-        >>> constraint1 = dist.arg_constraints["probs"]
-        >>> constraint2 = dist.arg_constraints["logits"]
+        >>> dist = Bernoulli(probs=tl.tensor([0.6], requires_grad=True))  # doctest: +SKIP
+        >>> constraint1 = dist.arg_constraints["probs"]  # doctest: +SKIP
+        >>> constraint2 = dist.arg_constraints["logits"]  # doctest: +SKIP
 
-        >>> for constraint in [constraint1, constraint2]:
-        >>>     if is_dependent(constraint):
-        >>>         continue
+        >>> for constraint in [constraint1, constraint2]:  # doctest: +SKIP
+        >>>     if is_dependent(constraint):  # doctest: +SKIP
+        >>>         continue  # doctest: +SKIP
     """
     return isinstance(constraint, _Dependent)
 

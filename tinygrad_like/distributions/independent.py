@@ -21,18 +21,18 @@ class Independent(Distribution, Generic[D]):
     the same shape as a Multivariate Normal distribution (so they are
     interchangeable), you can::
 
-        >>> from tl.distributions.multivariate_normal import MultivariateNormal
-        >>> from tl.distributions.normal import Normal
-        >>> loc = tl.zeros(3)
-        >>> scale = tl.ones(3)
-        >>> mvn = MultivariateNormal(loc, scale_tril=tl.diag(scale))
-        >>> [mvn.batch_shape, mvn.event_shape]
+        >>> from tl.distributions.multivariate_normal import MultivariateNormal  # doctest: +SKIP
+        >>> from tl.distributions.normal import Normal  # doctest: +SKIP
+        >>> loc = tl.zeros(3)  # doctest: +SKIP
+        >>> scale = tl.ones(3)  # doctest: +SKIP
+        >>> mvn = MultivariateNormal(loc, scale_tril=tl.diag(scale))  # doctest: +SKIP
+        >>> [mvn.batch_shape, mvn.event_shape]  # doctest: +SKIP
         [tl.Size([]), tl.Size([3])]
-        >>> normal = Normal(loc, scale)
-        >>> [normal.batch_shape, normal.event_shape]
+        >>> normal = Normal(loc, scale)  # doctest: +SKIP
+        >>> [normal.batch_shape, normal.event_shape]  # doctest: +SKIP
         [tl.Size([3]), tl.Size([])]
-        >>> diagn = Independent(normal, 1)
-        >>> [diagn.batch_shape, diagn.event_shape]
+        >>> diagn = Independent(normal, 1)  # doctest: +SKIP
+        >>> [diagn.batch_shape, diagn.event_shape]  # doctest: +SKIP
         [tl.Size([]), tl.Size([3])]
 
     Args:

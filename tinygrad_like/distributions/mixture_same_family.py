@@ -18,26 +18,25 @@ class MixtureSameFamily(Distribution):
 
     Examples::
 
-        >>> # xdoctest: +SKIP("undefined vars")
         >>> # Construct Gaussian Mixture Model in 1D consisting of 5 equally
         >>> # weighted normal distributions
-        >>> mix = D.Categorical(tl.ones(5,))
-        >>> comp = D.Normal(tl.randn(5,), tl.rand(5,))
-        >>> gmm = MixtureSameFamily(mix, comp)
+        >>> mix = D.Categorical(tl.ones(5,))  # doctest: +SKIP
+        >>> comp = D.Normal(tl.randn(5,), tl.rand(5,))  # doctest: +SKIP
+        >>> gmm = MixtureSameFamily(mix, comp)  # doctest: +SKIP
 
         >>> # Construct Gaussian Mixture Model in 2D consisting of 5 equally
         >>> # weighted bivariate normal distributions
-        >>> mix = D.Categorical(tl.ones(5,))
-        >>> comp = D.Independent(D.Normal(
+        >>> mix = D.Categorical(tl.ones(5,))  # doctest: +SKIP
+        >>> comp = D.Independent(D.Normal(  # doctest: +SKIP
         ...          tl.randn(5,2), tl.rand(5,2)), 1)
-        >>> gmm = MixtureSameFamily(mix, comp)
+        >>> gmm = MixtureSameFamily(mix, comp)  # doctest: +SKIP
 
         >>> # Construct a batch of 3 Gaussian Mixture Models in 2D each
         >>> # consisting of 5 random weighted bivariate normal distributions
-        >>> mix = D.Categorical(tl.rand(3,5))
-        >>> comp = D.Independent(D.Normal(
+        >>> mix = D.Categorical(tl.rand(3,5))  # doctest: +SKIP
+        >>> comp = D.Independent(D.Normal(  # doctest: +SKIP
         ...         tl.randn(3,5,2), tl.rand(3,5,2)), 1)
-        >>> gmm = MixtureSameFamily(mix, comp)
+        >>> gmm = MixtureSameFamily(mix, comp)  # doctest: +SKIP
 
     Args:
         mixture_distribution: `tl.distributions.Categorical`-like

@@ -14,9 +14,9 @@ class Uniform(Distribution):
 
     Example::
 
-        >>> m = Uniform(tl.tensor([0.0]), tl.tensor([5.0]))
-        >>> m.sample()  # uniformly distributed in the range [0.0, 5.0)
-        >>> # xdoctest: +SKIP
+        >>> m = Uniform(tl.tensor([0.0]), tl.tensor([5.0]))  # doctest: +SKIP
+        >>> m.sample()  # uniformly distributed in the range [0.0, 5.0)  # doctest: +SKIP
+        ... # xdoctest: +SKIP
         tensor([ 2.3418])
 
     Args:
