@@ -78,7 +78,7 @@ from .ops.inplace import clamp_, clip_, detach_, resize_as_  # noqa: E402
 from .ops.spectral import istft, stft  # noqa: E402
 from .amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp.GradScaler
 from . import export  # noqa: E402 - torch.export: each entry point raises, saying why
-from .random import default_generator, initial_seed, seed  # noqa: E402
+from .random import default_generator, initial_seed, seed, thread_safe_generator  # noqa: E402
 from .dtypes import SHELLS as _SHELLS, dtype  # noqa: E402
 from .typeinfo import *  # noqa: E402, F403 - finfo, iinfo, promote_types, can_cast, result_type, typename, is_*
 from .settings import *  # noqa: E402, F403 - threads, determinism, matmul precision, autocast state...
@@ -124,3 +124,13 @@ __all__ += ["return_types", "Size", "compile", *ops.rounding.__all__, *ops.trans
             *ops.statistics.__all__, *ops.sampling.__all__, *ops.products.__all__, *ops.linalg.__all__,
             *ops.solvers.__all__, *ops.decompositions.__all__,
             *ops.shaping.__all__, *ops.scatter.__all__]
+
+
+_LAZY = ("distributions", "fft", "testing")  # torch imports these with the package; here on first use (~0.1 s)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib  # (the submodule imports the finished package's parts: loaded when first named)
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,8 +10,7 @@ import sys
 from typing import Any
 
 __all__ = ["OutOfMemoryError", "AcceleratorError", "FatalError", "AggregationType", "AVG", "SUM", "memory_format",
-           "qscheme", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite",
-           "thread_safe_generator"]
+           "qscheme", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite"]
 
 
 class OutOfMemoryError(RuntimeError):
@@ -34,12 +33,6 @@ class AggregationType(enum.Enum):
 
 
 SUM, AVG = AggregationType.SUM, AggregationType.AVG
-
-
-def thread_safe_generator():
-    """The generator a DataLoader *thread* worker should draw from, or None outside one (torch's answer). The
-    DataLoader here runs no thread workers, so it is None: draw from the default generator."""
-    return None
 
 
 class _Constant:

@@ -6,7 +6,8 @@ It is NumPy's Philox, a counter-based generator: the state is a key (from the se
 
 from __future__ import annotations
 
-import os
+import contextlib
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -58,17 +59,43 @@ def get_rng_state() -> dict:
     return default_generator.get_state()
 
 
-def set_rng_state(state: dict) -> None:
-    default_generator.set_state(state)
+def set_rng_state(new_state: dict) -> None:
+    default_generator.set_state(new_state)
 
 
 def initial_seed() -> int:
-    """The seed the default generator was last seeded with."""
+    """The seed the default generator was last seeded with (as ``torch.initial_seed``)."""
     return default_generator.initial_seed()
 
 
 def seed() -> int:
-    """Seed the default generator with a non-deterministic number (from the OS), and return it (as torch)."""
-    s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+    """Seed the default generator with a non-deterministic number and return it (as ``torch.seed``)."""
+    s = int(np.random.SeedSequence().entropy) % (1 << 63)
     default_generator.manual_seed(s)
     return s
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng", _devices_kw: str = "devices",
+             device_type=None) -> Iterator[None]:
+    """Run the ``with`` block on a forked random stream: the default generator's state is restored on exit.
+
+    tinygrad_like draws every device's random numbers from this one generator, so ``devices`` and ``device_type``
+    change nothing (they are accepted as torch's are)."""
+    if not enabled:
+        yield
+        return
+    state = default_generator.get_state()
+    try:
+        yield
+    finally:
+        default_generator.set_state(state)
+
+
+def thread_safe_generator() -> Generator | None:
+    """The generator of the DataLoader thread worker this runs in, else None (the default generator), as torch."""
+    from .utils.data import get_worker_info  # (random is imported by the data loader: look it up when called)
+    info = get_worker_info()
+    if info is not None and getattr(info, "worker_method", None) == "thread" and getattr(info, "rng", None):
+        return getattr(info.rng, "torch_generator", info.rng)
+    return None

@@ -35,6 +35,8 @@ VENDOR = ("a vendor library's kernel entry point (cuDNN, MIOpen, MKL-DNN, FBGEMM
           "on the CPU and with its own kernels on CUDA; call the torch.nn.functional op instead")
 SYMBOLIC = ("symbolic shapes belong to torch.compile's tracer; tinygrad_like runs eagerly, so every size is a plain "
             "int")
+COMPLEX = ("complex tensors (complex64, complex128) are not supported by tinygrad_like: it has real dtypes only, so "
+           "transforms whose input or output is complex cannot be represented")
 
 
 def _fail(qualname: str, reason: str) -> NoReturn:
