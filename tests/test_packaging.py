@@ -30,7 +30,8 @@ MUST_SHIP = ("tinygrad_like/__init__.py", "tinygrad_like/widgets/__init__.py",
              "tinygrad_like/kernel_src/__init__.py", "tinygrad_like/kernel_src/fill.cu",
              "tinygrad_like/widgets/static/graph.js", "tinygrad_like/widgets/static/graph.css",
              "tinygrad_like/widgets/static/common.js", "tinygrad_like/widgets/static/common.css",
-             "tinygrad_like/widgets/static/figure.js", "tinygrad_like/widgets/static/figure.css")
+             "tinygrad_like/widgets/static/figure.js", "tinygrad_like/widgets/static/figure.css",
+             "tinygrad_like/distributions/LICENSE-PyTorch.txt")  # (the licence of code ported from PyTorch)
 
 # Run in a child interpreter, from a folder outside the repository: imports the package, the widgets
 # subpackage and one kernel source as a resource, and prints where each came from.

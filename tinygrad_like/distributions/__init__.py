@@ -1,7 +1,8 @@
 r"""
 ``torch.distributions`` on tinygrad_like. Every module here follows PyTorch's own ``torch.distributions``
-(BSD-3-Clause, Copyright (c) Meta Platforms, Inc. and affiliates) formula for formula, written against
-tinygrad_like's ops through :mod:`._tl`, so values, shapes, constraints, KL rules and error messages are torch's.
+(BSD-3-Clause; its licence and copyright notices are in ``LICENSE-PyTorch.txt`` beside this file) formula for
+formula, written against tinygrad_like's ops through :mod:`._tl`, so values, shapes, constraints, KL rules and error
+messages are torch's.
 Where tinygrad_like differs:
 
 - draws come from tinygrad_like's generator (``tl.manual_seed`` makes them reproducible here; they are not the
