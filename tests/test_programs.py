@@ -67,8 +67,8 @@ PROGRAMS: dict[str, str | None] = {
     "lib_tqdm": None,
     # more of what tutorials, lectures and books write
     "rnn_names": None,
-    "vae": "no torch.distributions",
-    "policy_gradient": "no torch.distributions",
+    "vae": None,
+    "policy_gradient": None,
     "conv_autoencoder": None,
     "lr_schedulers": None,
     "grad_accum_clip": None,
