@@ -16,6 +16,8 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -346,6 +348,50 @@ class ArithmeticMixin:
 
     def heaviside_(self, values: Tensor) -> Tensor:
         return self._inplace("heaviside_", lambda x, v: x.heaviside(v), values)
+
+
+    # ---- Python callables applied elementwise (torch's CPU-only apply_, map_, map2_) ----------------------------
+    def apply_(self, callable) -> Tensor:
+        """Replace each element ``v`` with ``callable(v)`` (a Python number in and out). As torch: slow, never recorded
+        for autograd, and refused for a tensor that requires grad."""
+        _check_map(self, "apply_")
+        return _map_into(self, callable, ())
+
+    def map_(self, tensor, callable) -> Tensor:
+        """Replace each element ``v`` with ``callable(v, t)``, ``t`` the matching element of ``tensor`` (broadcast to
+        this tensor's shape)."""
+        _check_map(self, "map_", tensor)
+        return _map_into(self, callable, (tensor,))
+
+    def map2_(self, x, y, callable) -> Tensor:
+        """Replace each element ``v`` with ``callable(v, a, b)``, ``a`` and ``b`` the matching elements of ``x`` and
+        ``y`` (broadcast to this tensor's shape)."""
+        _check_map(self, "map2_", x, y)
+        return _map_into(self, callable, (x, y))
+
+
+def _check_map(x, op: str, *others) -> None:
+    if x.requires_grad and _grad_mode.enabled:
+        raise RuntimeError(f"Can't call {op}() on Variable that requires grad. Use var.detach().{op}() instead.")
+    for t in others:
+        if not isinstance(t, TensorBase):
+            raise TypeError(f"{op}(): expected a Tensor argument, got {type(t).__name__}")
+        if t.requires_grad and _grad_mode.enabled:
+            raise RuntimeError(f"{op}(): the tensors it reads must not require grad (as in torch); pass .detach()")
+
+
+def _map_into(x, fn, others: tuple) -> Tensor:
+    """Each element of ``x`` (with the matching elements of ``others``) through the Python callable ``fn``, written
+    back into ``x`` (a version bump)."""
+    x._check_inplace("map_")
+    arrays = [x.numpy(force=True)] + [np.broadcast_to(t.numpy(force=True), tuple(x.shape)) for t in others]
+    items = [a.reshape(-1).tolist() for a in arrays]
+    out = np.array([fn(*vals) for vals in zip(*items, strict=True)], dtype=np.float64 if x.dtype is dtypes.bfloat16
+                   else x.dtype.np).reshape(tuple(x.shape)).astype(x.dtype.np)
+    be = x._dev.backend
+    be.assign(x._x, out if x._dev.is_host else be.from_numpy(np.ascontiguousarray(out)))
+    x._wrote("map_")
+    return x
 
 
 # exp_, log_, relu_, ...: each writes its out-of-place op's result into the tensor, with _inplace's checks, version bump

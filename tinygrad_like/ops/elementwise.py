@@ -458,12 +458,31 @@ class ElementwiseMixin:
     def __pos__(self):
         return self
 
-    add = __add__
-    sub = __sub__
+    def add(self, other, *, alpha=1):
+        """``self + alpha * other``."""
+        return Add.apply(self, other if alpha == 1 else other * alpha)
+
+    def sub(self, other, *, alpha=1):
+        """``self - alpha * other``."""
+        return Sub.apply(self, other if alpha == 1 else other * alpha)
+
     mul = __mul__
     pow = __pow__  # (div, with its rounding_mode, is in ops/division.py; the bitwise operators in ops/bitwise.py)
     neg = __neg__
     abs = __abs__
+    subtract, multiply, negative, absolute = sub, mul, neg, abs
+
+    def positive(self):
+        """``self`` itself (as torch's ``+x``); refused for bool tensors, as torch does."""
+        if self.dtype is dtypes.bool_:
+            raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        return self
+
+    def multiply_(self, other):
+        return self.mul_(other)
+
+    def subtract_(self, other, *, alpha=1):
+        return self.sub_(other, alpha=alpha)
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -499,7 +518,20 @@ class ElementwiseMixin:
 
 # ---- free functions ---------------------------------------------------------------------------------
 __all__ = ["add", "sub", "mul", "pow", "neg", "abs", "exp", "log", "sqrt", "tanh",
-           "sigmoid", "relu"]
+           "sigmoid", "relu", "subtract", "multiply", "negative", "absolute", "positive", "rsub"]
 
 (add, sub, mul, pow, neg, abs, exp, log, sqrt, tanh, sigmoid,  # noqa: A001
- relu) = free_functions(ElementwiseMixin, *__all__)
+ relu, subtract, multiply, negative, absolute, positive) = free_functions(ElementwiseMixin, *__all__[:-1])
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (torch's reversed subtraction)."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    scaled = input if alpha == 1 else input * alpha
+    if isinstance(other, TensorBase):
+        return Sub.apply(other, scaled)
+    left = scaled._left_number(other)
+    if left is None:
+        raise TypeError(f"rsub(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
+    return Sub.apply(left, scaled)
