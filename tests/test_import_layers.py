@@ -25,7 +25,8 @@ LAYERS = [
     ["ops"],
     ["tensor"],
     ["creation", "functions", "linalg", "nn", "optim", "utils", "io", "amp", "_cuda_amp", "datasets", "cuda",
-     "accelerator", "profiler", "dropin", "run", "return_types", "legacy", "distributed", "jit", "onnx"],
+     "accelerator", "profiler", "dropin", "run", "return_types", "legacy", "distributed", "jit", "onnx",
+     "special"],
     ["autograd.api", "autograd.functional", "autograd.variable", ""],
 ]
 

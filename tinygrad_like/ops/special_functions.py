@@ -175,7 +175,7 @@ def i0(x: np.ndarray) -> np.ndarray:
     return np.i0(x) if x.size else x.copy()
 
 
-def _sp(name: str):
+def scipy_function(name: str):
     """The scipy.special function ``name``, looked up when called."""
     def fn(*args):
         return getattr(scipy_special(), name)(*args)
@@ -256,7 +256,7 @@ class I0(_HostUnary):
 
 class I0e(_HostUnary):
     __slots__ = ()
-    op, compute = "special_i0e", staticmethod(_sp("i0e"))
+    op, compute = "special_i0e", staticmethod(scipy_function("i0e"))
 
     def grad(self, x, y, g):
         return g * (I1e.apply(x) - x.sign() * I0e.apply(x))
@@ -264,7 +264,7 @@ class I0e(_HostUnary):
 
 class I1(_HostUnary):
     __slots__ = ()
-    op, compute = "special_i1", staticmethod(_sp("i1"))
+    op, compute = "special_i1", staticmethod(scipy_function("i1"))
 
     def grad(self, x, y, g):
         return g * where(x == 0, 0.5, I0.apply(x) - I1.apply(x) / x)
@@ -272,7 +272,7 @@ class I1(_HostUnary):
 
 class I1e(_HostUnary):
     __slots__ = ()
-    op, compute = "special_i1e", staticmethod(_sp("i1e"))
+    op, compute = "special_i1e", staticmethod(scipy_function("i1e"))
 
     def grad(self, x, y, g):
         return g * where(x == 0, 0.5, I0e.apply(x) - I1e.apply(x) * (x.sign() + 1 / x))
@@ -280,7 +280,7 @@ class I1e(_HostUnary):
 
 class Ndtri(_HostUnary):
     __slots__ = ()
-    op, compute, save_output = "special_ndtri", staticmethod(_sp("ndtri")), True
+    op, compute, save_output = "special_ndtri", staticmethod(scipy_function("ndtri")), True
 
     def grad(self, x, y, g):
         return g * _SQRT_2PI * (y * y * 0.5).exp()
@@ -288,7 +288,7 @@ class Ndtri(_HostUnary):
 
 class LogNdtr(_HostUnary):
     __slots__ = ()
-    op, compute, save_output = "special_log_ndtr", staticmethod(_sp("log_ndtr")), True
+    op, compute, save_output = "special_log_ndtr", staticmethod(scipy_function("log_ndtr")), True
 
     def grad(self, x, y, g):
         return g * (-(x * x) * 0.5 - y).exp() / _SQRT_2PI
@@ -296,7 +296,7 @@ class LogNdtr(_HostUnary):
 
 class Erfcx(_HostUnary):
     __slots__ = ()
-    op, compute, save_output = "special_erfcx", staticmethod(_sp("erfcx")), True
+    op, compute, save_output = "special_erfcx", staticmethod(scipy_function("erfcx")), True
 
     def grad(self, x, y, g):
         return g * (2 * x * y - 2 / _SQRT_PI)
@@ -377,7 +377,7 @@ class Igamma(Function):
         self.upper = upper
         self.save_for_backward(a, x)
         name = "igammac" if upper else "igamma"
-        return host_apply(_sp("gammaincc" if upper else "gammainc"), name, a, x)
+        return host_apply(scipy_function("gammaincc" if upper else "gammainc"), name, a, x)
 
     def backward(self, g):
         a, x = self.saved_tensors
@@ -395,7 +395,7 @@ class Zeta(Function):
 
     def forward(self, x, q):
         self.save_for_backward(x, q)
-        return host_apply(_sp("zeta"), "special_zeta", x, q)
+        return host_apply(scipy_function("zeta"), "special_zeta", x, q)
 
     def backward(self, g):
         x, q = self.saved_tensors
@@ -457,3 +457,54 @@ class Fmax(Function):
         nxt = self.next
         return (where(a_wins, g, 0.0) if nxt[0] is not None else None,
                 where(a_wins, 0.0, g) if nxt[1] is not None else None, None)
+
+
+# ---- torch.special's functions without a derivative: Bessel functions and orthogonal polynomials --------------
+def spherical_bessel_j0(x: np.ndarray) -> np.ndarray:
+    """sin(x) / x, 1 at 0."""
+    safe = np.where(x == 0, 1.0, x)
+    return np.where(x == 0, 1.0, np.sin(safe) / safe)
+
+
+def airy_ai(x: np.ndarray) -> np.ndarray:
+    return scipy_special().airy(x)[0]
+
+
+def _first_two(kind: str, x: np.ndarray):
+    one = np.ones_like(x)
+    first = {"t": x, "u": 2 * x, "v": 2 * x - 1, "w": 2 * x + 1, "h": 2 * x, "he": x, "l": 1 - x, "p": x}[kind]
+    return one, first
+
+
+def _next_term(kind: str, x: np.ndarray, k: int, pk: np.ndarray, pk1: np.ndarray) -> np.ndarray:
+    """P_{k+1} from P_k and P_{k-1}, by the family's three-term recurrence."""
+    if kind in ("t", "u", "v", "w"):
+        return 2 * x * pk - pk1
+    if kind == "h":
+        return 2 * x * pk - 2 * k * pk1
+    if kind == "he":
+        return x * pk - k * pk1
+    if kind == "l":
+        return ((2 * k + 1 - x) * pk - k * pk1) / (k + 1)
+    return ((2 * k + 1) * x * pk - k * pk1) / (k + 1)  # (Legendre)
+
+
+def polynomial(kind: str, shifted: bool = False):
+    """The orthogonal polynomial family ``kind`` of degree ``n`` (broadcast with ``x``; truncated to an integer as
+    torch's kernels take it), evaluated by its three-term recurrence; 0 for a negative degree, as torch."""
+    def fn(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+        if shifted:
+            x = 2 * x - 1
+        deg = np.where(np.isfinite(n), n, -1).astype(np.int64)
+        out = np.zeros_like(x)
+        if x.size == 0 or deg.max(initial=-1) < 0:
+            return out
+        p0, p1 = _first_two(kind, x)
+        out = np.where(deg == 0, p0, out)
+        out = np.where(deg == 1, p1, out)
+        prev, cur = p0, p1
+        for k in range(1, int(deg.max())):
+            prev, cur = cur, _next_term(kind, x, k, cur, prev)
+            out = np.where(deg == k + 1, cur, out)
+        return out
+    return fn
