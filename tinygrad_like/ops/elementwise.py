@@ -475,7 +475,7 @@ class ElementwiseMixin:
     def positive(self):
         """``self`` itself (as torch's ``+x``); refused for bool tensors, as torch does."""
         if self.dtype is dtypes.bool_:
-            raise TypeError("The `+` operator, on a bool tensor is not supported.")
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
         return self
 
     def multiply_(self, other):

@@ -437,9 +437,7 @@ class Fmax(Function):
     def forward(self, a, b, smaller):
         self.smaller = smaller
         op = "fmin" if smaller else "fmax"
-        xa, xb, dt = operands(a, b, op)
-        if dt is dtypes.bool_:
-            raise not_implemented(op, dt)
+        xa, xb, _ = operands(a, b, op)
         self.save_for_backward(a, b)
         be = a._dev.backend
         if a._dev.is_host:
@@ -508,3 +506,55 @@ def polynomial(kind: str, shifted: bool = False):
             out = np.where(deg == k + 1, cur, out)
         return out
     return fn
+
+
+class Nextafter(Function):
+    """The next representable value after ``a`` towards ``b``, in the promoted floating dtype. Gradient: ``g`` to
+    ``a`` and zero to ``b`` (torch's)."""
+
+    __slots__ = ()
+
+    def forward(self, a, b):
+        xa, xb, dt = operands(a, b, "nextafter")
+        if not dt.is_floating_point:
+            raise not_implemented("nextafter", dt)
+        be = a._dev.backend
+        if not a._dev.is_host:
+            xa, xb = be.to_numpy(xa), be.to_numpy(xb)
+        try:
+            out = np.nextafter(np.asarray(xa, dt.np), np.asarray(xb, dt.np))
+        except ValueError:
+            raise RuntimeError(f"nextafter: the shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast "
+                               f"together") from None
+        out = np.ascontiguousarray(out)
+        return out if a._dev.is_host else be.from_numpy(out)
+
+    def backward(self, g):
+        nxt = self.next
+        return (g if nxt[0] is not None else None, g.new_zeros(g.shape) if nxt[1] is not None else None)
+
+
+class Frexp(Function):
+    """``frexp``'s mantissa ``x / 2 ** e`` (``e``, the exponent, comes computed); gradient ``g / 2 ** e`` (torch's)."""
+
+    __slots__ = ()
+
+    def forward(self, x, mantissa, exponent):
+        self.save_for_backward(exponent)
+        return mantissa
+
+    def backward(self, g):
+        (e,) = self.saved_tensors
+        return g * (2.0 ** -e.to(g.dtype)), None, None
+
+
+class Fmin(Fmax):
+    """``fmin`` (a node class of its own, so its name is torch's ``FminBackward0``)."""
+
+    __slots__ = ()
+
+
+class Igammac(Igamma):
+    """``igammac`` (a node class of its own, so its name is torch's ``IgammacBackward0``)."""
+
+    __slots__ = ()

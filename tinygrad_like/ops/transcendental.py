@@ -420,14 +420,18 @@ class Erf(Function):
         return (g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp(),)
 
 
-def _check_order(n, op: str, lo: int = 0) -> None:
-    if not isinstance(n, int) or isinstance(n, bool) or n < lo:
-        raise RuntimeError(f"{op}: expected an integer order >= {lo}, got {n!r}")
+def _check_polygamma_order(n) -> None:
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
 
 
-def _no_bool(x, op: str) -> None:
-    if x.dtype is dtypes.bool_:
-        raise not_implemented(op, x.dtype)
+def _check_mvlgamma_order(p) -> None:
+    if not isinstance(p, int) or isinstance(p, bool):
+        raise TypeError(f"mvlgamma(): argument 'p' must be int, not {type(p).__name__}")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
 
 
 def _as_float_tensor(x):
@@ -601,12 +605,12 @@ class TranscendentalMixin:
 
     def polygamma(self, n: int) -> Tensor:
         """The ``n``-th derivative of digamma at ``self`` (``polygamma(0, x)`` is digamma)."""
-        _check_order(n, "polygamma")
+        _check_polygamma_order(n)
         return sf.Polygamma.apply(self, n)
 
     def mvlgamma(self, p: int) -> Tensor:
         """The multivariate log-gamma function of dimension ``p``."""
-        _check_order(p, "mvlgamma", 1)
+        _check_mvlgamma_order(p)
         return sf.Mvlgamma.apply(self, p)
 
     def i0(self) -> Tensor:
@@ -621,18 +625,16 @@ class TranscendentalMixin:
     def igammac(self, other) -> Tensor:
         """The regularized upper incomplete gamma function ``Q(self, other) = 1 - P(self, other)``."""
         need_tensor(other, "igammac")
-        return sf.Igamma.apply(self, other, True)
+        return sf.Igammac.apply(self, other, True)
 
     def sinc(self) -> Tensor:
         """``sin(pi x) / (pi x)``, 1 at 0."""
         return sf.Sinc.apply(self)
 
     def deg2rad(self) -> Tensor:
-        _no_bool(self, "deg2rad")
         return _as_float_tensor(self) * (math.pi / 180)
 
     def rad2deg(self) -> Tensor:
-        _no_bool(self, "rad2deg")
         return _as_float_tensor(self) * (180 / math.pi)
 
     def float_power(self, exponent) -> Tensor:
@@ -646,17 +648,13 @@ class TranscendentalMixin:
         return self * (2.0 ** other)
 
     def nextafter(self, other) -> Tensor:
-        """The next floating point value after ``self`` towards ``other`` (no gradient, as torch)."""
+        """The next floating point value after ``self`` towards ``other`` (its gradient is ``g`` for ``self``)."""
         need_tensor(other, "nextafter")
-        if self.dtype is not other.dtype or not self.dtype.is_floating_point:
-            raise RuntimeError(f"nextafter: expected two floating point tensors of one dtype, got {self.dtype.name} "
-                               f"and {other.dtype.name}")
-        dt = self.dtype.np
-        return sf.no_history(self, lambda a, b: np.nextafter(a.astype(dt), b.astype(dt)), "nextafter", other)
+        return sf.Nextafter.apply(self, other)
 
     def frexp(self):
         """``(mantissa, exponent)`` with ``self = mantissa * 2 ** exponent``, ``|mantissa|`` in [0.5, 1); the exponent
-        is int32 (as torch's); no gradient."""
+        is int32 (as torch's); the mantissa's gradient is ``g / 2 ** exponent``."""
         if not self.dtype.is_floating_point:
             raise RuntimeError("torch.frexp() only supports floating-point dtypes")
         arr = np.asarray(self._x if self._dev.is_host else self._dev.backend.to_numpy(self._x))
@@ -666,7 +664,8 @@ class TranscendentalMixin:
         e = np.ascontiguousarray(e.astype(np.int32))
         if not self._dev.is_host:
             m, e = be.from_numpy(m), be.from_numpy(e)
-        return frexp_result(self._wrap(m, self._dev), self._wrap(e, self._dev))
+        exponent = self._wrap(e, self._dev)
+        return frexp_result(sf.Frexp.apply(self, m, exponent), exponent)
 
     def signbit(self) -> Tensor:
         """True where the sign bit is set (-0.0 and NaNs with the bit included)."""
@@ -687,7 +686,7 @@ class TranscendentalMixin:
     def fmin(self, other) -> Tensor:
         """The elementwise minimum, ignoring NaN where the other value is a number."""
         need_tensor(other, "fmin")
-        return sf.Fmax.apply(self, other, True)
+        return sf.Fmin.apply(self, other, True)
 
     def erfc_(self) -> Tensor:
         return self._inplace("erfc_", call_method, "erfc")
