@@ -356,12 +356,15 @@ class ComparisonMixin:
     greater_, greater_equal_, less_, less_equal_, not_equal_ = gt_, ge_, lt_, le_, ne_
 
     def logical_and_(self, other) -> Tensor:
+        need_tensor(other, "logical_and_")  # (a number is refused, as torch's)
         return self._inplace("logical_and_", _compare_into("logical_and"), other)
 
     def logical_or_(self, other) -> Tensor:
+        need_tensor(other, "logical_or_")  # (a number is refused, as torch's)
         return self._inplace("logical_or_", _compare_into("logical_or"), other)
 
     def logical_xor_(self, other) -> Tensor:
+        need_tensor(other, "logical_xor_")  # (a number is refused, as torch's)
         return self._inplace("logical_xor_", _compare_into("logical_xor"), other)
 
     def logical_not_(self) -> Tensor:

@@ -241,9 +241,10 @@ class Sinc(_HostUnary):
     op, compute = "sinc", staticmethod(sinc)
 
     def grad(self, x, y, g):
-        px = x * math.pi
-        d = (px * px.cos() - px.sin()) / (px * x)
-        return where(x == 0, 0.0, g * d)
+        zero = x == 0
+        xs = where(zero, 1.0, x)  # (no 0/0 where the gradient is 0 anyway)
+        px = xs * math.pi
+        return where(zero, 0.0, g * ((px * px.cos() - px.sin()) / (px * xs)))
 
 
 class I0(_HostUnary):
@@ -267,7 +268,9 @@ class I1(_HostUnary):
     op, compute = "special_i1", staticmethod(scipy_function("i1"))
 
     def grad(self, x, y, g):
-        return g * where(x == 0, 0.5, I0.apply(x) - I1.apply(x) / x)
+        zero = x == 0
+        xs = where(zero, 1.0, x)
+        return g * where(zero, 0.5, I0.apply(x) - I1.apply(x) / xs)
 
 
 class I1e(_HostUnary):
@@ -275,7 +278,9 @@ class I1e(_HostUnary):
     op, compute = "special_i1e", staticmethod(scipy_function("i1e"))
 
     def grad(self, x, y, g):
-        return g * where(x == 0, 0.5, I0e.apply(x) - I1e.apply(x) * (x.sign() + 1 / x))
+        zero = x == 0
+        xs = where(zero, 1.0, x)
+        return g * where(zero, 0.5, I0e.apply(x) - I1e.apply(x) * (x.sign() + 1 / xs))
 
 
 class Ndtri(_HostUnary):
@@ -510,7 +515,7 @@ def polynomial(kind: str, shifted: bool = False):
 
 class Nextafter(Function):
     """The next representable value after ``a`` towards ``b``, in the promoted floating dtype. Gradient: ``g`` to
-    ``a`` and zero to ``b`` (torch's)."""
+    ``a`` where ``a != b`` (0 where they are equal, when the result is ``b`` itself), zero to ``b`` (torch's)."""
 
     __slots__ = ()
 
@@ -518,6 +523,7 @@ class Nextafter(Function):
         xa, xb, dt = operands(a, b, "nextafter")
         if not dt.is_floating_point:
             raise not_implemented("nextafter", dt)
+        self.save_for_backward(a, b)
         be = a._dev.backend
         if not a._dev.is_host:
             xa, xb = be.to_numpy(xa), be.to_numpy(xb)
@@ -530,8 +536,10 @@ class Nextafter(Function):
         return out if a._dev.is_host else be.from_numpy(out)
 
     def backward(self, g):
+        a, b = self.saved_tensors
         nxt = self.next
-        return (g if nxt[0] is not None else None, g.new_zeros(g.shape) if nxt[1] is not None else None)
+        return (where(a == b, 0.0, g) if nxt[0] is not None else None,
+                g.new_zeros(g.shape) if nxt[1] is not None else None)
 
 
 class Frexp(Function):
