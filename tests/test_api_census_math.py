@@ -410,3 +410,20 @@ def test_the_new_names_are_torch_names():
     for name in methods:
         assert hasattr(torch.Tensor, name), name
         assert callable(getattr(tl.Tensor, name)), name
+
+
+def test_angle_and_the_conjugates_of_real_tensors():
+    vals = [-1.0, 0.0, -0.0, 2.0, float("nan"), float("-inf")]
+    x, tx = _pair(vals, "float32", requires_grad=True)
+    y, ty = tl.angle(x), torch.angle(tx)
+    _same(y, ty, rtol=0, atol=0)
+    assert _node_name(y) == _node_name(ty) == "AngleBackward0"
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    for v in ([-1, 2], [True, False]):
+        _same(tl.tensor(v).angle(), torch.tensor(v).angle(), rtol=1e-7)
+    for name in ["conj", "conj_physical", "resolve_conj", "resolve_neg"]:
+        assert getattr(tl, name)(x) is x and getattr(torch, name)(tx) is tx
+        assert getattr(x, name)() is x
+    assert tl.conj_physical_(x) is x and x.conj_physical_() is x

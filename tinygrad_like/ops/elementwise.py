@@ -8,6 +8,8 @@ The dtype rules torch applies first (what it refuses, what it computes in) are i
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -231,6 +233,23 @@ class Neg(Function):
 
     def backward(self, g):
         return (-g,)
+
+
+class Angle(Function):
+    """The argument of a real number: pi below 0, 0 elsewhere, NaN kept (integers give the default float). Its
+    gradient is zero, as torch's for real inputs."""
+
+    __slots__ = ()
+
+    def forward(self, x):
+        be = x._dev.backend
+        xx = as_float(x) if x.dtype.name != "bool" else be.cast(x._x, dtypes.default_float)
+        t = (x.dtype if x.dtype.is_floating_point else dtypes.default_float).np.type
+        out = be.where(be.lt(xx, 0), t(math.pi), t(0))
+        return be.where(be.isnan(xx), xx, out)
+
+    def backward(self, g):
+        return (g.new_zeros(g.shape),)
 
 
 class Abs(Function):
@@ -478,6 +497,19 @@ class ElementwiseMixin:
             raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
         return self
 
+    def angle(self):
+        """The argument (phase) of each element: pi for negative numbers, 0 otherwise (NaN stays NaN)."""
+        return Angle.apply(self)
+
+    def conj(self):
+        """``self``: the complex conjugate of a real tensor is the tensor itself (there are no complex dtypes here)."""
+        return self
+
+    conj_physical = resolve_conj = resolve_neg = conj
+
+    def conj_physical_(self):
+        return self
+
     def multiply_(self, other):
         return self.mul_(other)
 
@@ -518,10 +550,12 @@ class ElementwiseMixin:
 
 # ---- free functions ---------------------------------------------------------------------------------
 __all__ = ["add", "sub", "mul", "pow", "neg", "abs", "exp", "log", "sqrt", "tanh",
-           "sigmoid", "relu", "subtract", "multiply", "negative", "absolute", "positive", "rsub"]
+           "sigmoid", "relu", "subtract", "multiply", "negative", "absolute", "positive", "angle", "conj",
+           "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "rsub"]
 
 (add, sub, mul, pow, neg, abs, exp, log, sqrt, tanh, sigmoid,  # noqa: A001
- relu, subtract, multiply, negative, absolute, positive) = free_functions(ElementwiseMixin, *__all__[:-1])
+ relu, subtract, multiply, negative, absolute, positive, angle, conj, conj_physical, conj_physical_, resolve_conj,
+ resolve_neg) = free_functions(ElementwiseMixin, *__all__[:-1])
 
 
 def rsub(input, other, *, alpha=1):
