@@ -355,19 +355,19 @@ class ArithmeticMixin:
         """Replace each element ``v`` with ``callable(v)`` (a Python number in and out). As torch: slow, never recorded
         for autograd, and refused for a tensor that requires grad."""
         _check_map(self, "apply_")
-        return _map_into(self, callable, ())
+        return _map_into(self, callable, (), "apply_")
 
     def map_(self, tensor, callable) -> Tensor:
         """Replace each element ``v`` with ``callable(v, t)``, ``t`` the matching element of ``tensor`` (broadcast to
         this tensor's shape)."""
         _check_map(self, "map_", tensor)
-        return _map_into(self, callable, (tensor,))
+        return _map_into(self, callable, (tensor,), "map_")
 
     def map2_(self, x, y, callable) -> Tensor:
         """Replace each element ``v`` with ``callable(v, a, b)``, ``a`` and ``b`` the matching elements of ``x`` and
         ``y`` (broadcast to this tensor's shape)."""
         _check_map(self, "map2_", x, y)
-        return _map_into(self, callable, (x, y))
+        return _map_into(self, callable, (x, y), "map2_")
 
 
 def _check_map(x, op: str, *others) -> None:
@@ -380,17 +380,17 @@ def _check_map(x, op: str, *others) -> None:
             raise RuntimeError(f"{op}(): the tensors it reads must not require grad (as in torch); pass .detach()")
 
 
-def _map_into(x, fn, others: tuple) -> Tensor:
+def _map_into(x, fn, others: tuple, op: str) -> Tensor:
     """Each element of ``x`` (with the matching elements of ``others``) through the Python callable ``fn``, written
     back into ``x`` (a version bump)."""
-    x._check_inplace("map_")
+    x._check_inplace(op)
     arrays = [x.numpy(force=True)] + [np.broadcast_to(t.numpy(force=True), tuple(x.shape)) for t in others]
     items = [a.reshape(-1).tolist() for a in arrays]
     out = np.array([fn(*vals) for vals in zip(*items, strict=True)], dtype=np.float64 if x.dtype is dtypes.bfloat16
                    else x.dtype.np).reshape(tuple(x.shape)).astype(x.dtype.np)
     be = x._dev.backend
     be.assign(x._x, out if x._dev.is_host else be.from_numpy(np.ascontiguousarray(out)))
-    x._wrote("map_")
+    x._wrote(op)
     return x
 
 
