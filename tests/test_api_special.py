@@ -265,3 +265,17 @@ def test_import_torch_special_under_the_alias():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "0.5"]
+
+
+def test_gradcheck_of_the_two_argument_functions():
+    pytest.importorskip("scipy")
+    from tinygrad_like.autograd import gradcheck
+    a = tl.tensor([0.5, 2.0], dtype=tl.float64)
+    q = tl.tensor([1.5, 2.5], dtype=tl.float64, requires_grad=True)
+    assert gradcheck(lambda t: tls.gammainc(a, t), (q,))
+    assert gradcheck(lambda t: tls.gammaincc(a, t), (q,))
+    assert gradcheck(lambda t: tls.zeta(a + 2, t), (q,))
+    assert gradcheck(lambda t: tls.xlog1py(t, q), (q,))
+    p = tl.tensor([0.1, 0.4, 0.8], dtype=tl.float64, requires_grad=True)
+    assert gradcheck(tls.ndtri, (p,))
+    assert gradcheck(tls.log_ndtr, (p,))
