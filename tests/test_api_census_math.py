@@ -441,3 +441,18 @@ def test_second_derivatives_as_torch(name):
     (tgg,) = torch.autograd.grad(tg.sum(), tx)
     # (lgamma's second derivative is trigamma: torch's is off by up to 5e-10, see test_polygamma)
     np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-9 if name == "lgamma" else 1e-12)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "erfc", "digamma"])
+def test_the_fallbacks_without_scipy_agree_with_torch(name, monkeypatch):
+    """Where scipy is installed it computes lgamma, erfc and digamma faster; without it, math and NumPy do: both
+    are held to torch."""
+    from tinygrad_like.ops import special_functions as sf
+    monkeypatch.setattr(sf, "_scipy_if_installed", lambda: None)
+    vals = [-7.5, -2.5, -0.3, 1e-8, 0.5, 1.0, 1.4616321449683623, 2.0, 3.3, 9.99, 10.0, 55.0, 1e6, 0.0, -0.0, -1.0,
+            -3.0, math.inf, -math.inf, math.nan]
+    x, tx = _pair(vals)
+    ours, theirs = getattr(tl, name)(x).numpy(), getattr(torch, name)(tx).numpy()
+    # (absolute near digamma's and lgamma's roots, relative elsewhere)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=2e-14, equal_nan=True)
+    np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))

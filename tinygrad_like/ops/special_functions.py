@@ -6,13 +6,14 @@ functions ``igamma``/``igammac``, ``zeta``), the error-function family (``erfc``
 They compute on the host in float64 and round once to the result's dtype (the input's floating dtype, or the default
 float for integers), whatever the backend: NumPy has no kernels for most of them. Gradients are torch's formulas
 (``tools/autograd/derivatives.yaml``), written with Tensor ops so that they differentiate again; the functions torch
-does not differentiate (the Bessel functions of ``torch.special``, the polynomials, ``frexp``) return results with
+does not differentiate (the Bessel functions of ``torch.special``, the orthogonal polynomials) return results with
 no history, as torch's do.
 
-``erfc``, ``lgamma``, ``digamma``, ``erfinv``, ``i0`` and ``sinc`` are computed with NumPy and :mod:`math` alone. The
-rest (``polygamma`` of order >= 1, ``zeta``, ``igamma``, the scaled and first-order Bessel functions, ``ndtri``,
-``erfcx``, ``airy_ai``...) call ``scipy.special``, which is not a dependency of this package: it is imported the first
-time one of them runs, and a clear ``ModuleNotFoundError`` says to install it when it is missing.
+``erfc``, ``lgamma``, ``digamma``, ``erfinv``, ``i0`` and ``sinc`` are computed with NumPy and :mod:`math` alone
+(for the first three, scipy's faster kernels are used when scipy happens to be installed). The rest (``polygamma`` of
+order >= 1, ``zeta``, ``igamma``, the scaled and first-order Bessel functions, ``ndtri``, ``erfcx``, ``airy_ai``...)
+call ``scipy.special``, which is not a dependency of this package: it is imported the first time one of them runs,
+and a clear ``ModuleNotFoundError`` says to install it when it is missing.
 """
 
 from __future__ import annotations
@@ -84,8 +85,23 @@ def no_history(x, fn, op: str, *others):
 
 
 # ---- the functions themselves, on float64 arrays ---------------------------------------------------------------
+def _scipy_if_installed():
+    """``scipy.special`` when it is installed, else None (the fallbacks below are exact but slower)."""
+    try:
+        import scipy.special  # (optional: only to run faster where it is installed)
+    except ImportError:
+        return None
+    return scipy.special
+
+
 def lgamma(x: np.ndarray) -> np.ndarray:
-    """log|Gamma(x)|: inf at the poles (0 and the negative integers) and at +-inf, as torch."""
+    """log|Gamma(x)|: inf at the poles (0 and the negative integers) and at +-inf, as torch. scipy's gammaln when
+    installed (10x faster), else :func:`math.lgamma` element by element."""
+    sp = _scipy_if_installed()
+    if sp is not None:
+        out = sp.gammaln(x)
+        return np.where(np.isneginf(x), np.inf, out)
+
     def one(v: float) -> float:
         try:
             return math.lgamma(v)
@@ -95,27 +111,32 @@ def lgamma(x: np.ndarray) -> np.ndarray:
 
 
 def erfc(x: np.ndarray) -> np.ndarray:
+    """1 - erf(x) without cancellation: scipy's when installed, else :func:`math.erfc` element by element."""
+    sp = _scipy_if_installed()
+    if sp is not None:
+        return sp.erfc(x)
     return np.vectorize(math.erfc, otypes=[np.float64])(x) if x.size else x.copy()
 
 
 def digamma(x: np.ndarray) -> np.ndarray:
-    """psi(x): recurrence up to x >= 10, then the asymptotic series (error below 1e-15 relative); the reflection
-    formula below 0.5. As torch: -inf at +0, +inf at -0, NaN at the negative integers."""
+    """psi(x), as torch: -inf at +0, +inf at -0, NaN at the negative integers and at -inf. scipy's when installed;
+    else the recurrence up to x >= 10, then the asymptotic series (4.5e-13 relative, or 2e-14 absolute near the root at
+    1.46), and the reflection formula below 0.5."""
     x = np.asarray(x, np.float64)
-    out = np.empty_like(x)
+    sp = _scipy_if_installed()
+    if sp is not None:
+        return sp.digamma(x)  # (its values at the poles, +-0 and +-inf are torch's)
     neg = x < 0.5
     v = np.where(neg, 1.0 - x, x)
+    steps = np.clip(np.ceil(10.0 - np.where(np.isfinite(v), v, 10.0)), 0, 10)  # (v + steps >= 10)
     acc = np.zeros_like(v)
-    small = v < 10
-    while small.any():
-        acc = np.where(small, acc - 1.0 / np.where(small, v, 1.0), acc)
-        v = np.where(small, v + 1.0, v)
-        small = v < 10
+    for k in range(int(steps.max(initial=0))):
+        acc -= np.where(k < steps, 1.0 / (v + k), 0.0)
+    v = v + steps
     inv2 = 1.0 / (v * v)
     series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 * (1 / 132)))))
     out = acc + np.log(v) - 0.5 / v - series
-    with np.errstate(all="ignore"):
-        refl = out - math.pi / np.tan(math.pi * x)
+    refl = out - math.pi / np.tan(math.pi * x)
     out = np.where(neg, refl, out)
     out = np.where(neg & (x == np.floor(x)), np.nan, out)  # (the poles at the negative integers)
     out = np.where(x == 0, np.where(np.signbit(x), np.inf, -np.inf), out)
