@@ -456,3 +456,17 @@ def test_the_fallbacks_without_scipy_agree_with_torch(name, monkeypatch):
     # (absolute near digamma's and lgamma's roots, relative elsewhere)
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=2e-14, equal_nan=True)
     np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))
+
+
+def test_real_imag_is_conj_is_neg_of_real_tensors():
+    x, tx = _pair([1.0, 2.0], "float32")
+    assert tl.real(x) is x and x.real is x and torch.real(tx) is tx and tx.real is tx
+    assert tl.is_conj(x) is False and x.is_neg() is False and tl.is_neg(x) is torch.is_neg(tx)
+    x.real = tl.tensor([5.0, 6.0])
+    tx.real = torch.tensor([5.0, 6.0])
+    _same(x, tx, rtol=0, atol=0)
+    for f in (lambda m, t: t.imag, lambda m, t: m.imag(t)):
+        with pytest.raises(RuntimeError, match="non-complex"):
+            f(tl, x)
+        with pytest.raises(RuntimeError, match="non-complex"):
+            f(torch, tx)

@@ -510,6 +510,28 @@ class ElementwiseMixin:
     def conj_physical_(self):
         return self
 
+    def is_conj(self) -> bool:
+        """False: no tensor here has a lazy conjugate bit (there are no complex dtypes)."""
+        return False
+
+    def is_neg(self) -> bool:
+        """False: no tensor here has a lazy negation bit."""
+        return False
+
+    @property
+    def real(self):
+        """The real part of a real tensor: the tensor itself (assigning to it writes into the tensor, as torch's)."""
+        return self
+
+    @real.setter
+    def real(self, value) -> None:
+        self.copy_(value)
+
+    @property
+    def imag(self):
+        """Refused, as torch refuses it for real tensors (there are no complex dtypes here)."""
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
     def multiply_(self, other):
         return self.mul_(other)
 
@@ -551,11 +573,12 @@ class ElementwiseMixin:
 # ---- free functions ---------------------------------------------------------------------------------
 __all__ = ["add", "sub", "mul", "pow", "neg", "abs", "exp", "log", "sqrt", "tanh",
            "sigmoid", "relu", "subtract", "multiply", "negative", "absolute", "positive", "angle", "conj",
-           "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "rsub"]
+           "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "rsub", "real",
+           "imag"]
 
 (add, sub, mul, pow, neg, abs, exp, log, sqrt, tanh, sigmoid,  # noqa: A001
  relu, subtract, multiply, negative, absolute, positive, angle, conj, conj_physical, conj_physical_, resolve_conj,
- resolve_neg) = free_functions(ElementwiseMixin, *__all__[:-1])
+ resolve_neg, is_conj, is_neg) = free_functions(ElementwiseMixin, *__all__[:-3])
 
 
 def rsub(input, other, *, alpha=1):
@@ -569,3 +592,17 @@ def rsub(input, other, *, alpha=1):
     if left is None:
         raise TypeError(f"rsub(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
     return Sub.apply(left, scaled)
+
+
+def real(input):
+    """The real part of a real tensor: ``input`` itself."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"real(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
+
+
+def imag(input):
+    """Refused for real tensors, as torch's (there are no complex dtypes here)."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"imag(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.imag
