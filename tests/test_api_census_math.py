@@ -470,3 +470,15 @@ def test_real_imag_is_conj_is_neg_of_real_tensors():
             f(tl, x)
         with pytest.raises(RuntimeError, match="non-complex"):
             f(torch, tx)
+
+
+def test_a_float_alpha_is_refused_for_integers_as_torch():
+    for f in (lambda m, a, b: m.add(a, b, alpha=0.5), lambda m, a, b: m.sub(a, b, alpha=1.5),
+              lambda m, a, b: m.subtract(a, b, alpha=0.5)):
+        with pytest.raises(RuntimeError, match="alpha"):
+            f(tl, tl.tensor([1]), tl.tensor([2]))
+        with pytest.raises(RuntimeError, match="alpha"):
+            f(torch, torch.tensor([1]), torch.tensor([2]))
+        _same(f(tl, tl.tensor([1]), tl.tensor([2.0])), f(torch, torch.tensor([1]), torch.tensor([2.0])), rtol=0)
+    _same(tl.add(tl.tensor([1]), tl.tensor([2]), alpha=3), torch.add(torch.tensor([1]), torch.tensor([2]), alpha=3),
+          rtol=0)

@@ -407,6 +407,13 @@ class ReluBackward(Function):
         return ReluBackward.apply(gg, y), gg.new_zeros(y.shape)
 
 
+def _scaled(x, other, alpha):
+    """``alpha * other`` for add and sub; a float ``alpha`` is refused when both operands are integral (as torch)."""
+    if isinstance(alpha, float) and not result_type(x, other).is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return other * alpha
+
+
 class ElementwiseMixin:
     """Tensor methods and operators for the nodes above: ``x + y``, ``x * y``, ``x.exp()``, ``x.relu()``..."""
 
@@ -479,11 +486,15 @@ class ElementwiseMixin:
 
     def add(self, other, *, alpha=1):
         """``self + alpha * other``."""
-        return Add.apply(self, other if alpha == 1 else other * alpha)
+        if alpha == 1:
+            return Add.apply(self, other)
+        return Add.apply(self, _scaled(self, other, alpha))
 
     def sub(self, other, *, alpha=1):
         """``self - alpha * other``."""
-        return Sub.apply(self, other if alpha == 1 else other * alpha)
+        if alpha == 1:
+            return Sub.apply(self, other)
+        return Sub.apply(self, _scaled(self, other, alpha))
 
     mul = __mul__
     pow = __pow__  # (div, with its rounding_mode, is in ops/division.py; the bitwise operators in ops/bitwise.py)
