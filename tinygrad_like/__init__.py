@@ -58,7 +58,7 @@ from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from .storage import Storage, live_storages
 from .tensor import Tensor
 
-from . import cuda, datasets, linalg, nn, optim, utils  # noqa: E402 - need Tensor and the ops above
+from . import cuda, datasets, linalg, nn, optim, special, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
 from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
 from . import ops, return_types  # noqa: E402
@@ -102,7 +102,7 @@ half, float, double, long, int, short = float16, float32, float64, int64, int32,
 inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None  # torch's constants (Python floats, None)
 
 __all__ = [
-    "nn", "optim", "utils", "datasets", "cuda", "linalg", "save", "load",
+    "nn", "optim", "utils", "datasets", "cuda", "linalg", "special", "save", "load",
     "accelerator", "amp", "backends", "autocast", "get_default_device", "set_default_device", "inference_mode",
     "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "install_as_torch", "uninstall_torch_alias",

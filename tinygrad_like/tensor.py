@@ -33,6 +33,7 @@ from .ops.inplace import InplaceMixin
 from .ops.linalg import LinalgMixin
 from .ops.movement import MovementMixin
 from .ops.products import ProductsMixin
+from .ops.properties import PropertiesMixin
 from .ops.reduce import ReduceMixin, ReturnTypes
 from .ops.rounding import RoundingMixin
 from .ops.sampling import SamplingMixin
@@ -86,7 +87,8 @@ def wrap_native(r, dev: Device) -> Tensor:
 class Tensor(AutogradMixin, ConversionMixin, FactoryMixin, ElementwiseMixin, ComparisonMixin, ActivationMixin,
              IndexingMixin, InplaceMixin, MovementMixin, ReduceMixin, RoundingMixin, TranscendentalMixin,
              DivisionMixin, ArithmeticMixin, BitwiseMixin, SortingMixin, ScansMixin, StatisticsMixin, SamplingMixin,
-             ProductsMixin, LinalgMixin, SolversMixin, DecompositionsMixin, ShapingMixin, ScatterMixin, TensorBase):
+             ProductsMixin, LinalgMixin, SolversMixin, DecompositionsMixin, ShapingMixin, ScatterMixin, PropertiesMixin,
+             TensorBase):
     """An n-dimensional array with autograd. Create one with ``tl.tensor``, ``tl.zeros``, ...
 
     What a tensor *is* lives in :class:`~tinygrad_like.tensor_base.TensorBase`; its methods, by family, in

@@ -16,6 +16,8 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -25,14 +27,15 @@ from ..tensor_base import TensorBase
 from ._math_util import call_method, need_tensor, not_implemented, run_binary, zero_grad
 from ._util import check_same_device, float_operands, free_functions, in_float32, rounded
 from .comparison import Clamp, ClampMax, ClampMin
-from .elementwise import Pow, Reciprocal, where
+from .elementwise import Add, ElementwiseMixin, Pow, Reciprocal, Sub, where
 from .statistics import NoDerivative
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from the families)
     from ..tensor import Tensor
 
 __all__ = ["reciprocal", "square", "lerp", "copysign", "nan_to_num", "clamp_min", "clamp_max",
-           "reciprocal_", "square_", "nan_to_num_", "clamp_min_", "clamp_max_"]
+           "reciprocal_", "square_", "nan_to_num_", "clamp_min_", "clamp_max_", "add", "sub", "subtract", "multiply",
+           "negative", "absolute", "positive", "rsub"]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -250,11 +253,46 @@ def _clamp_max(x, bound):
     return x.clamp_max(bound)
 
 
+def _scaled(x, other, alpha):
+    """``alpha * other`` for add and sub; a float ``alpha`` is refused when both operands are integral (as torch)."""
+    if isinstance(alpha, float) and not result_type(x, other).is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return other * alpha
+
+
 class ArithmeticMixin:
     """Tensor methods: square, lerp, copysign, nan_to_num, clamp_min/clamp_max, addcmul/addcdiv, heaviside, and the
     in-place forms, of these and of elementwise's unary ops."""
 
     __slots__ = ()
+
+    def add(self, other, *, alpha=1) -> Tensor:
+        """``self + alpha * other`` (``+`` itself is in ops/elementwise.py)."""
+        if alpha == 1:
+            return Add.apply(self, other)
+        return Add.apply(self, _scaled(self, other, alpha))
+
+    def sub(self, other, *, alpha=1) -> Tensor:
+        """``self - alpha * other``."""
+        if alpha == 1:
+            return Sub.apply(self, other)
+        return Sub.apply(self, _scaled(self, other, alpha))
+
+    # torch's other spellings of the elementwise arithmetic (the operators themselves are in ops/elementwise.py)
+    subtract, multiply = sub, ElementwiseMixin.mul
+    negative, absolute = ElementwiseMixin.neg, ElementwiseMixin.abs
+
+    def positive(self) -> Tensor:
+        """``self`` itself (as torch's ``+x``); refused for bool tensors, as torch does."""
+        if self.dtype is dtypes.bool_:
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+        return self
+
+    def multiply_(self, other) -> Tensor:
+        return self.mul_(other)
+
+    def subtract_(self, other, *, alpha=1) -> Tensor:
+        return self.sub_(other, alpha=alpha)
 
     def square(self) -> Tensor:
         """``self ** 2`` (as torch: a Pow node; bool gives int64)."""
@@ -348,6 +386,50 @@ class ArithmeticMixin:
         return self._inplace("heaviside_", lambda x, v: x.heaviside(v), values)
 
 
+    # ---- Python callables applied elementwise (torch's CPU-only apply_, map_, map2_) ----------------------------
+    def apply_(self, callable) -> Tensor:
+        """Replace each element ``v`` with ``callable(v)`` (a Python number in and out). As torch: slow, never recorded
+        for autograd, and refused for a tensor that requires grad."""
+        _check_map(self, "apply_")
+        return _map_into(self, callable, (), "apply_")
+
+    def map_(self, tensor, callable) -> Tensor:
+        """Replace each element ``v`` with ``callable(v, t)``, ``t`` the matching element of ``tensor`` (broadcast to
+        this tensor's shape)."""
+        _check_map(self, "map_", tensor)
+        return _map_into(self, callable, (tensor,), "map_")
+
+    def map2_(self, x, y, callable) -> Tensor:
+        """Replace each element ``v`` with ``callable(v, a, b)``, ``a`` and ``b`` the matching elements of ``x`` and
+        ``y`` (broadcast to this tensor's shape)."""
+        _check_map(self, "map2_", x, y)
+        return _map_into(self, callable, (x, y), "map2_")
+
+
+def _check_map(x, op: str, *others) -> None:
+    if x.requires_grad and _grad_mode.enabled:
+        raise RuntimeError(f"Can't call {op}() on Variable that requires grad. Use var.detach().{op}() instead.")
+    for t in others:
+        if not isinstance(t, TensorBase):
+            raise TypeError(f"{op}(): expected a Tensor argument, got {type(t).__name__}")
+        if t.requires_grad and _grad_mode.enabled:
+            raise RuntimeError(f"{op}(): the tensors it reads must not require grad (as in torch); pass .detach()")
+
+
+def _map_into(x, fn, others: tuple, op: str) -> Tensor:
+    """Each element of ``x`` (with the matching elements of ``others``) through the Python callable ``fn``, written
+    back into ``x`` (a version bump)."""
+    x._check_inplace(op)
+    arrays = [x.numpy(force=True)] + [np.broadcast_to(t.numpy(force=True), tuple(x.shape)) for t in others]
+    items = [a.reshape(-1).tolist() for a in arrays]
+    out = np.array([fn(*vals) for vals in zip(*items, strict=True)], dtype=np.float64 if x.dtype is dtypes.bfloat16
+                   else x.dtype.np).reshape(tuple(x.shape)).astype(x.dtype.np)
+    be = x._dev.backend
+    be.assign(x._x, out if x._dev.is_host else be.from_numpy(np.ascontiguousarray(out)))
+    x._wrote(op)
+    return x
+
+
 # exp_, log_, relu_, ...: each writes its out-of-place op's result into the tensor, with _inplace's checks, version bump
 # and autograd history (as floor_, acos_ and the other in-place methods of the math families)
 _INPLACE_UNARY = ("exp", "log", "sqrt", "rsqrt", "relu", "sigmoid", "tanh", "abs", "neg", "sin", "cos", "erf")
@@ -367,6 +449,8 @@ ArithmeticMixin.absolute_, ArithmeticMixin.negative_ = ArithmeticMixin.abs_, Ari
 del _name
 
 
+add, sub, subtract, multiply, negative, absolute, positive = free_functions(
+    ArithmeticMixin, "add", "sub", "subtract", "multiply", "negative", "absolute", "positive")
 (square, lerp, copysign, nan_to_num, clamp_min, clamp_max, addcmul, addcdiv, heaviside) = free_functions(
     ArithmeticMixin, "square", "lerp", "copysign", "nan_to_num", "clamp_min", "clamp_max", "addcmul", "addcdiv",
     "heaviside")
@@ -381,3 +465,15 @@ exp_, log_, sqrt_, rsqrt_, relu_, sigmoid_, tanh_, abs_, neg_, sin_, cos_, erf_,
 def reciprocal(input: Tensor) -> Tensor:
     need_tensor(input, "reciprocal", "input", 1)
     return Reciprocal.apply(input)
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (torch's reversed subtraction)."""
+    need_tensor(input, "rsub", "input", 1)
+    scaled = input if alpha == 1 else input * alpha
+    if isinstance(other, TensorBase):
+        return Sub.apply(other, scaled)
+    left = scaled._left_number(other)
+    if left is None:
+        raise TypeError(f"rsub(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
+    return Sub.apply(left, scaled)

@@ -203,6 +203,50 @@ class ClampTensors(Function):
                 (where(~le | (hi < lo), g, 0.0) if nxt[2] is not None else None))
 
 
+class CompareInto(Function):
+    """An in-place comparison or logic op (``x.eq_(y)``, ``x.logical_and_(y)``): the bool answer in ``x``'s dtype.
+    Its gradient is zero (torch's: ``EqBackward0`` and kin give zeros)."""
+
+    __slots__ = ()
+
+    def forward(self, x, other, prim):
+        if prim.startswith("logical_"):
+            xa = x._dev.backend.cast(x._x, dtypes.bool_)
+            xb = (x._dev.backend.cast(other._x, dtypes.bool_) if isinstance(other, TensorBase) else bool(other))
+        else:
+            xa, xb, _ = operands(x, other, prim)
+        try:
+            r = getattr(x._dev.backend, prim)(xa, xb)
+        except ValueError:
+            raise broadcast_error(x, other, prim) from None
+        return x._dev.backend.cast(r, x.dtype)
+
+    def backward(self, g):
+        nxt = self.next
+        return (g.new_zeros(g.shape), g.new_zeros(g.shape) if nxt[1] is not None else None, None)
+
+
+# one node class per op, named as torch's (``x.le_(1)``'s grad_fn is ``LeBackward0``)
+_INTO = {prim: type("".join(w.capitalize() for w in prim.split("_")), (CompareInto,), {"__slots__": ()})
+         for prim in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")}
+for _cls in _INTO.values():
+    _cls.__module__ = __name__
+del _cls
+
+
+def _compare_into(prim: str):
+    node = _INTO[prim]
+
+    def fn(x, other):
+        return node.apply(x, other, prim)
+    return fn
+
+
+def _logical_not_into(x, _):
+    be = x._dev.backend
+    return x._wrap(be.cast(be.logical_not(be.cast(x._x, dtypes.bool_)), x.dtype), x._dev)
+
+
 class MaskedFill(Function):
     """Out of place, as in PyTorch, the result has the broadcast shape of ``x`` and ``mask``."""
 
@@ -287,6 +331,51 @@ class ComparisonMixin:
         return self._cmp(other, "ge")
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+    # in place: the answer (1 or 0) written in the tensor's own dtype, as torch's
+    def eq_(self, other) -> Tensor:
+        return self._inplace("eq_", _compare_into("eq"), other)
+
+    def ne_(self, other) -> Tensor:
+        return self._inplace("ne_", _compare_into("ne"), other)
+
+    def lt_(self, other) -> Tensor:
+        return self._inplace("lt_", _compare_into("lt"), other)
+
+    def le_(self, other) -> Tensor:
+        return self._inplace("le_", _compare_into("le"), other)
+
+    def gt_(self, other) -> Tensor:
+        return self._inplace("gt_", _compare_into("gt"), other)
+
+    def ge_(self, other) -> Tensor:
+        return self._inplace("ge_", _compare_into("ge"), other)
+
+    greater_, greater_equal_, less_, less_equal_, not_equal_ = gt_, ge_, lt_, le_, ne_
+
+    def logical_and_(self, other) -> Tensor:
+        need_tensor(other, "logical_and_")  # (a number is refused, as torch's)
+        return self._inplace("logical_and_", _compare_into("logical_and"), other)
+
+    def logical_or_(self, other) -> Tensor:
+        need_tensor(other, "logical_or_")  # (a number is refused, as torch's)
+        return self._inplace("logical_or_", _compare_into("logical_or"), other)
+
+    def logical_xor_(self, other) -> Tensor:
+        need_tensor(other, "logical_xor_")  # (a number is refused, as torch's)
+        return self._inplace("logical_xor_", _compare_into("logical_xor"), other)
+
+    def logical_not_(self) -> Tensor:
+        return self._inplace("logical_not_", _logical_not_into, None)
+
+    def clip_(self, min=None, max=None) -> Tensor:
+        return self.clamp_(min, max)
+
+    def isreal(self) -> Tensor:
+        """True everywhere: there are no complex tensors here."""
+        return self._full_like(True, dtypes.bool_)
 
     def logical_not(self) -> Tensor:
         return self._wrap(self._dev.backend.logical_not(self._x), self._dev)
@@ -397,7 +486,8 @@ class ComparisonMixin:
 
 # ---- free functions ---------------------------------------------------------------------------------
 __all__ = ["isfinite", "isinf", "isposinf", "isneginf", "isclose", "allclose", "equal", "is_floating_point",
-           "is_complex"]  # (what ``from tinygrad_like import *`` takes from here; the rest below are tl.<name> too)
+           "is_complex", "greater", "greater_equal", "less", "less_equal", "not_equal", "clamp_", "clip_",
+           "isreal"]  # (what ``from tinygrad_like import *`` takes from here; the rest below are tl.<name> too)
 
 (eq, ne, lt, le, gt, ge, logical_not, logical_and, logical_or, logical_xor, sign, isnan, clamp, clip, maximum,
  minimum) = free_functions(ComparisonMixin, "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and",
@@ -405,3 +495,17 @@ __all__ = ["isfinite", "isinf", "isposinf", "isneginf", "isclose", "allclose", "
 (isfinite, isinf, isposinf, isneginf, isclose, allclose, equal) = free_functions(
     ComparisonMixin, "isfinite", "isinf", "isposinf", "isneginf", "isclose", "allclose", "equal")
 is_floating_point, is_complex = free_functions(ConversionMixin, "is_floating_point", "is_complex")
+greater, greater_equal, less, less_equal, not_equal, isreal = free_functions(
+    ComparisonMixin, "greater", "greater_equal", "less", "less_equal", "not_equal", "isreal")
+
+
+def clamp_(input, min=None, max=None) -> Tensor:
+    """``clamp`` written into ``input``."""
+    need_tensor(input, "clamp_", "input", 1)
+    return input.clamp_(min, max)
+
+
+def clip_(input, min=None, max=None) -> Tensor:
+    """``clip`` (``clamp``) written into ``input``."""
+    need_tensor(input, "clip_", "input", 1)
+    return input.clamp_(min, max)

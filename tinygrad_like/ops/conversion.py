@@ -120,20 +120,32 @@ class ConversionMixin:
     # ---- complex numbers' questions, asked of a real tensor (torch's answers for real dtypes) ----------------------
     @property
     def real(self) -> Tensor:
-        """A real tensor's real part: the tensor itself."""
+        """A real tensor's real part: the tensor itself (assigning to it writes into the tensor, as torch's)."""
         return self
+
+    @real.setter
+    def real(self, value) -> None:
+        self.copy_(value)
 
     @property
     def imag(self) -> Tensor:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
     def conj(self) -> Tensor:
-        """The complex conjugate: for a real tensor, an alias of it."""
-        return self.view(self.shape)
+        """The complex conjugate: for a real tensor, the tensor itself (as torch's)."""
+        return self
 
     def conj_physical(self) -> Tensor:
-        """The conjugate, materialized: for a real tensor, a copy."""
-        return self.clone()
+        """The conjugate, materialized: for a real tensor, the tensor itself (as torch's)."""
+        return self
+
+    def is_conj(self) -> bool:
+        """False: a real tensor never carries a lazy conjugation."""
+        return False
+
+    def is_neg(self) -> bool:
+        """False: a real tensor never carries a lazy negation."""
+        return False
 
     def conj_physical_(self) -> Tensor:
         return self

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor_base import TensorBase
-from ._math_util import first_operand, not_implemented, not_operand, run_binary, zero_grad
+from ._math_util import first_operand, need_tensor, not_implemented, not_operand, run_binary, zero_grad
 from ._util import free_functions, operands
 from .elementwise import Div
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from the families)
     from ..tensor import Tensor
 
-__all__ = ["fmod", "remainder", "floor_divide", "true_divide", "divide"]
+__all__ = ["fmod", "remainder", "floor_divide", "true_divide", "divide", "gcd", "gcd_", "lcm", "lcm_"]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -139,6 +141,19 @@ class FloorDivide(Function):
                            "div(a, b, rounding_mode='floor'), whose gradient is zero, or detach the result")
 
 
+def _integer_binary(a, b, op: str, fn):
+    """gcd, lcm: integer tensors only (torch has no float or bool kernel), no gradient, NumPy's function."""
+    need_tensor(b, op)
+    xa, xb, dt = operands(a, b, op)
+    if dt.is_floating_point or dt is dtypes.bool_:
+        raise not_implemented(op, dt)
+    be = a._dev.backend
+    if not a._dev.is_host:
+        xa, xb = be.to_numpy(xa), be.to_numpy(xb)
+    out = np.ascontiguousarray(run_binary(a, b, op, fn, xa, xb).astype(dt.np, copy=False))
+    return a._wrap(out if a._dev.is_host else be.from_numpy(out), a._dev)
+
+
 def _floor_divide(x, other):
     return x.floor_divide(other)
 
@@ -206,6 +221,20 @@ class DivisionMixin:
     def divide_(self, other, *, rounding_mode: str | None = None) -> Tensor:
         return self.div_(other, rounding_mode=rounding_mode)
 
+    def gcd(self, other) -> Tensor:
+        """The greatest common divisor, elementwise (integer tensors only; never negative)."""
+        return _integer_binary(self, other, "gcd", np.gcd)
+
+    def lcm(self, other) -> Tensor:
+        """The least common multiple, elementwise (integer tensors only; never negative)."""
+        return _integer_binary(self, other, "lcm", np.lcm)
+
+    def gcd_(self, other) -> Tensor:
+        return self._inplace("gcd_", lambda x, o: x.gcd(o), other)
+
+    def lcm_(self, other) -> Tensor:
+        return self._inplace("lcm_", lambda x, o: x.lcm(o), other)
+
     def __ifloordiv__(self, other):
         return self.floor_divide_(other)
 
@@ -223,3 +252,6 @@ def remainder(input, other) -> Tensor:
 
 def floor_divide(input, other) -> Tensor:
     return FloorDivide.apply(first_operand(input, other, "floor_divide"), other)
+
+
+gcd, gcd_, lcm, lcm_ = free_functions(DivisionMixin, "gcd", "gcd_", "lcm", "lcm_")

@@ -458,13 +458,11 @@ class ElementwiseMixin:
     def __pos__(self):
         return self
 
-    add = __add__
-    sub = __sub__
+
     mul = __mul__
     pow = __pow__  # (div, with its rounding_mode, is in ops/division.py; the bitwise operators in ops/bitwise.py)
     neg = __neg__
     abs = __abs__
-
     def __iadd__(self, other):
         return self.add_(other)
 
@@ -498,8 +496,8 @@ class ElementwiseMixin:
 
 
 # ---- free functions ---------------------------------------------------------------------------------
-__all__ = ["add", "sub", "mul", "pow", "neg", "abs", "exp", "log", "sqrt", "tanh",
+__all__ = ["mul", "pow", "neg", "abs", "exp", "log", "sqrt", "tanh",
            "sigmoid", "relu"]
 
-(add, sub, mul, pow, neg, abs, exp, log, sqrt, tanh, sigmoid,  # noqa: A001
- relu) = free_functions(ElementwiseMixin, *__all__)
+(mul, pow, neg, abs, exp, log, sqrt, tanh, sigmoid, relu) = free_functions(  # noqa: A001
+    ElementwiseMixin, *__all__)

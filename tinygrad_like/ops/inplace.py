@@ -223,34 +223,6 @@ class InplaceMixin:
         return self._inplace("copy_", lambda x, s: self._overwritten(x, s.to(x.dtype)) if _grad_mode.enabled
                              else s.to(x.dtype).expand(x.shape), src)
 
-    # ---- a Python function applied element by element (CPU tensors only, as torch) ------------------------------
-    def _elementwise_py(self, op: str, fn, *others) -> Tensor:
-        for t in (self, *others):
-            if t._dev is not CPU:
-                raise TypeError(f"{op} is only implemented on CPU tensors")
-        if not callable(fn):
-            raise TypeError(f"{op}: expected a callable, got {type(fn).__name__}")
-        arrs = [np.broadcast_to(np.asarray(o._host()), self.shape) for o in others]
-        flat = np.asarray(self._host()).reshape(-1)
-        cols = [a.reshape(-1) for a in arrs]
-        vals = [fn(*(v.item() for v in vs)) for vs in zip(flat, *cols)]
-        out = np.array(vals, dtype=self.dtype.np).reshape(self.shape) if vals else np.zeros(self.shape, self.dtype.np)
-        with grad_mode.no_grad():
-            self.copy_(self._wrap(out, CPU))
-        return self
-
-    def apply_(self, callable) -> Tensor:  # noqa: A002 - torch's name
-        """Replace each element ``x`` with ``callable(x)`` (a Python number function; slow, CPU only)."""
-        return self._elementwise_py("apply_", callable)
-
-    def map_(self, tensor: Tensor, callable) -> Tensor:  # noqa: A002 - torch's names
-        """Replace each element ``x`` with ``callable(x, y)``, ``y`` from ``tensor`` (broadcast to this shape)."""
-        return self._elementwise_py("map_", callable, tensor)
-
-    def map2_(self, x: Tensor, y: Tensor, callable) -> Tensor:  # noqa: A002 - torch's names
-        """Replace each element ``a`` with ``callable(a, b, c)``, ``b`` and ``c`` from ``x`` and ``y``."""
-        return self._elementwise_py("map2_", callable, x, y)
-
     # ---- changing the tensor's shape or storage in place ----------------------------------------------------
     def resize_(self, *sizes, memory_format=None) -> Tensor:
         """Give this tensor the shape ``sizes`` (contiguous). It keeps its storage when that is large enough (the

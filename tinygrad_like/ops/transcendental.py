@@ -19,11 +19,15 @@ in the default float, as in torch.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
 from ..tensor_base import TensorBase
+from . import special_functions as sf
 from ._math_util import call_method, first_operand, need_tensor, not_implemented, run_binary
 from ._util import as_float, float_operands, free_functions, operands
 from .elementwise import where
@@ -37,7 +41,14 @@ __all__ = [
     "log2", "log10", "log1p", "expm1", "exp2", "logaddexp", "logaddexp2", "hypot", "xlogy",
     "acos_", "asin_", "atan_", "arccos_", "arcsin_", "arctan_", "sinh_", "cosh_", "tan_", "asinh_", "acosh_", "atanh_",
     "arcsinh_", "arccosh_", "arctanh_", "log2_", "log10_", "log1p_", "expm1_", "exp2_", "xlogy_",
+    "erfc", "erfc_", "erfinv", "lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc",
+    "sinc_", "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "float_power", "ldexp", "ldexp_", "nextafter", "frexp",
+    "signbit", "fmax", "fmin", "logit_",
 ]
+
+#: ``frexp``'s result, as ``torch.return_types.frexp``: ``(mantissa, exponent)``
+frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
+frexp_result.__doc__ = "``frexp``'s result, as ``torch.return_types.frexp``: ``(mantissa, exponent)``."
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -409,6 +420,25 @@ class Erf(Function):
         return (g * (2 / math.sqrt(math.pi)) * (-(x * x)).exp(),)
 
 
+def _check_polygamma_order(n) -> None:
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+
+
+def _check_mvlgamma_order(p) -> None:
+    if not isinstance(p, int) or isinstance(p, bool):
+        raise TypeError(f"mvlgamma(): argument 'p' must be int, not {type(p).__name__}")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+
+
+def _as_float_tensor(x):
+    """``x`` itself when floating, else converted to the default float (as torch's deg2rad of integers)."""
+    return x if x.dtype.is_floating_point else x.to(dtypes.default_float)
+
+
 class TranscendentalMixin:
     """Tensor methods: inverse trigonometric and hyperbolic functions, logs and exps, logit, xlogy, hypot."""
 
@@ -556,6 +586,156 @@ class TranscendentalMixin:
     def hypot_(self, other) -> Tensor:
         return self._inplace("hypot_", Hypot.apply, other)
 
+    # ---- special functions (their nodes and host code: ops/special_functions.py) ------------------------
+    def erfc(self) -> Tensor:
+        """``1 - erf(x)``, accurate where erf is near 1."""
+        return sf.Erfc.apply(self)
+
+    def erfinv(self) -> Tensor:
+        """The inverse of ``erf`` on [-1, 1] (+-inf at +-1, NaN outside)."""
+        return sf.Erfinv.apply(self)
+
+    def lgamma(self) -> Tensor:
+        """``log|Gamma(x)|``."""
+        return sf.Lgamma.apply(self)
+
+    def digamma(self) -> Tensor:
+        """``d/dx lgamma(x)``."""
+        return sf.Digamma.apply(self)
+
+    def polygamma(self, n: int) -> Tensor:
+        """The ``n``-th derivative of digamma at ``self`` (``polygamma(0, x)`` is digamma)."""
+        _check_polygamma_order(n)
+        return sf.Polygamma.apply(self, n)
+
+    def mvlgamma(self, p: int) -> Tensor:
+        """The multivariate log-gamma function of dimension ``p``."""
+        _check_mvlgamma_order(p)
+        return sf.Mvlgamma.apply(self, p)
+
+    def i0(self) -> Tensor:
+        """The modified Bessel function of the first kind, order 0."""
+        return sf.I0.apply(self)
+
+    def igamma(self, other) -> Tensor:
+        """The regularized lower incomplete gamma function ``P(self, other)``."""
+        need_tensor(other, "igamma")
+        return sf.Igamma.apply(self, other, False)
+
+    def igammac(self, other) -> Tensor:
+        """The regularized upper incomplete gamma function ``Q(self, other) = 1 - P(self, other)``."""
+        need_tensor(other, "igammac")
+        return sf.Igammac.apply(self, other, True)
+
+    def sinc(self) -> Tensor:
+        """``sin(pi x) / (pi x)``, 1 at 0."""
+        return sf.Sinc.apply(self)
+
+    def deg2rad(self) -> Tensor:
+        return _as_float_tensor(self) * (math.pi / 180)
+
+    def rad2deg(self) -> Tensor:
+        return _as_float_tensor(self) * (180 / math.pi)
+
+    def float_power(self, exponent) -> Tensor:
+        """``self ** exponent`` computed in float64 (the result is float64, as torch's)."""
+        e = exponent.to(dtypes.float64) if isinstance(exponent, TensorBase) else exponent
+        return self.to(dtypes.float64) ** e
+
+    def ldexp(self, other) -> Tensor:
+        """``self * 2 ** other``."""
+        need_tensor(other, "ldexp")
+        return self * (2.0 ** other)
+
+    def nextafter(self, other) -> Tensor:
+        """The next floating point value after ``self`` towards ``other`` (its gradient is ``g`` for ``self``)."""
+        need_tensor(other, "nextafter")
+        return sf.Nextafter.apply(self, other)
+
+    def frexp(self):
+        """``(mantissa, exponent)`` with ``self = mantissa * 2 ** exponent``, ``|mantissa|`` in [0.5, 1); the exponent
+        is int32 (as torch's); the mantissa's gradient is ``g / 2 ** exponent``."""
+        if not self.dtype.is_floating_point:
+            raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+        arr = np.asarray(self._x if self._dev.is_host else self._dev.backend.to_numpy(self._x))
+        m, e = np.frexp(arr.astype(np.float64) if self.dtype is dtypes.bfloat16 else arr)
+        be = self._dev.backend
+        m = np.ascontiguousarray(m.astype(self.dtype.np))
+        e = np.ascontiguousarray(e.astype(np.int32))
+        if not self._dev.is_host:
+            m, e = be.from_numpy(m), be.from_numpy(e)
+        exponent = self._wrap(e, self._dev)
+        return frexp_result(sf.Frexp.apply(self, m, exponent), exponent)
+
+    def signbit(self) -> Tensor:
+        """True where the sign bit is set (-0.0 and NaNs with the bit included)."""
+        if self.dtype is dtypes.bool_:
+            return self._full_like(False, dtypes.bool_)
+        be = self._dev.backend
+        if not self.dtype.is_floating_point:
+            return self._wrap(be.lt(self._x, 0), self._dev)
+        arr = np.asarray(self._x if self._dev.is_host else be.to_numpy(self._x))
+        out = np.ascontiguousarray(np.signbit(arr))
+        return self._wrap(out if self._dev.is_host else be.from_numpy(out), self._dev)
+
+    def fmax(self, other) -> Tensor:
+        """The elementwise maximum, ignoring NaN where the other value is a number."""
+        need_tensor(other, "fmax")
+        return sf.Fmax.apply(self, other, False)
+
+    def fmin(self, other) -> Tensor:
+        """The elementwise minimum, ignoring NaN where the other value is a number."""
+        need_tensor(other, "fmin")
+        return sf.Fmin.apply(self, other, True)
+
+    def erfc_(self) -> Tensor:
+        return self._inplace("erfc_", call_method, "erfc")
+
+    def erfinv_(self) -> Tensor:
+        return self._inplace("erfinv_", call_method, "erfinv")
+
+    def lgamma_(self) -> Tensor:
+        return self._inplace("lgamma_", call_method, "lgamma")
+
+    def digamma_(self) -> Tensor:
+        return self._inplace("digamma_", call_method, "digamma")
+
+    def polygamma_(self, n: int) -> Tensor:
+        return self._inplace("polygamma_", lambda x, _: x.polygamma(n), None)
+
+    def mvlgamma_(self, p: int) -> Tensor:
+        return self._inplace("mvlgamma_", lambda x, _: x.mvlgamma(p), None)
+
+    def i0_(self) -> Tensor:
+        return self._inplace("i0_", call_method, "i0")
+
+    def igamma_(self, other) -> Tensor:
+        return self._inplace("igamma_", lambda x, o: x.igamma(o), other)
+
+    def igammac_(self, other) -> Tensor:
+        return self._inplace("igammac_", lambda x, o: x.igammac(o), other)
+
+    def sinc_(self) -> Tensor:
+        return self._inplace("sinc_", call_method, "sinc")
+
+    def deg2rad_(self) -> Tensor:
+        return self._inplace("deg2rad_", call_method, "deg2rad")
+
+    def rad2deg_(self) -> Tensor:
+        return self._inplace("rad2deg_", call_method, "rad2deg")
+
+    def float_power_(self, exponent) -> Tensor:
+        if self.dtype is not dtypes.float64:
+            raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.name} but the operation's "
+                               f"result requires dtype float64 (as in torch: call .double() first)")
+        return self._inplace("float_power_", lambda x, e: x.float_power(e), exponent)
+
+    def ldexp_(self, other) -> Tensor:
+        return self._inplace("ldexp_", lambda x, o: x.ldexp(o), other)
+
+    def nextafter_(self, other) -> Tensor:
+        return self._inplace("nextafter_", lambda x, o: x.nextafter(o), other)
+
 
 (acos, asin, atan, atan2, tan, sinh, cosh, asinh, acosh, atanh, log2, log10, log1p, expm1, exp2, logaddexp, logaddexp2,
  logit, hypot) = free_functions(TranscendentalMixin, "acos", "asin", "atan", "atan2", "tan", "sinh", "cosh", "asinh",
@@ -572,3 +752,22 @@ def xlogy(input, other) -> Tensor:
     """``input * log(other)``, 0 where ``input == 0``; ``input`` may be a Python number (as torch's)."""
     return Xlogy.apply(first_operand(input, other, "xlogy"), other)
 sin, cos, rsqrt, erf = free_functions(TranscendentalMixin, "sin", "cos", "rsqrt", "erf")  # (tl.<name>, not in __all__)
+
+(erfc, erfinv, lgamma, digamma, i0, sinc, deg2rad, rad2deg, float_power, ldexp, nextafter, frexp, signbit, fmax, fmin,
+ igamma, igammac, mvlgamma) = free_functions(
+    TranscendentalMixin, "erfc", "erfinv", "lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg", "float_power",
+    "ldexp", "nextafter", "frexp", "signbit", "fmax", "fmin", "igamma", "igammac", "mvlgamma")
+erfc_, i0_, sinc_, deg2rad_, rad2deg_, ldexp_ = free_functions(
+    TranscendentalMixin, "erfc_", "i0_", "sinc_", "deg2rad_", "rad2deg_", "ldexp_")
+
+
+def polygamma(n: int, input) -> Tensor:
+    """The ``n``-th derivative of digamma (torch's order of arguments: the order first)."""
+    need_tensor(input, "polygamma", "input", 2)
+    return input.polygamma(n)
+
+
+def logit_(input, eps: float | None = None) -> Tensor:
+    """``logit`` written into ``input``."""
+    need_tensor(input, "logit_", "input", 1)
+    return input.logit_(eps)
