@@ -43,7 +43,8 @@ _TARGET = "tinygrad_like"
 _EAGER = ("nn", "nn.functional", "nn.init", "nn.utils", "nn.modules", "optim", "optim.lr_scheduler", "utils",
           "utils.data", "utils.data.dataloader", "utils.data.dataset", "utils.data.sampler", "utils.checkpoint",
           "autograd", "autograd.functional", "cuda", "cuda.amp", "backends", "backends.cuda", "backends.cudnn",
-          "backends.mps", "amp", "accelerator", "random", "nn.parallel", "distributed", "jit", "onnx")
+          "backends.mps", "amp", "accelerator", "random", "nn.parallel", "distributed", "jit", "onnx",
+          "serialization")
 
 
 def _resolve(rest: str) -> types.ModuleType | None:
