@@ -25,11 +25,9 @@ import io
 import multiprocessing
 import pickle
 import random as _py_random
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,32 +36,12 @@ from ... import random as _random
 from ...random import Generator
 from ...tensor import Tensor
 from ._collate import default_collate, default_convert
+from ._worker import WorkerInfo, _local, get_worker_info
+from .datapipes import IterDataPipe, apply_shuffle_settings
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
-
-
-@dataclass(frozen=True)
-class WorkerInfo:
-    """What :func:`get_worker_info` answers inside a worker (``worker_init_fn``, the dataset's ``__getitem__`` /
-    ``__iter__``, ``collate_fn``), with torch's fields: this worker's ``id`` (0 to ``num_workers - 1``),
-    ``num_workers``, its ``seed`` (the iterator's base seed + ``id``) and ``dataset``, the worker's own copy of the
-    dataset (changing it changes nothing in the loader's dataset)."""
-
-    id: int
-    num_workers: int
-    seed: int
-    dataset: Any
-
-
-_local = threading.local()  # (the worker reading now, per thread)
-
-
-def get_worker_info() -> WorkerInfo | None:
-    """The current worker's :class:`WorkerInfo` while a DataLoader worker reads; None in the main process, as
-    torch's. An IterableDataset uses it to split its stream between workers."""
-    return getattr(_local, "info", None)
 
 
 def _tqdm() -> Callable[..., Any]:
@@ -151,7 +129,9 @@ class DataLoader:
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError(f"DataLoader: collate_fn must be callable, got {type(collate_fn).__name__}")
         if iterable:
-            if shuffle not in (False, None):
+            if isinstance(dataset, IterDataPipe):
+                dataset = apply_shuffle_settings(dataset, shuffle=shuffle)  # (torch: turns the pipe's shuffle on/off)
+            elif shuffle not in (False, None):
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
                                  f"shuffle={shuffle}")
             if sampler is not None:
