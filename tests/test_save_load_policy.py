@@ -230,3 +230,35 @@ def test_serialization_module_under_the_alias():
     for fn in (tl.save, tl.load):
         assert list(inspect.signature(fn).parameters)[:2] == list(inspect.signature(getattr(torch, fn.__name__))
                                                                   .parameters)[:2]
+
+
+def test_killing_a_process_mid_save_never_loses_the_pickled_checkpoint(tmp_path):
+    """SIGKILL at random moments of a loop of pickled saves: the file is always a whole checkpoint."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if not hasattr(signal, "SIGKILL"):
+        pytest.skip("no SIGKILL on this platform")
+    path = tmp_path / "ckpt.pt"
+    script = ("import sys, numpy as np, tinygrad_like as tl\n"
+              "i = 0\n"
+              "while True:\n"
+              "    tl.save({'i': i, 'a': np.full(300_000, i), 'args': {1, 2}}, sys.argv[1])\n"
+              "    if i == 0:\n"
+              "        print('saved', flush=True)\n"
+              "    i += 1\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    rng = random.Random(0)
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, env=env)
+        assert proc.stdout.readline().strip() == b"saved"
+        time.sleep(rng.uniform(0.05, 0.4))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        ck = tl.load(path, weights_only=False)
+        assert ck["args"] == {1, 2} and ck["a"].shape == (300_000,) and (ck["a"] == ck["i"]).all()
