@@ -262,3 +262,34 @@ def test_killing_a_process_mid_save_never_loses_the_pickled_checkpoint(tmp_path)
         proc.stdout.close()
         ck = tl.load(path, weights_only=False)
         assert ck["args"] == {1, 2} and ck["a"].shape == (300_000,) and (ck["a"] == ck["i"]).all()
+
+
+def test_checkpoints_written_by_pytorch_load_as_torch_loads_them(tmp_path):
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 2)
+    sd = {"w": torch.arange(6.0).reshape(2, 3).t(), "p": torch.nn.Parameter(torch.ones(2)),
+          "i": torch.tensor([1, -2]), "b": torch.tensor([True, False]),
+          "h": torch.tensor([1.5, -2], dtype=torch.bfloat16), "view": torch.arange(10.0)[2:8:2],
+          "empty": torch.zeros(0, 3), "dtype": torch.float16, "size": torch.Size([2]),
+          "od": collections.OrderedDict(a=1), "model": m.state_dict(), "shared": None}
+    sd["shared"] = sd["w"]
+    torch.save(sd, tmp_path / "t.pt")
+    theirs, ours = torch.load(tmp_path / "t.pt"), tl.load(tmp_path / "t.pt")
+    assert list(ours) == list(theirs)
+    for k in ("w", "p", "i", "b", "view", "empty"):
+        np.testing.assert_array_equal(ours[k].detach().numpy(), theirs[k].detach().numpy(), err_msg=k)
+        assert tuple(ours[k].shape) == tuple(theirs[k].shape) and ours[k].requires_grad == theirs[k].requires_grad
+    assert ours["h"].dtype is tl.bfloat16 and ours["h"].float().tolist() == theirs["h"].float().tolist()
+    assert isinstance(ours["p"], tl.nn.Parameter) and ours["dtype"] is tl.float16 and ours["size"] == (2,)
+    assert ours["shared"] is ours["w"] and ours["od"] == theirs["od"]
+    lin = tl.nn.Linear(3, 2)
+    lin.load_state_dict(ours["model"])
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_allclose(lin(tl.tensor(x)).detach().numpy(), m(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+    # torch's policy for its own files: a whole module or a NumPy array is refused by default, named as torch names it
+    torch.save({"m": m, "a": np.zeros(1)}, tmp_path / "u.pt")
+    assert sorted(serialization.get_unsafe_globals_in_checkpoint(tmp_path / "u.pt")) == sorted(
+        torch.serialization.get_unsafe_globals_in_checkpoint(tmp_path / "u.pt"))
+    for lib in (torch, tl):
+        with pytest.raises(pickle.UnpicklingError, match="torch.nn.modules.linear.Linear"):
+            lib.load(tmp_path / "u.pt")

@@ -13,6 +13,9 @@
 3. anything else (a NumPy array, a set, ``argparse.Namespace``, a whole module or optimizer): a pickle in a zip,
    each tensor beside it as an ``.npy`` array (layout below, at ``_PICKLE_DIR``), as torch.save pickles.
 
+``load`` also reads checkpoints written by PyTorch's own ``torch.save`` (a zip of ``data.pkl`` and raw
+storages), under the same policy.
+
 Loading follows torch 2.13: ``weights_only`` is True by default, and then a pickle is read by an unpickler that
 resolves only the globals torch's weights-only unpickler allows by default (OrderedDict, Counter, set,
 bytearray, complex, bytes, sizes, dtypes, devices) plus those allowlisted with :func:`add_safe_globals` or
@@ -53,6 +56,7 @@ from __future__ import annotations
 
 import _compat_pickle
 import codecs
+import functools
 import json
 import math
 import os
@@ -69,6 +73,7 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 from . import dtypes
+from .compat import Size
 from .creation import from_numpy
 from .device import get_device
 from .nn.module import Parameter
@@ -526,7 +531,6 @@ UNSAFE_MESSAGE = (
 
 def _default_safe_globals() -> dict[str, Any]:
     """What torch's weights-only unpickler resolves without an allowlist, under the names our pickles use."""
-    from .compat import Size  # (waits: compat is loaded by the package before a checkpoint is ever read)
     return {"collections.OrderedDict": OrderedDict, "collections.Counter": Counter, "builtins.set": set,
             "builtins.bytearray": bytearray, "builtins.complex": complex, "_codecs.encode": codecs.encode,
             "tinygrad_like.compat.Size": Size, "tinygrad_like.dtypes._by_name": dtypes._by_name,
@@ -653,6 +657,8 @@ class _Loader:
     ``weights_only``, only allowlisted globals."""
 
     def persistent_load(self, pid: Any) -> Any:
+        if self._torch_prefix is not None and type(pid) is tuple and pid and pid[0] == "storage":
+            return self._torch_storage(pid)
         if (type(pid) is not tuple or len(pid) != 5 or pid[0] != "tensor" or type(pid[1]) is not str
                 or type(pid[4]) is not str):
             raise pickle.UnpicklingError(f"cannot read checkpoint {self._path!r}: unrecognised persistent id "
@@ -676,10 +682,32 @@ class _Loader:
             self._tensors[key] = t
         return self._tensors[key]
 
+    def _torch_storage(self, pid: tuple) -> np.ndarray:
+        """A storage of a checkpoint written by PyTorch itself: its bytes as a flat array of its dtype."""
+        _, kind, key, _location, _numel = pid
+        if not isinstance(kind, _TorchStorage):
+            raise pickle.UnpicklingError(f"cannot read checkpoint {self._path!r}: unsupported storage {kind!r}")
+        if key not in self._storages:
+            member = f"{self._torch_prefix}/data/{key}"
+            try:
+                raw = self._zip.read(member)
+            except KeyError as e:
+                raise CheckpointError(f"cannot read checkpoint {self._path!r}: the storage {member!r} is missing "
+                                      f"(truncated or corrupted?)") from e
+            order = "<" if self._byteorder == "little" else ">"
+            if kind.dtype is dtypes.bfloat16:
+                arr = np.frombuffer(raw, order + "u2").view(dtypes.bfloat16.np)
+            else:
+                arr = np.frombuffer(raw, np.dtype(kind.dtype.np).newbyteorder(order))
+            self._storages[key] = arr
+        return self._storages[key]
+
     def find_class(self, module: str, name: str) -> Any:
+        full = _py3_name(module, name)
+        if self._torch_prefix is not None and full in _TORCH_GLOBALS:
+            return _TORCH_GLOBALS[full]()
         if not self._weights_only:
             return super().find_class(module, name)
-        full = _py3_name(module, name)
         allowed = _default_safe_globals()
         if full in allowed:
             return allowed[full]
@@ -693,11 +721,19 @@ def _read_pickle_zip(path: str, z: zipfile.ZipFile, map_location: Any, pickle_mo
                      pickle_load_args: dict[str, Any]) -> Any:
     base = pickle.Unpickler if weights_only else getattr(pickle_module, "Unpickler", pickle.Unpickler)
     cls = type("_Unpickler", (_Loader, base), {})
-    with z.open(f"{_PICKLE_DIR}/data.pkl") as f:
+    names = z.namelist()
+    torch_prefix = None if _is_pickle_zip(names) else _torch_zip_prefix(names)
+    pkl = f"{_PICKLE_DIR}/data.pkl" if torch_prefix is None else f"{torch_prefix}/data.pkl"
+    with z.open(pkl) as f:
         data = f.read()
     u = cls(_BytesIO(data), **pickle_load_args)
     target = _map_location(map_location)
     u._path, u._zip, u._tensors, u._weights_only = path, z, {}, weights_only
+    u._torch_prefix, u._storages = torch_prefix, {}
+    u._byteorder = "little"
+    if torch_prefix is not None and f"{torch_prefix}/byteorder" in names:
+        u._byteorder = z.read(f"{torch_prefix}/byteorder").decode().strip()
+    _torch_target[0] = target
     u._device = (lambda saved: target) if map_location is not None else (
         lambda saved: None if saved == "cpu" else get_device(saved))
     return u.load()
@@ -714,15 +750,87 @@ def _zip_globals(data: bytes) -> list[str]:
     return out
 
 
+def _torch_zip_prefix(names: list[str]) -> str | None:
+    """The archive folder of a checkpoint written by PyTorch's torch.save (``<name>/data.pkl``), or None."""
+    for n in names:
+        if n.endswith("/data.pkl") and n.count("/") == 1:
+            return n[:-len("/data.pkl")]
+    return None
+
+
+# ---- checkpoints written by PyTorch itself: its zip of data.pkl and raw storages ------------------------------------
+# The globals torch.save writes for tensors, mapped to ours. torch's weights-only unpickler allows all of them by
+# default, and so do we, for such files only (our own pickles never name them).
+class _TorchStorage:
+    """``torch.FloatStorage`` and its kin, as the persistent ids of a torch checkpoint name them."""
+
+    def __init__(self, name: str, dtype: dtypes.DType) -> None:
+        self.name, self.dtype = name, dtype
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+_STORAGES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16", "Long": "int64",
+             "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool"}
+_torch_target: list[Any] = [None]  # the map_location device of the torch checkpoint being read
+
+
+def _rebuild_tensor(storage: np.ndarray, storage_offset: int, size: tuple, stride: tuple,
+                    requires_grad: bool = False, backward_hooks: Any = None, metadata: Any = None) -> Tensor:
+    item = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[storage_offset:], shape=tuple(size),
+                                           strides=tuple(st * item for st in stride), writeable=False)
+    t = from_numpy(np.array(view, copy=True, order="C").astype(view.dtype.newbyteorder("=")))
+    if _torch_target[0] is not None:
+        t = t.to(_torch_target[0])
+    return t.requires_grad_(bool(requires_grad)) if requires_grad else t
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any = None, state: Any = None) -> Any:
+    return Parameter(data, requires_grad=bool(requires_grad))
+
+
+def _rebuild_from_type_v2(func: Callable, new_type: type, args: tuple, state: Any) -> Any:
+    out = func(*args)
+    return Parameter(out) if new_type is Parameter and not isinstance(out, Parameter) else out
+
+
+def _torch_device(type: str, index: int | None = None) -> Any:  # noqa: A002 (torch.device's parameter name)
+    return get_device(type if index is None else f"{type}:{index}")
+
+
+def _torch_globals() -> dict[str, Callable[[], Any]]:
+    out: dict[str, Callable[[], Any]] = {
+        "torch._utils._rebuild_tensor_v2": lambda: _rebuild_tensor,
+        "torch._utils._rebuild_tensor": lambda: _rebuild_tensor,
+        "torch._utils._rebuild_parameter": lambda: _rebuild_parameter,
+        "torch._utils._rebuild_parameter_with_state": lambda: _rebuild_parameter,
+        "torch._tensor._rebuild_from_type_v2": lambda: _rebuild_from_type_v2,
+        "torch.Tensor": lambda: Tensor, "torch.nn.parameter.Parameter": lambda: Parameter,
+        "torch.Size": lambda: Size, "torch.device": lambda: _torch_device,
+    }
+    for name, dt in _STORAGES.items():
+        out[f"torch.{name}Storage"] = functools.partial(_TorchStorage, f"{name}Storage", dtypes._by_name(dt))
+    for dt in set(_STORAGES.values()):
+        out[f"torch.{dt}"] = functools.partial(dtypes._by_name, dt)
+    return out
+
+
+_TORCH_GLOBALS = _torch_globals()
+
+
 def _pickle_zip_of(source: Any, head: bytes) -> zipfile.ZipFile | None:
-    """The open zip when ``source`` is our pickle container, else None (the other readers take it from there)."""
+    """The open zip when ``source`` is a pickle checkpoint (ours, or PyTorch's own), else None (the other readers
+    take it from there)."""
     if head[:2] != b"PK":
         return None
     try:
         z = zipfile.ZipFile(source)
     except (zipfile.BadZipFile, OSError):
         return None
-    if _is_pickle_zip(z.namelist()):
+    names = z.namelist()
+    if _is_pickle_zip(names) or _torch_zip_prefix(names) is not None:
         return z
     z.close()
     return None
@@ -735,10 +843,12 @@ def get_unsafe_globals_in_checkpoint(f: PathLike | IO[bytes]) -> list[str]:
     if raw[:2] != b"PK":
         return []
     with zipfile.ZipFile(_BytesIO(raw)) as z:
-        if not _is_pickle_zip(z.namelist()):
+        names = z.namelist()
+        prefix = _PICKLE_DIR if _is_pickle_zip(names) else _torch_zip_prefix(names)
+        if prefix is None:
             return []
-        data = z.read(f"{_PICKLE_DIR}/data.pkl")
-    allowed = _default_safe_globals()
+        data = z.read(f"{prefix}/data.pkl")
+    allowed = _default_safe_globals() | (_TORCH_GLOBALS if prefix != _PICKLE_DIR else {})
     return [g for g in _zip_globals(data) if g not in allowed]
 
 
@@ -1017,8 +1127,9 @@ def load(f: PathLike | IO[bytes], map_location: Any = None, pickle_module: Any =
     allowlisted with :func:`add_safe_globals` / :class:`safe_globals`; any other global (a NumPy array's
     ``numpy._core.multiarray._reconstruct``, ``argparse.Namespace``, a module's class) is a
     ``pickle.UnpicklingError`` naming it and how to allow it, and nothing of it runs. ``weights_only=False``
-    unpickles everything: do it only for files you trust. A checkpoint written by PyTorch itself is refused
-    with a CheckpointError saying how to convert it.
+    unpickles everything: do it only for files you trust. A checkpoint written by PyTorch itself (its zip of
+    ``data.pkl`` and raw storages) is read under the same policy: its tensors, parameters, sizes, dtypes and
+    devices become ours; a whole PyTorch module in it names torch's classes, which are not ours to build.
 
     The tensors own their memory (nothing aliases the file or another tensor). A nested object comes
     back as it was saved, with fresh tensors in place: int keys stay ints, tuples stay tuples, an
