@@ -1039,7 +1039,7 @@ def _read_npz(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple
                     if "pickle" in str(e).lower():
                         raise CheckpointError(f"refusing to load checkpoint {path!r}: entry {k!r} is a pickled "
                                               f"object array, and loading it could run arbitrary code; "
-                                              f"tinygrad_like never unpickles") from e
+                                              f"an .npz archive is read without unpickling") from e
                     raise
                 if not isinstance(a, np.ndarray):
                     raise CheckpointError(f"cannot read checkpoint {path!r}: member {k!r} is not a NumPy array")
@@ -1054,7 +1054,7 @@ def _read_npz(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple
     except ValueError as e:
         if "pickle" in str(e).lower():  # np.load's answer to a file that is neither zip nor .npy
             raise CheckpointError(f"cannot read checkpoint {path!r}: not an .npz archive (its bytes look like a "
-                                  f"pickle or are unrecognised; tinygrad_like never unpickles)") from e
+                                  f"pickle or are unrecognised; a raw pickle is not a checkpoint format)") from e
         raise CheckpointError(f"cannot read checkpoint {path!r}: corrupted .npz file: {e}") from e
     except Exception as e:  # BadZipFile, CRC errors, zlib errors, EOFError, bad JSON metadata, ...
         raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .npz file (truncated or "
