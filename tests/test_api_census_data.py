@@ -494,3 +494,33 @@ def test_collate_and_sampler_signatures_as_torch():
                 super().__init__(ds)  # (torch 2.13's Sampler has no __init__: this is a TypeError there)
         with pytest.raises(TypeError):
             Old([1])
+
+
+class Transformed:
+    """A dataset with a lambda transform (pickle cannot save it) and Python state it changes as it reads."""
+
+    lib = "tl"
+
+    def __init__(self):
+        self.transform = lambda x: x * 10
+        self.log = []
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        self.log.append(i)
+        return [self.transform(i), len(self.log)]
+
+
+def test_a_dataset_with_a_lambda_transform_gets_a_worker_copy_as_under_fork():
+    def run(lib):
+        ds = _ds(lib, Transformed)
+        out = list(_loader(lib, ds, batch_size=None, num_workers=2))
+        assert ds.log == []  # (the workers appended to their own copies' lists)
+        return out
+    got = _both(run)
+    assert got["tl"] == got["torch"] == [[0, 1], [10, 1], [20, 2], [30, 2]]
+    big = tl.utils.data.TensorDataset(tl.zeros(3, 2))
+    copy = tl.utils.data.dataloader._copy_of(big)
+    assert copy is not big and copy.tensors[0] is big.tensors[0]  # (the data itself is shared, never copied)

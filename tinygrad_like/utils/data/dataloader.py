@@ -20,12 +20,14 @@ writing into them in place is seen by both, where torch's fork would copy them).
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import io
 import multiprocessing
 import pickle
 import random as _py_random
 import time
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -425,15 +427,20 @@ def _peek_seed(gen: Generator, start: int) -> int:
     return int.from_bytes(digest, "little") >> 1  # (non-negative, 63 bits, as torch's)
 
 
+_BY_REFERENCE = (Tensor, np.ndarray, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                 functools.partial, type, types.ModuleType)
+
+
 class _SharedArrays(pickle.Pickler):
-    """Pickles an object with its tensors and NumPy arrays left out (kept by reference)."""
+    """Pickles an object with its tensors, NumPy arrays and functions left out (kept by reference: data is not
+    copied, and a lambda transform, which pickle cannot save, is shared as fork would share it)."""
 
     def __init__(self, file: Any, kept: list[Any]) -> None:
         super().__init__(file, pickle.HIGHEST_PROTOCOL)
         self.kept = kept
 
     def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, (Tensor, np.ndarray)):
+        if isinstance(obj, _BY_REFERENCE):
             self.kept.append(obj)
             return len(self.kept) - 1
         return None
@@ -449,10 +456,10 @@ class _Restore(pickle.Unpickler):
 
 
 def _copy_of(dataset: Any) -> Any:
-    """A worker's own dataset, as torch's worker holds a copy: a deep copy whose tensors and arrays are shared with
-    the original (as fork shares pages until written), so a worker's changes to the dataset's Python state stay in
-    the worker without copying the data. What pickle cannot copy is deep-copied, or failing that shallow-copied,
-    or failing that shared."""
+    """A worker's own dataset, as torch's worker holds a copy: a deep copy whose tensors, arrays and functions are
+    shared with the original (as fork shares pages until written), so a worker's changes to the dataset's Python
+    state stay in the worker without copying the data. What pickle cannot copy even so (a generator, a lock, an
+    open file) is deep-copied, or failing that shallow-copied, or failing that shared."""
     kept: list[Any] = []
     try:
         buf = io.BytesIO()
