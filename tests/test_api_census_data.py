@@ -524,3 +524,26 @@ def test_a_dataset_with_a_lambda_transform_gets_a_worker_copy_as_under_fork():
     big = tl.utils.data.TensorDataset(tl.zeros(3, 2))
     copy = tl.utils.data.dataloader._copy_of(big)
     assert copy is not big and copy.tensors[0] is big.tensors[0]  # (the data itself is shared, never copied)
+
+
+class Failing:
+    lib = "tl"
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        raise (KeyError if i else ValueError)(f"bad sample {i}")
+
+
+@pytest.mark.parametrize("sampler, kind", [([0], ValueError), ([1], KeyError)])
+def test_an_error_in_a_worker_is_reraised_as_torch_reraises_it(sampler, kind):
+    for lib in LIBS:
+        loader = _loader(lib, _ds(lib, Failing), num_workers=1, sampler=sampler)
+        with pytest.raises(kind) as e:
+            list(loader)
+        assert str(e.value).startswith("Caught " + kind.__name__ + " in DataLoader worker process 0.\nOriginal "
+                                       "Traceback (most recent call last):"), lib
+        assert f"bad sample {sampler[0]}" in str(e.value), lib
+    with pytest.raises(ValueError, match="^bad sample 0$"):
+        list(tl.utils.data.DataLoader(_ds("tl", Failing), sampler=[0]))  # (no workers: the error itself, as torch)

@@ -19,6 +19,7 @@ writing into them in place is seen by both, where torch's fork would copy them).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -27,6 +28,7 @@ import multiprocessing
 import pickle
 import random as _py_random
 import time
+import traceback
 import types
 import warnings
 from collections.abc import Callable, Iterator
@@ -307,7 +309,7 @@ class _DataLoaderIter:
             for i in range(loader.num_workers):
                 w = _Worker(WorkerInfo(i, loader.num_workers, base + i, _copy_of(loader.dataset)))
                 if loader.worker_init_fn is not None:
-                    with w:
+                    with w, _as_worker_error(i):
                         loader.worker_init_fn(i)
                 self._workers.append(w)
         self._reset()
@@ -349,7 +351,7 @@ class _DataLoaderIter:
             if self._workers:
                 w = self._workers[self._next_worker]
                 self._next_worker = (self._next_worker + 1) % len(self._workers)
-                with w:
+                with w, _as_worker_error(w.info.id):
                     batch = self._read(w.info.dataset, idx)
             else:
                 batch = self._read(self._dataset, idx)
@@ -404,7 +406,7 @@ class _DataLoaderIter:
             self._next_worker = (self._next_worker + 1) % len(self._workers)
             if not w.active:
                 continue
-            with w:
+            with w, _as_worker_error(w.info.id):
                 try:
                     if w.stream is None:
                         w.stream = iter(w.info.dataset)
@@ -412,6 +414,33 @@ class _DataLoaderIter:
                 except _StreamEnd:
                     w.active = False
         raise StopIteration
+
+
+class _KeyErrorMessage(str):
+    """KeyError shows the repr of its argument; this message reads as itself (torch's KeyErrorMessage)."""
+
+    def __repr__(self) -> str:
+        return self
+
+
+@contextlib.contextmanager
+def _as_worker_error(worker_id: int) -> Iterator[None]:
+    """An error raised while a worker reads is re-raised as torch re-raises it from a worker process: the same
+    type, its message saying "Caught <type> in DataLoader worker process <id>." and the original traceback."""
+    try:
+        yield
+    except (_StreamEnd, StopIteration):
+        raise
+    except Exception as e:
+        msg = (f"Caught {type(e).__name__} in DataLoader worker process {worker_id}.\nOriginal "
+               f"{traceback.format_exc()}")
+        if isinstance(e, KeyError):
+            msg = _KeyErrorMessage(msg)
+        try:
+            wrapped = type(e)(msg)
+        except Exception:  # (an exception type that takes other arguments: torch falls back the same way)
+            raise RuntimeError(msg) from e
+        raise wrapped from e
 
 
 def _accelerator_available() -> bool:
