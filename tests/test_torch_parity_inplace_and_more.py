@@ -5,7 +5,8 @@ same program in both libraries:
    it, with torch's version bumps and autograd rules (leaf refused, a later write caught at backward, gradients);
 2. an integer or bool tensor cannot be made to require grad, by any entry point;
 3. ``F.linear`` with a 1-D weight;
-4. ``DataLoader(worker_init_fn=...)`` is called once per worker, with ``get_worker_info()`` answering inside it.
+4. ``DataLoader(worker_init_fn=...)`` is called once per worker, with ``get_worker_info()`` answering inside it and
+   while the worker reads.
 """
 
 from __future__ import annotations
@@ -695,13 +696,22 @@ def test_worker_init_fn_is_called_once_per_worker_as_torch_starts_them(tmp_path,
             assert [r["seed"] - group[0]["seed"] for r in group] == list(range(len(group)))
 
 
-def test_worker_init_fn_runs_when_iteration_starts_and_get_worker_info_is_none_elsewhere():
-    calls, inside = [], []
+class Probe(Numbers):
+    """Each sample says which worker read it (-1: the main process), as get_worker_info() answers there."""
 
-    class Probe(Numbers):
-        def __getitem__(self, i):
-            inside.append(tl.utils.data.get_worker_info())  # the dataset is read in this process
-            return i
+    def __getitem__(self, i):
+        info = _worker_info_now()
+        return i, -1 if info is None else info.id
+
+
+def _worker_info_now():
+    """Ours while our loader's worker reads; torch's in a torch worker process (ours is None there)."""
+    ours = tl.utils.data.get_worker_info()
+    return ours if ours is not None else torch.utils.data.get_worker_info()
+
+
+def test_worker_init_fn_runs_when_iteration_starts_and_get_worker_info_answers_while_workers_read():
+    calls = []
 
     def init(i):
         info = tl.utils.data.get_worker_info()
@@ -711,7 +721,10 @@ def test_worker_init_fn_runs_when_iteration_starts_and_get_worker_info_is_none_e
     assert calls == [] and tl.utils.data.get_worker_info() is None
     it = iter(loader)
     assert calls == [(0, 0, 3, "Probe"), (1, 1, 3, "Probe"), (2, 2, 3, "Probe")]
-    assert [b.tolist() for b in it] == [[0, 1], [2, 3]] and inside == [None] * 4
+    ours = [[t.tolist() for t in b] for b in it]
+    theirs = [[t.tolist() for t in b] for b in torch.utils.data.DataLoader(Probe(4), batch_size=2, num_workers=3)]
+    assert ours == theirs == [[[0, 1], [0, 0]], [[2, 3], [1, 1]]]  # (batch k read by worker k % 3, in torch too)
+    assert [b[1].tolist() for b in tl.utils.data.DataLoader(Probe(4), batch_size=2)] == [[-1, -1]] * 2
     assert tl.utils.data.get_worker_info() is None
 
 
@@ -756,15 +769,16 @@ def _iterable(lib: str, cls):
 
 @pytest.mark.parametrize("num_workers", [1, 2])
 def test_a_dataset_sharded_by_worker_init_fn_yields_every_sample_once_like_torch(num_workers):
-    """torch's documented recipe: worker_init_fn narrows ``get_worker_info().dataset``, the worker's copy. Here the
-    loader reads its own dataset, untouched by those copies: every sample once, as torch's workers give together."""
+    """torch's documented recipe: worker_init_fn narrows ``get_worker_info().dataset``, the worker's copy; each worker
+    iterates its copy, the batches interleaved round-robin: torch's order, and the loader's dataset untouched."""
     got = {}
     for lib in LIBS:
         ds = _iterable(lib, Range)(3, 10)
         loader = _loader(lib, ds, num_workers=num_workers, worker_init_fn=_shard_range)
-        got[lib] = sorted(int(b) for b in loader)
+        got[lib] = [int(b) for b in loader]
         assert (ds.start, ds.end) == (3, 10), lib  # the loader's own dataset is not the workers' copies
-    assert got["tl"] == got["torch"] == list(range(3, 10))
+    assert got["tl"] == got["torch"]
+    assert sorted(got["tl"]) == list(range(3, 10))
 
 
 class SelfSharding:
@@ -780,8 +794,8 @@ def test_a_self_sharding_iterable_dataset_yields_every_sample_once_like_torch():
     got = {}
     for lib in LIBS:
         loader = _loader(lib, _iterable(lib, SelfSharding)(), batch_size=None, num_workers=2)
-        got[lib] = sorted(int(b) for b in loader)
-    assert got["tl"] == got["torch"] == list(range(12))
+        got[lib] = [int(b) for b in loader]
+    assert got["tl"] == got["torch"] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]  # (worker 0 has the evens)
 
 
 def _fail(worker_id: int) -> None:

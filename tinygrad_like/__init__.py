@@ -69,6 +69,7 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from .dropin import install_as_torch, uninstall_torch_alias  # noqa: E402
 from .compat import Size, compile  # noqa: E402, A004 - torch's names
 from . import distributed, jit, legacy, onnx  # noqa: E402 - (distributed, jit, onnx: in one process)
+from . import serialization  # noqa: E402 - torch.serialization (the allowlist of load(weights_only=True))
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
                      HalfTensor, IntTensor, LongTensor, ShortTensor, as_tensor, is_storage, is_tensor)
 

@@ -44,7 +44,7 @@ _EAGER = ("nn", "nn.functional", "nn.init", "nn.utils", "nn.modules", "optim", "
           "utils.data", "utils.data.dataloader", "utils.data.dataset", "utils.data.sampler", "utils.checkpoint",
           "autograd", "autograd.functional", "cuda", "cuda.amp", "backends", "backends.cuda", "backends.cudnn",
           "backends.mps", "amp", "accelerator", "random", "nn.parallel", "distributed", "jit", "onnx",
-          "special")
+          "special", "serialization")
 
 
 def _resolve(rest: str) -> types.ModuleType | None:

@@ -1,21 +1,34 @@
-"""Checkpoints without pickle: ``save`` / ``load`` state dicts as ``.safetensors`` or ``.npz``.
+"""Checkpoints: ``save`` / ``load`` with torch.save / torch.load's policy, in three containers.
 
-Why these two formats: both hold plain typed arrays, so loading a file can never run code (a pickle
-can). ``.safetensors`` is the format the wider ecosystem reads; ``.npz`` needs nothing but NumPy.
-Writes are atomic (a crash mid-save leaves the previous checkpoint intact) and a damaged file is
-reported as a :class:`CheckpointError` naming the file, not as a parser traceback. All ten dtypes round-trip;
-bfloat16 is ``BF16`` in safetensors (as torch writes it) and, in ``.npz``, the 2-byte void NumPy writes for
-``ml_dtypes.bfloat16`` (as JAX's arrays save), which loads back as bfloat16.
+``save`` writes any object torch saves, in the first of these that can hold it:
 
-A flat dict of name -> Tensor (a model's ``state_dict()``) is written as exactly those named arrays,
-so any safetensors or NumPy reader sees the same names. Nested objects work too:
-``optimizer.state_dict()``, or a training checkpoint such as
-``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``. Each Tensor in them is
-stored as an array under a generated path-like name (``optimizer/state/0/exp_avg``), and the nesting,
-with every plain value (int, float including inf and nan, bool, str, None, lists, tuples, dicts
-with str or int keys), is stored as JSON in the file's metadata, so :func:`load` rebuilds the same
-Python object: int keys stay ints, tuples stay tuples. Still no pickle: anything else is a TypeError
-at save time naming where in the object it is.
+1. a flat dict of name -> Tensor (a model's ``state_dict()``): ``.safetensors`` (``.npz`` when the name ends so),
+   exactly those named arrays, so any safetensors or NumPy reader sees the same names;
+2. tensors nested in plain values (int, float including inf and nan, bool, str, None, lists, tuples, dicts and
+   OrderedDicts with str or int keys): ``optimizer.state_dict()``, or a training checkpoint such as
+   ``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``. Each Tensor is stored as an
+   array under a generated path-like name (``optimizer/state/0/exp_avg``) and the nesting as JSON in the file's
+   metadata, in the same safetensors or ``.npz`` file, so :func:`load` rebuilds the same Python object (int keys
+   stay ints, tuples stay tuples) and no pickle is involved;
+3. anything else (a NumPy array, a set, ``argparse.Namespace``, a whole module or optimizer): a pickle in a zip,
+   each tensor beside it as an ``.npy`` array (layout below, at ``_PICKLE_DIR``), as torch.save pickles.
+
+``load`` also reads checkpoints written by PyTorch's own ``torch.save`` (a zip of ``data.pkl`` and raw
+storages), under the same policy.
+
+Loading follows torch 2.13: ``weights_only`` is True by default, and then a pickle is read by an unpickler that
+resolves only the globals torch's weights-only unpickler allows by default (OrderedDict, Counter, set,
+bytearray, complex, bytes, sizes, dtypes, devices) plus those allowlisted with :func:`add_safe_globals` or
+``with safe_globals([...])`` (also in ``tinygrad_like.serialization``, torch's module path); any other global is
+a ``pickle.UnpicklingError`` naming it, as torch's, and nothing of it runs. ``weights_only=False`` unpickles
+everything. Containers 1 and 2 load either way. Checkpoints written before pickles were possible are
+containers 1 and 2 and still load.
+
+Writes are atomic (a temporary file beside the target, fsynced, then ``os.replace``: a crash mid-save leaves
+the previous checkpoint intact) and a damaged file is reported as a :class:`CheckpointError` naming the file,
+not as a parser traceback. All ten dtypes round-trip; bfloat16 is ``BF16`` in safetensors (as torch writes it)
+and, in ``.npz``, the 2-byte void NumPy writes for ``ml_dtypes.bfloat16`` (as JAX's arrays save), which loads
+back as bfloat16.
 
 >>> import os, tempfile
 >>> import tinygrad_like as tl
@@ -41,12 +54,18 @@ at save time naming where in the object it is.
 
 from __future__ import annotations
 
+import _compat_pickle
+import codecs
+import functools
 import json
 import math
 import os
+import pickle
+import pickletools
 import uuid
+import warnings
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from io import BytesIO as _BytesIO
 from typing import IO, Any, NamedTuple
@@ -54,10 +73,10 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 from . import dtypes
+from .compat import Size
 from .creation import from_numpy
 from .device import get_device
-from .nn.module import Module
-from .optim.optimizer import Optimizer
+from .nn.module import Parameter
 from .tensor import Tensor
 
 __all__ = ["save", "load", "load_metadata", "check_state_dict", "CheckpointError", "StateDictMismatchError",
@@ -177,19 +196,6 @@ def _is_file_object(f: Any) -> bool:
     return not isinstance(f, (str, bytes, os.PathLike)) and (hasattr(f, "write") or hasattr(f, "read"))
 
 
-def _refuse_objects(obj: Any) -> None:
-    """A whole module or optimizer is saved by PyTorch as a pickle (code and all): say what to save instead."""
-
-    if isinstance(obj, Module):
-        raise TypeError(f"save: cannot save a whole module ({type(obj).__name__}): PyTorch pickles it, and "
-                        f"tinygrad_like never pickles (loading a pickle can run code). Save its weights instead: "
-                        f"tl.save(model.state_dict(), path), and load them with "
-                        f"model.load_state_dict(tl.load(path)).")
-    if isinstance(obj, Optimizer):
-        raise TypeError(f"save: cannot save a whole optimizer ({type(obj).__name__}); save "
-                        f"optimizer.state_dict() instead and restore it with optimizer.load_state_dict(tl.load(path))")
-
-
 def _host_copy(t: Tensor) -> np.ndarray:
     """A contiguous host copy, so views and non-contiguous tensors are written as what they show."""
     return np.array(t.detach().numpy(), copy=True, order="C")
@@ -197,7 +203,8 @@ def _host_copy(t: Tensor) -> np.ndarray:
 
 def _is_flat(obj: Any) -> bool:
     """A flat state dict (str -> Tensor) is written as plain named arrays, exactly as other tools write them."""
-    return isinstance(obj, Mapping) and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items())
+    return isinstance(obj, Mapping) and all(isinstance(k, str) and k and k != _METADATA_KEY and isinstance(v, Tensor)
+                                            for k, v in obj.items())
 
 
 def _to_arrays(state_dict: Mapping[str, Tensor]) -> dict[str, np.ndarray]:
@@ -500,29 +507,398 @@ def _atomic_write(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     _fsync_dir(directory)
 
 
-def save(state_dict: Any, path: PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: Any = None,
-         _use_new_zipfile_serialization: bool = True, *, metadata: Mapping[str, str] | None = None) -> None:
-    """Write ``state_dict`` to ``path`` atomically (``tl.save(obj, f)``, as ``torch.save``; never a pickle).
+# ---- everything else: a pickle in a zip, tensors beside it as .npy arrays -------------------------------------
+# torch.save pickles any object; so do we when the JSON structure above cannot hold it (a NumPy array, a set, an
+# argparse.Namespace, a whole module or optimizer, a reference cycle). The container is an uncompressed zip:
+#   tinygrad_like_pickle/version      "1"
+#   tinygrad_like_pickle/data.pkl     the object, pickled (protocol 2, as torch) with every Tensor replaced by a
+#                                     persistent id ("tensor", key, requires_grad, is_parameter, device)
+#   tinygrad_like_pickle/tensors/<key>.npy   each tensor's contents (no pickles inside: allow_pickle=False)
+#   tinygrad_like_pickle/metadata.json       save(metadata=...), if given
+# and is written atomically like the other formats. Loading it follows torch.load's policy: with weights_only
+# (the default) the unpickler resolves only the globals torch allows by default (OrderedDict, Counter, set,
+# bytearray, complex, bytes, sizes, dtypes, devices) and those allowlisted with serialization.add_safe_globals;
+# anything else is a pickle.UnpicklingError naming the global, as torch's.
+_PICKLE_DIR = "tinygrad_like_pickle"
+_PICKLE_VERSION = "1"
+_PICKLE_PROTOCOL = 2  # torch's DEFAULT_PROTOCOL: frozenset, slice, range pickle as globals, so the policy is torch's
 
-    ``path`` is a file name or a binary file object (``io.BytesIO``, an open file). A name ending in ``.npz``
-    is written as ``.npz``; any other (``.safetensors``, ``.pt``, ``.pth``, no suffix) and a file object as
-    safetensors. ``pickle_module``/``pickle_protocol`` are accepted and unused. ``obj`` is a dict (a state dict,
-    a training checkpoint), or a Tensor, list or tuple; a whole ``nn.Module`` or optimizer is a TypeError
-    saying to save its ``state_dict()`` instead (PyTorch pickles those, so loading could run code).
+UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` to "
+    "`True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can result in "
+    "arbitrary code execution. Do it only if you got the file from a trusted source.")
 
-    Values are copied as their logical (contiguous) contents,
-    so views and transposes are saved as they read. ``metadata`` is a small dict of str -> str stored
-    beside the tensors (read it back with :func:`load_metadata`). Entries that share storage (tied
-    weights) are each written in full; the tie itself is not recorded.
 
-    A flat dict of str -> Tensor is written as exactly those named arrays and nothing else. Any other
-    dict (``optimizer.state_dict()``, ``{"model": ..., "optimizer": ..., "epoch": 3}``) may nest Tensors,
-    int, float (inf and nan too), bool, str, None, and lists, tuples, dicts and OrderedDicts with str or
-    int keys: its tensors are written under generated names such as ``optimizer/state/0/exp_avg``
-    (``/`` and ``~`` inside keys escaped as ``~1`` and ``~0``) and its layout as JSON under the
-    metadata key ``__structure__``. Any other value (a NumPy array, a set, an object, a subclass of
-    int) is a TypeError naming where it is, e.g. ``state_dict['optimizer']['state'][0]['exp_avg']``,
-    and a container holding itself a ValueError.
+def _default_safe_globals() -> dict[str, Any]:
+    """What torch's weights-only unpickler resolves without an allowlist, under the names our pickles use."""
+    return {"collections.OrderedDict": OrderedDict, "collections.Counter": Counter, "builtins.set": set,
+            "builtins.bytearray": bytearray, "builtins.complex": complex, "_codecs.encode": codecs.encode,
+            "tinygrad_like.compat.Size": Size, "tinygrad_like.dtypes._by_name": dtypes._by_name,
+            "tinygrad_like.device.get_device": get_device}
+
+
+_user_safe_globals: list[Any] = []  # torch keeps its allowlist per process too
+
+
+def _global_name(entry: Any) -> str:
+    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str):
+        return entry[1]
+    return f"{entry.__module__}.{entry.__qualname__}"
+
+
+def _user_globals() -> dict[str, Any]:
+    return {_global_name(e): (e[0] if isinstance(e, tuple) else e) for e in _user_safe_globals}
+
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Allow these classes and functions in ``load(weights_only=True)``, as ``torch.serialization.add_safe_globals``:
+    each entry is the object, or ``(object, "module.name")`` when it is pickled under another name."""
+    for e in safe_globals:
+        if isinstance(e, tuple):
+            if len(e) != 2 or not callable(e[0]) or not isinstance(e[1], str):
+                raise ValueError(f"add_safe_globals: expected a callable or a (callable, 'module.name') pair, "
+                                 f"got {e!r}")
+        elif not callable(e):
+            raise ValueError(f"add_safe_globals: expected classes or functions, got {e!r}")
+    _user_safe_globals.extend(safe_globals)
+
+
+def get_safe_globals() -> list[Any]:
+    """The user's allowlist (a copy), as ``torch.serialization.get_safe_globals``."""
+    return list(_user_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    """Empty the user's allowlist, as ``torch.serialization.clear_safe_globals``."""
+    _user_safe_globals.clear()
+
+
+class safe_globals:  # noqa: N801 (torch's name)
+    """``with safe_globals([cls, ...]):`` allowlists them for the block only, as ``torch.serialization``'s."""
+
+    def __init__(self, safe_globals: list[Any]) -> None:
+        self.safe_globals = safe_globals
+        self._before: list[Any] = []
+
+    def __enter__(self) -> None:
+        self._before = get_safe_globals()
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc: Any) -> None:
+        _user_safe_globals[:] = self._before
+
+
+def _py3_name(module: str, name: str) -> str:
+    """``module.name`` as Python 3 spells it (protocol 2 writes ``__builtin__.set``), as pickle itself maps it."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+    elif module in _compat_pickle.IMPORT_MAPPING:
+        module = _compat_pickle.IMPORT_MAPPING[module]
+    return f"{module}.{name}"
+
+
+def _unsupported_global(full: str) -> pickle.UnpicklingError:
+    shown = full[len("builtins."):] if full.startswith("builtins.") else full
+    message = (f"Unsupported global: GLOBAL {shown} was not an allowed global by default. Please use "
+               f"`torch.serialization.add_safe_globals([{shown}])` or the `torch.serialization.safe_globals("
+               f"[{shown}])` context manager to allowlist this global if you trust this class/function. "
+               f"(tinygrad_like.serialization has the same functions.)")
+    return pickle.UnpicklingError(
+        "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps "
+        f"only if you trust the source of the checkpoint. \n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load "
+        f"with `weights_only=True` please check the recommended steps in the following error message.\n\t"
+        f"WeightsUnpickler error: {message}\n\nCheck the documentation of torch.load to learn more about types "
+        f"accepted by default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
+class _TensorIds:
+    """Pickler mix-in: each distinct Tensor becomes one array in the zip; the pickle holds a persistent id."""
+
+    arrays: dict[str, np.ndarray]
+
+    def persistent_id(self, obj: Any) -> Any:
+        if not isinstance(obj, Tensor):
+            return None
+        key = self._keys.get(id(obj))
+        if key is None:
+            key = self._keys[id(obj)] = str(len(self._keys))
+            self._alive.append(obj)  # (ids stay unique while the pickler runs)
+            self.arrays[key] = _host_copy(obj)
+        return ("tensor", key, bool(obj.requires_grad and obj.is_leaf), isinstance(obj, Parameter), str(obj.device))
+
+
+def _pickle(obj: Any, pickle_module: Any, protocol: int) -> tuple[bytes, dict[str, np.ndarray]]:
+    base = getattr(pickle_module, "Pickler", pickle.Pickler)
+    cls = type("_Pickler", (_TensorIds, base), {})
+    buf = _BytesIO()
+    p = cls(buf, protocol)
+    p.arrays, p._keys, p._alive = {}, {}, []
+    p.dump(obj)
+    return buf.getvalue(), p.arrays
+
+
+def _write_pickle_zip(f: IO[bytes], data: bytes, arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
+    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+        z.writestr(f"{_PICKLE_DIR}/version", _PICKLE_VERSION)
+        z.writestr(f"{_PICKLE_DIR}/data.pkl", data)
+        for k, a in arrays.items():
+            with z.open(f"{_PICKLE_DIR}/tensors/{k}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, a, allow_pickle=False)
+        if metadata:
+            z.writestr(f"{_PICKLE_DIR}/metadata.json", json.dumps(metadata))
+
+
+def _is_pickle_zip(names: list[str]) -> bool:
+    return f"{_PICKLE_DIR}/data.pkl" in names
+
+
+class _Loader:
+    """Unpickler mix-in: tensors from the zip's arrays (each once: shared tensors stay shared); with
+    ``weights_only``, only allowlisted globals."""
+
+    def persistent_load(self, pid: Any) -> Any:
+        if self._torch_prefix is not None and type(pid) is tuple and pid and pid[0] == "storage":
+            return self._torch_storage(pid)
+        if (type(pid) is not tuple or len(pid) != 5 or pid[0] != "tensor" or type(pid[1]) is not str
+                or type(pid[4]) is not str):
+            raise pickle.UnpicklingError(f"cannot read checkpoint {self._path!r}: unrecognised persistent id "
+                                         f"{pid!r}")
+        _, key, requires_grad, is_param, device = pid
+        if key not in self._tensors:
+            member = f"{_PICKLE_DIR}/tensors/{key}.npy"
+            try:
+                with self._zip.open(member) as m:
+                    a = np.lib.format.read_array(m, allow_pickle=False)
+            except KeyError as e:
+                raise CheckpointError(f"cannot read checkpoint {self._path!r}: the array {member!r} is missing "
+                                      f"(truncated or corrupted?)") from e
+            if a.dtype == _V2:
+                a = a.view(dtypes.bfloat16.np)
+            t = from_numpy(np.array(a, copy=True, order="C"))
+            dev = self._device(device)
+            if dev is not None:
+                t = t.to(dev)
+            t = Parameter(t, requires_grad=bool(requires_grad)) if is_param else t.requires_grad_(bool(requires_grad))
+            self._tensors[key] = t
+        return self._tensors[key]
+
+    def _torch_storage(self, pid: tuple) -> np.ndarray:
+        """A storage of a checkpoint written by PyTorch itself: its bytes as a flat array of its dtype."""
+        _, kind, key, _location, _numel = pid
+        if not isinstance(kind, _TorchStorage):
+            raise pickle.UnpicklingError(f"cannot read checkpoint {self._path!r}: unsupported storage {kind!r}")
+        if key not in self._storages:
+            member = f"{self._torch_prefix}/data/{key}"
+            try:
+                raw = self._zip.read(member)
+            except KeyError as e:
+                raise CheckpointError(f"cannot read checkpoint {self._path!r}: the storage {member!r} is missing "
+                                      f"(truncated or corrupted?)") from e
+            order = "<" if self._byteorder == "little" else ">"
+            if kind.dtype is dtypes.bfloat16:
+                arr = np.frombuffer(raw, order + "u2").view(dtypes.bfloat16.np)
+            else:
+                arr = np.frombuffer(raw, np.dtype(kind.dtype.np).newbyteorder(order))
+            self._storages[key] = arr
+        return self._storages[key]
+
+    def find_class(self, module: str, name: str) -> Any:
+        full = _py3_name(module, name)
+        if self._torch_prefix is not None and full in _TORCH_GLOBALS:
+            return _TORCH_GLOBALS[full]()
+        if not self._weights_only:
+            return super().find_class(module, name)
+        allowed = _default_safe_globals()
+        if full in allowed:
+            return allowed[full]
+        user = _user_globals()
+        if full in user:
+            return user[full]
+        raise _unsupported_global(full)
+
+
+def _read_pickle_zip(path: str, z: zipfile.ZipFile, map_location: Any, pickle_module: Any, weights_only: bool,
+                     pickle_load_args: dict[str, Any]) -> Any:
+    base = pickle.Unpickler if weights_only else getattr(pickle_module, "Unpickler", pickle.Unpickler)
+    cls = type("_Unpickler", (_Loader, base), {})
+    names = z.namelist()
+    torch_prefix = None if _is_pickle_zip(names) else _torch_zip_prefix(names)
+    pkl = f"{_PICKLE_DIR}/data.pkl" if torch_prefix is None else f"{torch_prefix}/data.pkl"
+    with z.open(pkl) as f:
+        data = f.read()
+    u = cls(_BytesIO(data), **pickle_load_args)
+    target = _map_location(map_location)
+    u._path, u._zip, u._tensors, u._weights_only = path, z, {}, weights_only
+    u._torch_prefix, u._storages = torch_prefix, {}
+    u._byteorder = "little"
+    if torch_prefix is not None and f"{torch_prefix}/byteorder" in names:
+        u._byteorder = z.read(f"{torch_prefix}/byteorder").decode().strip()
+    _torch_target[0] = target
+    u._device = (lambda saved: target) if map_location is not None else (
+        lambda saved: None if saved == "cpu" else get_device(saved))
+    return u.load()
+
+
+def _zip_globals(data: bytes) -> list[str]:
+    """The globals a protocol-2 pickle names (GLOBAL opcodes), in order, each once."""
+    out: list[str] = []
+    for op, arg, _ in pickletools.genops(data):
+        if op.name == "GLOBAL":
+            full = _py3_name(*str(arg).split(" ", 1))
+            if full not in out:
+                out.append(full)
+    return out
+
+
+def _torch_zip_prefix(names: list[str]) -> str | None:
+    """The archive folder of a checkpoint written by PyTorch's torch.save (``<name>/data.pkl``), or None."""
+    for n in names:
+        if n.endswith("/data.pkl") and n.count("/") == 1:
+            return n[:-len("/data.pkl")]
+    return None
+
+
+# ---- checkpoints written by PyTorch itself: its zip of data.pkl and raw storages ------------------------------------
+# The globals torch.save writes for tensors, mapped to ours. torch's weights-only unpickler allows all of them by
+# default, and so do we, for such files only (our own pickles never name them).
+class _TorchStorage:
+    """``torch.FloatStorage`` and its kin, as the persistent ids of a torch checkpoint name them."""
+
+    def __init__(self, name: str, dtype: dtypes.DType) -> None:
+        self.name, self.dtype = name, dtype
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+_STORAGES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16", "Long": "int64",
+             "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool"}
+_torch_target: list[Any] = [None]  # the map_location device of the torch checkpoint being read
+
+
+def _rebuild_tensor(storage: np.ndarray, storage_offset: int, size: tuple, stride: tuple,
+                    requires_grad: bool = False, backward_hooks: Any = None, metadata: Any = None) -> Tensor:
+    item = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[storage_offset:], shape=tuple(size),
+                                           strides=tuple(st * item for st in stride), writeable=False)
+    t = from_numpy(np.array(view, copy=True, order="C").astype(view.dtype.newbyteorder("=")))
+    if _torch_target[0] is not None:
+        t = t.to(_torch_target[0])
+    return t.requires_grad_(bool(requires_grad)) if requires_grad else t
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any = None, state: Any = None) -> Any:
+    return Parameter(data, requires_grad=bool(requires_grad))
+
+
+def _rebuild_from_type_v2(func: Callable, new_type: type, args: tuple, state: Any) -> Any:
+    out = func(*args)
+    return Parameter(out) if new_type is Parameter and not isinstance(out, Parameter) else out
+
+
+def _torch_device(type: str, index: int | None = None) -> Any:  # noqa: A002 (torch.device's parameter name)
+    return get_device(type if index is None else f"{type}:{index}")
+
+
+def _torch_globals() -> dict[str, Callable[[], Any]]:
+    out: dict[str, Callable[[], Any]] = {
+        "torch._utils._rebuild_tensor_v2": lambda: _rebuild_tensor,
+        "torch._utils._rebuild_tensor": lambda: _rebuild_tensor,
+        "torch._utils._rebuild_parameter": lambda: _rebuild_parameter,
+        "torch._utils._rebuild_parameter_with_state": lambda: _rebuild_parameter,
+        "torch._tensor._rebuild_from_type_v2": lambda: _rebuild_from_type_v2,
+        "torch.Tensor": lambda: Tensor, "torch.nn.parameter.Parameter": lambda: Parameter,
+        "torch.Size": lambda: Size, "torch.device": lambda: _torch_device,
+    }
+    for name, dt in _STORAGES.items():
+        out[f"torch.{name}Storage"] = functools.partial(_TorchStorage, f"{name}Storage", dtypes._by_name(dt))
+    for dt in set(_STORAGES.values()):
+        out[f"torch.{dt}"] = functools.partial(dtypes._by_name, dt)
+    return out
+
+
+_TORCH_GLOBALS = _torch_globals()
+
+
+def _pickle_zip_of(source: Any, head: bytes) -> zipfile.ZipFile | None:
+    """The open zip when ``source`` is a pickle checkpoint (ours, or PyTorch's own), else None (the other readers
+    take it from there)."""
+    if head[:2] != b"PK":
+        return None
+    try:
+        z = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError):
+        return None
+    names = z.namelist()
+    if _is_pickle_zip(names) or _torch_zip_prefix(names) is not None:
+        return z
+    z.close()
+    return None
+
+
+def get_unsafe_globals_in_checkpoint(f: PathLike | IO[bytes]) -> list[str]:
+    """The globals in a checkpoint that ``load(weights_only=True)`` refuses by default (the user's allowlist is
+    not consulted), as ``torch.serialization.get_unsafe_globals_in_checkpoint``. Files without a pickle: []."""
+    raw = f.read() if _is_file_object(f) else open(os.fspath(f), "rb").read()  # noqa: SIM115
+    if raw[:2] != b"PK":
+        return []
+    with zipfile.ZipFile(_BytesIO(raw)) as z:
+        names = z.namelist()
+        prefix = _PICKLE_DIR if _is_pickle_zip(names) else _torch_zip_prefix(names)
+        if prefix is None:
+            return []
+        data = z.read(f"{prefix}/data.pkl")
+    allowed = _default_safe_globals() | (_TORCH_GLOBALS if prefix != _PICKLE_DIR else {})
+    return [g for g in _zip_globals(data) if g not in allowed]
+
+
+def _weights_only_default(weights_only: bool | None, pickle_module: Any) -> bool:
+    """torch.load's rule: unset means True unless a pickle_module is given; the environment variables
+    TORCH_FORCE_WEIGHTS_ONLY_LOAD / TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD override as in torch."""
+    unset = weights_only is None
+    if unset:
+        weights_only = pickle_module is None
+    yes = ("1", "y", "yes", "true")
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in yes
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in yes
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+                           "should be set, but both were set.")
+    if force:
+        weights_only = True
+    elif force_no and unset:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
+                      "argument was not explicitly passed to `torch.load`, forcing weights_only=False.",
+                      UserWarning, stacklevel=3)
+        weights_only = False
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    return bool(weights_only)
+
+
+def save(obj: Any, f: PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: int | None = None,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False, *,
+         metadata: Mapping[str, str] | None = None) -> None:
+    """Write ``obj`` to ``f`` atomically, as ``torch.save``: any object torch saves.
+
+    ``f`` is a file name or a binary file object (``io.BytesIO``, an open file). Three containers, the first
+    that can hold ``obj``:
+
+    - a flat dict of str -> Tensor (a ``state_dict()``): exactly those named arrays, as safetensors (a name
+      ending in ``.npz``: as ``.npz``), so any safetensors or NumPy reader sees the same names;
+    - Tensors nested in int, float (inf and nan too), bool, str, None, lists, tuples, dicts and OrderedDicts
+      with str or int keys (``optimizer.state_dict()``, ``{"model": ..., "epoch": 3}``, a lone Tensor): the
+      tensors as arrays under generated names such as ``optimizer/state/0/exp_avg`` (``/`` and ``~`` inside
+      keys escaped as ``~1`` and ``~0``) and the layout as JSON under the metadata key ``__structure__``, in
+      the same safetensors or ``.npz`` file: still no pickle;
+    - anything else (a NumPy array, a set, an ``argparse.Namespace``, a whole module or optimizer, a reference
+      cycle): a pickle in a zip, tensors beside it as ``.npy`` arrays (see the module docstring), whatever the
+      name's suffix. ``pickle_module`` and ``pickle_protocol`` (torch's default: 2) are used for it; an object
+      pickle cannot save (a lambda) raises pickle's error and writes nothing.
+
+    Values are copied as their logical (contiguous) contents, so views and transposes are saved as they read.
+    ``metadata`` (ours) is a small dict of str -> str stored beside the tensors (read it back with
+    :func:`load_metadata`). In the first two containers, entries that share storage are each written in full.
 
     >>> import os, tempfile
     >>> import tinygrad_like as tl
@@ -532,25 +908,30 @@ def save(state_dict: Any, path: PathLike | IO[bytes], pickle_module: Any = None,
     ...     load(p)["w"].tolist(), load_metadata(p)
     ([[0, 3], [1, 4], [2, 5]], {'epoch': '3'})
     """
-    _refuse_objects(state_dict)
-    to_file = _is_file_object(path)
-    if to_file and not hasattr(path, "write"):
-        raise TypeError(f"save: the file object {type(path).__name__} has no write(); open it in binary write mode")
-    fmt = "safetensors" if to_file else _format_of(path)
+    to_file = _is_file_object(f)
+    if to_file and not hasattr(f, "write"):
+        raise TypeError(f"save: the file object {type(f).__name__} has no write(); open it in binary write mode")
+    fmt = "safetensors" if to_file else _format_of(f)
     meta = _check_metadata(metadata)
-    if not isinstance(state_dict, (Mapping, Tensor, list, tuple)):
-        raise TypeError(f"save expects a dict of name -> Tensor, or a nested dict such as optimizer.state_dict() "
-                        f"or {{'model': ..., 'optimizer': ..., 'epoch': 3}}, or a Tensor, list or tuple; got "
-                        f"{_typename(state_dict)}{_unsupported_hint(state_dict)}")
-    if _is_flat(state_dict):
-        arrays = _to_arrays(state_dict)
+    write: Callable[[IO[bytes]], None]
+    if _is_flat(obj):
+        arrays = _to_arrays(obj)
+        writer = _write_safetensors if fmt == "safetensors" else _write_npz  # looked up per call (tests patch)
+        write = lambda fh: writer(fh, arrays, meta)  # noqa: E731
     else:
-        arrays, meta[_STRUCTURE_KEY] = _flatten(state_dict)
-    writer = _write_safetensors if fmt == "safetensors" else _write_npz  # looked up per call (tests patch)
+        try:
+            arrays, meta[_STRUCTURE_KEY] = _flatten(obj)
+            writer = _write_safetensors if fmt == "safetensors" else _write_npz
+            write = lambda fh: writer(fh, arrays, meta)  # noqa: E731
+        except (TypeError, ValueError, RecursionError):  # beyond the JSON structure: pickle it, as torch does
+            meta.pop(_STRUCTURE_KEY, None)
+            data, arrays = _pickle(obj, pickle_module if pickle_module is not None else pickle,
+                                   _PICKLE_PROTOCOL if pickle_protocol is None else pickle_protocol)
+            write = lambda fh: _write_pickle_zip(fh, data, arrays, meta)  # noqa: E731
     if to_file:
-        writer(path, arrays, meta)
+        write(f)
         return
-    _atomic_write(path, lambda f: writer(f, arrays, meta))
+    _atomic_write(f, write)
 
 
 _MAX_HEADER = 100_000_000  # the limit the safetensors reader itself enforces
@@ -658,7 +1039,7 @@ def _read_npz(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple
                     if "pickle" in str(e).lower():
                         raise CheckpointError(f"refusing to load checkpoint {path!r}: entry {k!r} is a pickled "
                                               f"object array, and loading it could run arbitrary code; "
-                                              f"tinygrad_like never unpickles") from e
+                                              f"an .npz archive is read without unpickling") from e
                     raise
                 if not isinstance(a, np.ndarray):
                     raise CheckpointError(f"cannot read checkpoint {path!r}: member {k!r} is not a NumPy array")
@@ -673,7 +1054,7 @@ def _read_npz(path: str, metadata_only: bool, raw: bytes | None = None) -> tuple
     except ValueError as e:
         if "pickle" in str(e).lower():  # np.load's answer to a file that is neither zip nor .npy
             raise CheckpointError(f"cannot read checkpoint {path!r}: not an .npz archive (its bytes look like a "
-                                  f"pickle or are unrecognised; tinygrad_like never unpickles)") from e
+                                  f"pickle or are unrecognised; a raw pickle is not a checkpoint format)") from e
         raise CheckpointError(f"cannot read checkpoint {path!r}: corrupted .npz file: {e}") from e
     except Exception as e:  # BadZipFile, CRC errors, zlib errors, EOFError, bad JSON metadata, ...
         raise CheckpointError(f"cannot read checkpoint {path!r}: not a valid .npz file (truncated or "
@@ -692,8 +1073,8 @@ def _sniff(p: str, head: bytes, fmt: str, names: Callable[[], list[str]]) -> str
         return fmt
     if any(m.endswith("data.pkl") or m.endswith(".pkl") for m in members):
         raise CheckpointError(f"refusing to load checkpoint {p!r}: it is a PyTorch pickle checkpoint (written by "
-                              f"torch.save), and loading a pickle can run arbitrary code; tinygrad_like never "
-                              f"unpickles. Convert it once where you trust it, e.g. with safetensors' "
+                              f"PyTorch's own torch.save), whose storage layout tinygrad_like does not read. "
+                              f"Convert it once where you trust it, e.g. with safetensors' "
                               f"save_file(torch.load(path), 'model.safetensors'), then tl.load that file")
     return "npz"
 
@@ -726,29 +1107,42 @@ def _read(path: PathLike | IO[bytes], metadata_only: bool = False) -> tuple[dict
     return arrays, meta
 
 
-def load(path: PathLike | IO[bytes], map_location: Any = None, pickle_module: Any = None, *,
+def load(f: PathLike | IO[bytes], map_location: Any = None, pickle_module: Any = None, *,
          weights_only: bool | None = None, mmap: bool | None = None, expected: Mapping[str, Any] | Any | None = None,
          **pickle_load_args: Any) -> Any:
-    """Read a checkpoint written by :func:`save`: a dict of name -> fresh CPU Tensor, or the nested object.
+    """Read a checkpoint written by :func:`save`, as ``torch.load``: a dict of name -> fresh Tensor, the nested
+    object, or (pickled) whatever was saved.
 
-    ``tl.load(f, map_location=None, *, weights_only=None)`` as ``torch.load``: ``path`` is a file name or a
-    binary file object. ``map_location`` puts the tensors on a device (``"cpu"``, ``"cuda"``, a Device, or a
-    dict whose ``"cpu"`` entry names one); a callable is accepted and leaves them on the CPU. ``weights_only``,
-    ``mmap`` and ``pickle_module`` are accepted: nothing is ever unpickled, so loading is always weights-only.
-    A PyTorch pickle checkpoint (``torch.save`` output) is refused with a CheckpointError saying so.
+    ``f`` is a file name or a binary file object. ``map_location`` puts the tensors on a device (``"cpu"``,
+    ``"cuda"``, a Device, or a dict whose ``"cpu"`` entry names one); a callable is accepted and leaves them on
+    the CPU. Without one, tensors of a pickled checkpoint go back to the device they were saved from.
+    ``mmap`` is accepted (files are read into memory). ``pickle_load_args`` (e.g. ``encoding``) go to the
+    unpickler.
+
+    ``weights_only`` is torch's policy: unset, it is True unless ``pickle_module`` is given (and the environment
+    variables ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` / ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` override it as in torch).
+    The safetensors and ``.npz`` containers hold no pickle and load either way. A pickled checkpoint loads with
+    weights_only=True when it holds only tensors, the built-in containers and primitive types, and the globals
+    torch allows by default (OrderedDict, Counter, set, bytearray, complex, bytes, sizes, dtypes, devices) or
+    allowlisted with :func:`add_safe_globals` / :class:`safe_globals`; any other global (a NumPy array's
+    ``numpy._core.multiarray._reconstruct``, ``argparse.Namespace``, a module's class) is a
+    ``pickle.UnpicklingError`` naming it and how to allow it, and nothing of it runs. ``weights_only=False``
+    unpickles everything: do it only for files you trust. A checkpoint written by PyTorch itself (its zip of
+    ``data.pkl`` and raw storages) is read under the same policy: its tensors, parameters, sizes, dtypes and
+    devices become ours; a whole PyTorch module in it names torch's classes, which are not ours to build.
 
     The tensors own their memory (nothing aliases the file or another tensor). A nested object comes
     back as it was saved, with fresh tensors in place: int keys stay ints, tuples stay tuples, an
     OrderedDict stays one. A file written by another tool (no ``__structure__`` metadata) loads as
     the flat dict of its arrays.
 
-    With ``expected`` (a dict of name -> Tensor, or anything with ``.state_dict()`` such as a module)
+    With ``expected`` (ours: a dict of name -> Tensor, or anything with ``.state_dict()`` such as a module)
     a flat checkpoint is checked by :func:`check_state_dict` first, so a wrong checkpoint fails with
     every difference listed. A nested checkpoint has no single set of names to check, so ``expected``
     with one is a ValueError: load it without ``expected`` and check the part you need, e.g.
     ``check_state_dict(model.state_dict(), ckpt["model"])``.
 
-    A truncated, corrupted or pickle-bearing file raises :class:`CheckpointError`, and so does a nested
+    A truncated, corrupted or foreign file raises :class:`CheckpointError`, and so does a nested
     checkpoint whose structure is not valid JSON, refers to an array the file lacks, or leaves one out.
 
     >>> import os, tempfile
@@ -759,6 +1153,34 @@ def load(path: PathLike | IO[bytes], map_location: Any = None, pickle_module: An
     ...     load(p, expected={"w": tl.ones(2, 2)})["w"].shape
     tl.Size([2, 2])
     """
+    weights_only = _weights_only_default(weights_only, pickle_module)
+    path: Any = f
+    if _is_file_object(f):
+        if not hasattr(f, "read"):
+            raise TypeError(f"load: the file object {type(f).__name__} has no read(); open it in binary mode")
+        raw = f.read()
+        if isinstance(raw, str):
+            raise TypeError("load: the file object returned text; open it in binary mode ('rb')")
+        name = getattr(f, "name", None)
+        path = _BytesIO(raw)
+        path.name = name if isinstance(name, str) else f"<{type(f).__name__}>"
+        z = _pickle_zip_of(_BytesIO(raw), raw[:2])
+    else:
+        p = os.fspath(f)
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"no checkpoint at {p!r}")
+        with open(p, "rb") as fh:
+            head = fh.read(2)
+        z = _pickle_zip_of(p, head)
+    if z is not None:
+        with z:
+            obj = _read_pickle_zip(getattr(path, "name", None) or os.fspath(path), z, map_location, pickle_module,
+                                   weights_only, pickle_load_args)
+        if expected is not None:
+            raise ValueError("load(expected=...) checks a flat name -> Tensor checkpoint, but this file holds a "
+                             "pickled object; load it without expected and check the part you need with "
+                             "check_state_dict")
+        return obj
     arrays, meta = _read(path)
     if _is_file_object(path):
         name = getattr(path, "name", None)
@@ -814,4 +1236,13 @@ def load_metadata(path: PathLike) -> dict[str, str]:
     ...     load_metadata(p)
     {'note': 'best so far'}
     """
+    p = os.fspath(path)
+    if os.path.exists(p):
+        with open(p, "rb") as fh:
+            z = _pickle_zip_of(p, fh.read(2))
+        if z is not None:
+            with z:
+                names = z.namelist()
+                return json.loads(z.read(f"{_PICKLE_DIR}/metadata.json")) if f"{_PICKLE_DIR}/metadata.json" in \
+                    names else {}
     return {k: v for k, v in _read(path, metadata_only=True)[1].items() if k != _STRUCTURE_KEY}

@@ -16,15 +16,23 @@ for data already held in tensors they want it without a Python loop per sample. 
 (1, 2) [4]
 """
 
-from . import dataloader, dataset, sampler
+from . import dataloader, datapipes, dataset, distributed, sampler
 from ._collate import default_collate, default_convert
-from .dataloader import DataLoader, get_worker_info
-from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
+from ._worker import get_worker_info
+from .dataloader import DataLoader
+from .datapipes import (DataChunk, DFIterDataPipe, IterDataPipe, MapDataPipe, argument_validation, functional_datapipe,
+                        guaranteed_datapipes_determinism, non_deterministic, runtime_validation,
+                        runtime_validation_disabled)
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
                       random_split)
+from .distributed import DistributedSampler
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                       WeightedRandomSampler)
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler", "DataLoader", "default_collate", "default_convert",
-           "dataloader", "dataset", "sampler", "get_worker_info"]
+           "dataloader", "dataset", "sampler", "get_worker_info", "StackDataset", "DistributedSampler", "distributed",
+           "datapipes", "IterDataPipe", "MapDataPipe", "DFIterDataPipe", "DataChunk", "functional_datapipe",
+           "guaranteed_datapipes_determinism", "non_deterministic", "runtime_validation", "runtime_validation_disabled",
+           "argument_validation"]

@@ -26,7 +26,7 @@ def _np_tensor(a) -> Tensor:
     return tensor(a.astype(np.int64 if a.dtype.kind in "iu" else np.float32))
 
 
-def default_collate(samples: Sequence[Any]) -> Any:
+def default_collate(batch: Sequence[Any]) -> Any:
     """Stack a list of samples into one batch, keeping the structure of a sample (as ``torch``'s).
 
     Tensors are stacked on a new first dim; Python floats become a float64 tensor, ints an int64 one (bools a
@@ -38,39 +38,39 @@ def default_collate(samples: Sequence[Any]) -> Any:
     >>> tuple(xb.shape), yb.tolist()
     ((2, 2), [0, 1])
     """
-    if not samples:
+    if not batch:
         raise ValueError("default_collate: cannot collate an empty list of samples")
-    first = samples[0]
+    first = batch[0]
     if isinstance(first, Tensor):
-        bad = next((s for s in samples if not isinstance(s, Tensor)), None)
+        bad = next((s for s in batch if not isinstance(s, Tensor)), None)
         if bad is not None:
             raise TypeError(f"default_collate: samples mix Tensor and {type(bad).__name__}")
-        return stack(list(samples))  # (a tuple of fields from zip, or the list of samples)
+        return stack(list(batch))  # (a tuple of fields from zip, or the list of samples)
     if isinstance(first, np.ndarray):
-        return stack([_np_tensor(s) for s in samples])
+        return stack([_np_tensor(s) for s in batch])
     if isinstance(first, (np.bool_, np.number)):
-        return _np_tensor(np.array(samples))
+        return _np_tensor(np.array(batch))
     if isinstance(first, bool):
-        return tensor(list(samples))
+        return tensor(list(batch))
     if isinstance(first, numbers.Integral):
-        return tensor(list(samples), dtype=dtypes.int64)
+        return tensor(list(batch), dtype=dtypes.int64)
     if isinstance(first, numbers.Real):
-        return tensor(list(samples), dtype=dtypes.float64)
+        return tensor(list(batch), dtype=dtypes.float64)
     if isinstance(first, (str, bytes)):
-        return samples  # (the batch as given, as torch's)
+        return batch  # (the batch as given, as torch's)
     if isinstance(first, Mapping):
-        out = {k: default_collate([s[k] for s in samples]) for k in first}
+        out = {k: default_collate([s[k] for s in batch]) for k in first}
         try:
             return type(first)(out)
         except TypeError:
             return out
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return type(first)(*(default_collate(f) for f in zip(*samples)))
+        return type(first)(*(default_collate(f) for f in zip(*batch)))
     if isinstance(first, Sequence):
         n = len(first)
-        if any(len(s) != n for s in samples):
+        if any(len(s) != n for s in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(f) for f in zip(*samples)]
+        return [default_collate(f) for f in zip(*batch)]
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
                     f"{type(first).__name__} (return those from __getitem__, or pass collate_fn)")
 

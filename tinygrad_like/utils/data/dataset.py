@@ -15,7 +15,7 @@ from ... import random as _random
 from ...creation import tensor
 from ...tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset", "ConcatDataset", "ChainDataset",
            "random_split"]
 
 
@@ -135,6 +135,58 @@ class Subset(Dataset):
 
     def __len__(self) -> int:
         return len(self.indices)
+
+
+class StackDataset(Dataset):
+    """Several datasets of one length read side by side: sample ``i`` is ``(a[i], b[i], ...)`` for positional
+    datasets, ``{"x": a[i], "y": b[i]}`` for keyword ones, as torch's.
+
+    >>> StackDataset([1, 2], ["a", "b"])[1], StackDataset(x=[1, 2], y=["a", "b"])[0], len(StackDataset([1, 2]))
+    ((2, 'b'), {'x': 1, 'y': 'a'}, 2)
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args:
+            if kwargs:
+                raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                                 "input/output, but both types are given.")
+            self._length = len(args[0])
+            if any(self._length != len(d) for d in args):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets: tuple | dict = args
+        elif kwargs:
+            parts = list(kwargs.values())
+            self._length = len(parts[0])
+            if any(self._length != len(d) for d in parts):
+                raise ValueError("Size mismatch between datasets")
+            self.datasets = kwargs
+        else:
+            raise ValueError("At least one dataset should be passed")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    @staticmethod
+    def _column(dataset, indices: list) -> list:
+        if callable(getattr(dataset, "__getitems__", None)):
+            items = dataset.__getitems__(indices)
+            if len(items) != len(indices):
+                raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+            return list(items)
+        return [dataset[i] for i in indices]
+
+    def __getitems__(self, indices: list) -> list:
+        """A batch of samples, each nested dataset read with its own ``__getitems__`` where it has one."""
+        if isinstance(self.datasets, dict):
+            columns = {k: self._column(d, indices) for k, d in self.datasets.items()}
+            return [{k: col[j] for k, col in columns.items()} for j in range(len(indices))]
+        cols = [self._column(d, indices) for d in self.datasets]
+        return [tuple(col[j] for col in cols) for j in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class ConcatDataset(Dataset):

@@ -39,10 +39,8 @@ def _epoch_gen(generator) -> np.random.Generator:
 
 
 class Sampler:
-    """Base class: define ``__iter__`` (indices) and, if known, ``__len__``."""
-
-    def __init__(self, data_source=None) -> None:
-        pass
+    """Base class: define ``__iter__`` (indices) and, if known, ``__len__``. (No ``__init__``, as torch 2.13's:
+    ``super().__init__(data_source)`` in a subclass is a TypeError there too.)"""
 
     def __iter__(self) -> Iterator[int]:
         raise NotImplementedError
