@@ -49,7 +49,7 @@ PROGRAMS: dict[str, str | None] = {
     "custom_function": None,
     "manual_backprop": None,
     # saving and resuming; torch.save of any object, torch.load's weights_only policy
-    "save_resume": "torch.save refuses an argparse.Namespace (save/load policy not yet torch's)",
+    "save_resume": None,
     # samplers with replacement: makemore's RandomSampler(num_samples=int(1e10)) and its infinite loader
     "makemore_sampler": None,
     # nanoGPT's train.py on one process: torch.distributed and DDP imports, GradScaler, AdamW groups
@@ -72,7 +72,7 @@ PROGRAMS: dict[str, str | None] = {
     "conv_autoencoder": None,
     "lr_schedulers": None,
     "grad_accum_clip": None,
-    "dataset_workers": "len(iter(loader)) fails: the iterator is a generator",
+    "dataset_workers": None,
     "hooks_init": None,
     "resnet_tiny": None,
 }

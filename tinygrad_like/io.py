@@ -413,9 +413,32 @@ def _check_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     return dict(metadata)
 
 
+_ST_CODES = {np.dtype(np.float64): "F64", np.dtype(np.float32): "F32", np.dtype(np.float16): "F16",
+             np.dtype(np.int64): "I64", np.dtype(np.int32): "I32", np.dtype(np.int16): "I16", np.dtype(np.int8): "I8",
+             np.dtype(np.uint8): "U8", np.dtype(np.bool_): "BOOL", np.dtype(dtypes.bfloat16.np): "BF16"}
+
+
 def _write_safetensors(f: IO[bytes], arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
-    from safetensors.numpy import save as st_save  # (loaded at the first save: import tinygrad_like stays light)
-    f.write(st_save(arrays, metadata=metadata or None))
+    """The safetensors layout (8-byte little-endian header length, a JSON header padded with spaces to 8 bytes, then
+    the raw little-endian data), written here rather than by the safetensors library, which lays tensors out sorted
+    by dtype and name: a state_dict must come back in its own order, as torch's does."""
+    header: dict[str, Any] = {_METADATA_KEY: metadata} if metadata else {}
+    chunks, offset = [], 0
+    for name, a in arrays.items():
+        a = np.require(a, requirements="C")  # (not ascontiguousarray: it turns a 0-d array into 1-d)
+        code = _ST_CODES.get(a.dtype)
+        if code is None:
+            raise TypeError(f"cannot save {name!r}: dtype {a.dtype} has no safetensors code")
+        raw = (a if a.dtype.byteorder in "=|<" or a.dtype.itemsize == 1 else a.byteswap()).tobytes()
+        header[name] = {"dtype": code, "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    f.write(len(text).to_bytes(8, "little"))
+    f.write(text)
+    for raw in chunks:
+        f.write(raw)
 
 
 def _write_npz(f: IO[bytes], arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
