@@ -557,3 +557,19 @@ def test_the_decompositions_on_the_cuda_backend():
             np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-4)
     finally:
         gen.close()
+
+
+@pytest.mark.filterwarnings("ignore:.*(frobenius|nuclear)_norm is deprecated")
+def test_deprecated_frobenius_and_nuclear_norms_match_torch_with_gradients():
+    a = np.random.default_rng(5).standard_normal((2, 3, 4))
+    for fn, args, kwargs in [("frobenius_norm", ((1, 2),), {}), ("frobenius_norm", ([2],), {"keepdim": True}),
+                             ("nuclear_norm", (), {}), ("nuclear_norm", ((0, 2),), {"keepdim": True}),
+                             ("nuclear_norm", (True,), {})]:
+        x, tx = tl.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        ours, theirs = getattr(tl, fn)(x, *args, **kwargs), getattr(torch, fn)(tx, *args, **kwargs)
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+        ours.sum().backward()
+        theirs.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.warns(UserWarning, match="deprecated"):
+        tl.frobenius_norm(tl.ones(2, 2), (0, 1))

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from these f
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 __all__ = ["norm", "dist", "cdist", "cross", "trace", "diag", "diagonal", "diag_embed", "diagflat", "diagonal_scatter",
-           "tril_indices", "triu_indices", "svd"]
+           "tril_indices", "triu_indices", "svd", "frobenius_norm", "nuclear_norm"]
 
 
 # ---- diagonals ------------------------------------------------------------------------------
@@ -551,6 +551,28 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtyp
         raise NotImplementedError("norm: out= is not supported; assign the result instead")
     _need_tensor(input, "norm", "input")
     return input.norm(p, dim, keepdim, dtype)
+
+
+def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """torch's deprecated ``frobenius_norm(input, dim)``: the 2-norm over ``dim`` (``linalg.vector_norm(input, 2,
+    dim, keepdim)``, which torch's warning recommends)."""
+    _need_tensor(input, "frobenius_norm", "input")
+    warnings.warn("frobenius_norm is deprecated and it is just left for JIT compatibility. Please use "
+                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning, stacklevel=2)
+    return input.norm(2, tuple(dim) if not isinstance(dim, int) else dim, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """torch's deprecated ``nuclear_norm``: the sum of the singular values of the matrices over ``dim`` (the last
+    two when not given), as ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``. Also ``nuclear_norm(input,
+    keepdim)``, torch's other form."""
+    from .. import linalg  # (tinygrad_like.linalg sits above the ops: asked only here)
+    _need_tensor(input, "nuclear_norm", "input")
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    warnings.warn("nuclear_norm is deprecated and it is just left for JIT compatibility. Please use "
+                  "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning, stacklevel=2)
+    return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
