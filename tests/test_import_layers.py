@@ -26,7 +26,7 @@ LAYERS = [
     ["tensor"],
     ["creation", "functions", "linalg", "nn", "optim", "utils", "io", "amp", "_cuda_amp", "datasets", "cuda",
      "accelerator", "profiler", "dropin", "run", "return_types", "legacy", "distributed", "jit", "onnx"],
-    ["autograd.api", "autograd.functional", "autograd.variable", ""],
+    ["autograd.api", "autograd.functional", "autograd.variable", "autograd.graph", ""],
 ]
 
 

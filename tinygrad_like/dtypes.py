@@ -9,6 +9,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from ._format import STYLE as _STYLE
+
 
 class DType:
     """A tensor element type. Singletons: compare with ``is`` or ``==``.
@@ -51,7 +53,7 @@ class DType:
         self.acc: DType | None = None  # (set below, once the dtypes exist)
 
     def __repr__(self) -> str:
-        return f"tinygrad_like.{self.name}"
+        return f"{_STYLE.package}.{self.name}"  # torch.float32 under the torch alias
 
     def __reduce__(self):
         return (_by_name, (self.name,))

@@ -19,7 +19,7 @@ _LAZY = {
     "Step": "engine", "backward_steps": "engine",
     "backward": "api", "grad": "api",
     "FunctionCtx": "ctx_function", "once_differentiable": "ctx_function",
-    "functional": "functional", "Variable": "variable",
+    "functional": "functional", "Variable": "variable", "graph": "graph",
 }
 
 
@@ -40,4 +40,4 @@ def __dir__() -> list[str]:
 __all__ = ["Function", "Step", "backward_steps", "grad", "backward", "gradcheck", "jacobians", "GradcheckError",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "VersionMismatchError",
            "SavedTensorsFreedError", "FunctionCtx", "once_differentiable", "inference_mode",
-           "is_inference_mode_enabled", "functional", "Variable"]
+           "is_inference_mode_enabled", "functional", "Variable", "graph"]

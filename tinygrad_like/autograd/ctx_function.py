@@ -40,9 +40,10 @@ from __future__ import annotations
 
 import functools
 
+from .._format import STYLE as _STYLE
 from ..tensor_base import TensorBase
 from . import grad_mode
-from .function import Function, _alias, _attach, _edge, _new, _seq
+from .function import Function, _alias, _attach, _edge, _Name, _new, _seq
 
 _grad_mode = grad_mode.state
 
@@ -106,7 +107,9 @@ class FunctionCtx(Function):
     # ---- inspection ----------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return self._forward_cls.__name__
+        """The Function's name (``'MulPow'``); called, torch's node name (``'MulPowBackward'``)."""
+        n = self._forward_cls.__name__
+        return _Name(n, f"{n}Backward")
 
     def attributes(self) -> dict:
         """The plain values forward stored on ``ctx`` (numbers, strings, tuples of them), for the views."""
@@ -118,8 +121,8 @@ class FunctionCtx(Function):
                 out[k] = v
         return out
 
-    def __repr__(self) -> str:
-        return f"<{self._forward_cls.__name__}Backward>"
+    def __repr__(self) -> str:  # (torch's: the node class lives in torch.autograd.function)
+        return f"<{_STYLE.package}.autograd.function.{type(self).__name__} object at {id(self):#x}>"
 
     # ---- the engine's side ---------------------------------------------------------------------
     def backward(self, *grads):  # noqa: D401 - the engine calls node.backward(g)
@@ -176,10 +179,8 @@ class _CtxOutput(Function):
 
     @property
     def name(self) -> str:
-        return f"{self.owner.name}[{self.index}]"
-
-    def __repr__(self) -> str:
-        return f"<{self.name}Backward>"
+        n = f"{self.owner.name}[{self.index}]"
+        return _Name(n, self.owner.name())
 
 
 def _node_class(cls) -> type:

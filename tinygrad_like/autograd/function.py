@@ -11,11 +11,22 @@ Because backward is written with Tensor ops, ``create_graph=True`` gives higher 
 >>> y = x * x
 >>> y.grad_fn.name, [t.shape for t in y.grad_fn.saved_tensors]
 ('Mul', [tl.Size([2]), tl.Size([2])])
+
+Each node also answers PyTorch's questions the way PyTorch's does: its class is named as torch's
+(``MulBackward0``: :mod:`.torch_nodes`), ``name()`` gives that name, ``next_functions`` the ``(node,
+input_nr)`` pairs with an :class:`AccumulateGrad` per leaf, ``_saved_self``/``_saved_other``/... the saved
+values, and ``register_hook``/``register_prehook`` take torch's node hooks. ``next`` (the edges as the engine
+walks them: parent nodes, leaf tensors or None), ``name`` as a string (``'Mul'``), ``saved_tensors``,
+``attributes()`` and ``saved_info()`` are the richer API the views read.
+
+>>> type(y.grad_fn).__name__, y.grad_fn.name(), y.grad_fn.next_functions[0][0].variable is x
+('MulBackward0', 'MulBackward0', True)
 """
 
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from .. import events
 from ..compat import Size
@@ -23,7 +34,7 @@ from ..sites import context as _context
 from ..sites import origin
 from ..storage import summarize_writes
 from ..tensor_base import TensorBase
-from . import grad_mode
+from . import grad_mode, torch_nodes
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -36,6 +47,49 @@ FREED = object()
 
 class SavedTensorsFreedError(RuntimeError):
     pass
+
+
+class _Name(str):
+    """A node's ``name``: our op's short name as a string (``'Mul'``, what the views show) that, called as
+    torch's ``Node.name()``, gives torch's name (``'MulBackward0'``)."""
+
+    __slots__ = ("torch",)
+
+    def __new__(cls, ours: str, torch: str):
+        s = super().__new__(cls, ours)
+        s.torch = torch
+        return s
+
+    def __call__(self) -> str:
+        return self.torch
+
+    def __reduce__(self):
+        return str, (str(self),)
+
+
+# saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks): a stack of (pack, unpack); empty almost always
+_saved_hooks: list = []
+
+
+class _Packed:
+    """A saved tensor as a pack hook returned it, with the unpack hook that gives it back."""
+
+    __slots__ = ("value", "unpack")
+
+    def __init__(self, value, unpack):
+        self.value, self.unpack = value, unpack
+
+
+class _Packing:
+    ever = False  # whether any tensor was ever packed: saved_tensors looks for packed ones only then
+
+
+def _pack(tensors: tuple) -> tuple:
+    _Packing.ever = True
+    pack, unpack = _saved_hooks[-1]
+    if pack is None:  # (disable_saved_tensors_hooks: refused with its message)
+        raise RuntimeError(unpack)
+    return tuple(None if t is None else _Packed(pack(t), unpack) for t in tensors)
 
 
 class VersionMismatchError(RuntimeError):
@@ -82,7 +136,9 @@ class Function:
     """Base class of graph nodes. Subclasses add ``__slots__`` for their attributes (shapes, dims)."""
 
     __slots__ = ("next", "saved", "saved_versions", "seq", "out_shape", "out_dtype", "hooks", "retained",
-                 "origin", "__weakref__")  # origin: set only while sites.record_origins is on
+                 "origin", "_nf", "_meta", "__weakref__")  # origin: set only while sites.record_origins is on
+    # (_nf, _meta: torch's next_functions and metadata, made on first access only)
+    _pick = None  # (torch_nodes.install_variants: moves a recorded node to its torch variant's class)
     save_output = False  # class flag: append the output tensor to saved_tensors after forward
     returns_fresh = False  # class flag: forward returns a Tensor it just made (a view...): it becomes the output
 
@@ -97,6 +153,22 @@ class Function:
 
             if "apply" not in cls.__dict__:
                 cls.apply = classmethod(ctx_apply)
+            return
+        if "_variant_of" in cls.__dict__ or hasattr(cls, "_forward_cls"):
+            return  # (a variant made by torch_nodes, or a context-style node class: named where made)
+        # torch's name for this op's nodes (AddBackward0): the class's own name for the library's ops, so that
+        # type(node).__name__ is torch's; ``name`` keeps our short name for the views. A user's own-style Function
+        # keeps its class name.
+        ours = cls.__name__
+        cls._tl_base = ours
+        theirs = torch_nodes.torch_name(ours) if cls.__module__.startswith("tinygrad_like.") else ours
+        if "name" not in cls.__dict__:
+            cls.name = _Name(ours, theirs)
+        cls.__name__ = theirs
+        if cls.__module__.startswith("tinygrad_like."):
+            torch_nodes.install_saved(cls)  # (properties on the class: no __getattr__, which would slow every read)
+            if ours in torch_nodes.VARIANTS:
+                torch_nodes.install_variants(cls, _Name)
 
     # ---- the op ------------------------------------------------------------------------
     def forward(self, *args):
@@ -161,6 +233,8 @@ class Function:
             # alias back with this node as its history when a graph of the backward is being recorded.
             alias = _alias(out)
             v = alias._st.version  # (a fresh output is at version 0; one a user kernel wrote may be further on)
+            if _saved_hooks:
+                (alias,) = _pack((alias,))
             if node.saved:
                 node.saved, node.saved_versions = (*node.saved, alias), (*node.saved_versions, v)
             else:
@@ -170,6 +244,8 @@ class Function:
         node.out_shape = out._x.shape
         node.out_dtype = dt
         node.hooks = node.retained = None
+        if cls._pick is not None:  # (Sum, Matmul...: the node takes its torch class, SumBackward1, MmBackward0...)
+            cls._pick(node, x, args)
         out._requires_grad = True  # (the slot behind the checked property: a float result, on the hot path)
         out.grad_fn = node
         if events.WATCH_NODES:  # (one flag for both watchers: nothing added to the path when neither is on)
@@ -184,6 +260,10 @@ class Function:
         of the inputs that need one read, as PyTorch does, so a later in-place write to the rest is legal).
         """
         self.saved = tensors
+        if _saved_hooks:  # (torch.autograd.graph.saved_tensors_hooks: versions are taken before packing)
+            self.saved_versions = tuple([-1 if t is None else t._version for t in tensors])
+            self.saved = _pack(tensors)
+            return
         if len(tensors) == 2:  # perf: most nodes save two; a * b costs 1.1-1.4x without this path (core_speedups.py)
             a, b = tensors
             self.saved_versions = (-1 if a is None else 0 if a._st is None else a._st.version,
@@ -197,12 +277,14 @@ class Function:
         where an op did not keep a tensor its backward will not read, as with torch's ``ctx.saved_tensors``)."""
         saved = self.saved
         if saved is FREED:
-            raise SavedTensorsFreedError(
-                f"Trying to backward through the graph a second time (or to read {self.name}'s saved "
-                f"tensors after they were freed). Saved tensors are freed after the first backward; "
-                f"pass retain_graph=True to the first .backward() if you need to backward twice.")
+            raise SavedTensorsFreedError(f"{torch_nodes.FREED_MESSAGE} (the saved tensors of {self.name()})")
         if saved is None:
             return ()
+        if _Packing.ever and any(type(t) is _Packed for t in saved):  # (saved under saved_tensors_hooks: unpacked)
+            saved = tuple(t.unpack(t.value) if type(t) is _Packed else t for t in saved)
+            if type(self).save_output and _grad_mode.enabled:
+                return (*saved[:-1], self.kept_output(saved[-1]))
+            return saved
         for i, t in enumerate(saved):
             if t is not None:
                 st = t._st  # (None: a fresh result nothing has written, at version 0)
@@ -231,7 +313,9 @@ class Function:
     # ---- inspection -------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return type(self).__name__
+        """Our op's name (``'Mul'``), as the views show it; ``name()`` gives torch's (``'MulBackward0'``)."""
+        n = type(self).__name__
+        return _Name(n, n)
 
     @property
     def inputs(self) -> tuple:
@@ -240,8 +324,50 @@ class Function:
 
     @property
     def next_functions(self) -> tuple:
-        """Edges to the inputs: parent nodes, leaf tensors (which accumulate ``.grad``) or None."""
-        return self.next
+        """torch's edges: one ``(node, input_nr)`` pair per input of torch's op, in torch's order: the parent node,
+        the :class:`AccumulateGrad` of a leaf that requires grad, or ``(None, 0)``. Made on first access (the
+        engine walks ``next``, which holds the leaf tensors themselves)."""
+        try:
+            return self._nf
+        except AttributeError:
+            pass
+        nf = self._nf = tuple(_edge_pair(self.next[i]) for i in torch_nodes.torch_slots(self))
+        return nf
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of the caller's own, kept with the node (torch's ``Node.metadata``)."""
+        try:
+            return self._meta
+        except AttributeError:
+            self._meta = {}
+            return self._meta
+
+    def _sequence_nr(self) -> int:
+        return self.seq
+
+    def _register_tensor_hook(self, fn) -> None:
+        """A hook of the output tensor (``y.register_hook``): ``fn(grad) -> grad or None``, before backward."""
+        if self.hooks is None:
+            self.hooks = []
+        self.hooks.append(fn)
+
+    def register_hook(self, fn):
+        """torch's node hook: ``fn(grad_inputs, grad_outputs) -> grad_inputs or None``, run after this node's
+        backward (``grad_inputs``: the gradients it computed, one per input; a tuple returned replaces them)."""
+        from ..utils.hooks import ListHandle  # (utils is a higher layer: a module-level import would be a cycle)
+
+        hook = PostHook(fn)
+        self._register_tensor_hook(hook)
+        return ListHandle(self.hooks, hook)
+
+    def register_prehook(self, fn):
+        """torch's node pre-hook: ``fn(grad_outputs) -> grad_outputs or None``, run before this node's backward."""
+        from ..utils.hooks import ListHandle  # (utils is a higher layer: a module-level import would be a cycle)
+
+        hook = PreHook(fn)
+        self._register_tensor_hook(hook)
+        return ListHandle(self.hooks, hook)
 
     def input_meta(self) -> tuple:
         """Per input, the ``(shape, dtype)`` its gradient is summed and cast to by the engine: a parent node's
@@ -273,8 +399,8 @@ class Function:
         if not self.saved:
             return []
         for t, v in zip(self.saved, self.saved_versions):
-            if t is None:
-                continue  # (not kept: backward does not read it)
+            if t is None or type(t) is _Packed:
+                continue  # (not kept: backward does not read it; or packed by a saved-tensors hook)
             st = t._storage
             bumps = st.bumps_since(v)
             rows.append({"shape": t._x.shape, "dtype": t.dtype.name, "saved_version": v,
@@ -282,14 +408,130 @@ class Function:
                          "storage_id": st.id, "bumps": bumps, "writes": summarize_writes(bumps)})
         return rows
 
-    def register_hook(self, fn) -> None:
-        """``fn(grad) -> grad or None`` runs on the gradient arriving at this node."""
-        if self.hooks is None:
-            self.hooks = []
-        self.hooks.append(fn)
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+class PreHook:
+    """A node pre-hook (torch's ``fn(grad_outputs)``) among a node's tensor hooks: called with the gradient as they
+    are, it gives what replaces it (None: unchanged)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, g):
+        r = self.fn((g,))
+        return None if r is None else r[0]
+
+
+class PostHook(PreHook):
+    """A node hook (torch's ``fn(grad_inputs, grad_outputs)``), run after backward: a no-op among the pre-hooks."""
+
+    __slots__ = ()
+
+    def __call__(self, g):
+        return None
+
+
+class PostAccumulateHook(PostHook):
+    """``Tensor.register_post_accumulate_grad_hook``'s ``fn(tensor)``, run after the leaf's ``.grad`` was updated."""
+
+    __slots__ = ()
+
+
+def run_post_hooks(node, hooks: list, grad_out, grads_in: tuple) -> tuple:
+    """Run ``node``'s torch-style hooks after its backward: each sees torch's ``grad_inputs`` (one per torch input)
+    and ``grad_outputs``; a tuple returned replaces the gradients."""
+    slots = torch_nodes.torch_slots(node)
+    for h in hooks:
+        if type(h) is not PostHook:
+            continue
+        r = h.fn(tuple(grads_in[i] if i < len(grads_in) else None for i in slots), (grad_out,))
+        if r is not None:
+            r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+            if len(r) != len(slots):
+                raise RuntimeError(f"hook '{getattr(h.fn, '__name__', h.fn)}' has returned an incorrect number of "
+                                   f"values (got {len(r)}, but expected {len(slots)})")
+            out = list(grads_in) if grads_in else [None] * len(node.next)
+            for i, g in zip(slots, r):
+                out[i] = g
+            grads_in = tuple(out)
+    return grads_in
+
+
+class AccumulateGrad:
+    """The node that accumulates a leaf's gradient into its ``.grad`` (torch's ``AccumulateGrad``), as
+    ``next_functions`` shows it. One per leaf while a graph (or the caller) holds it, as torch caches it; the engine
+    accumulates into the leaf itself, and hooks registered here join the leaf's."""
+
+    __slots__ = ("variable", "_meta", "__weakref__")
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    next_functions = ()
+
+    @property
+    def metadata(self) -> dict:
+        try:
+            return self._meta
+        except AttributeError:
+            self._meta = {}
+            return self._meta
+
+    def _hooks(self) -> list:
+        v = self.variable
+        if v._hooks is None:
+            v._hooks = []
+        return v._hooks
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after the gradient was accumulated (``grad_inputs`` is empty)."""
+        from ..utils.hooks import ListHandle  # (utils is a higher layer: a module-level import would be a cycle)
+
+        hook = PostAccumulateHook(lambda t, fn=fn: fn((), (t.grad,)))
+        self._hooks().append(hook)
+        return ListHandle(self.variable._hooks, hook)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> grad_outputs or None`` before the gradient is accumulated."""
+        from ..utils.hooks import ListHandle  # (utils is a higher layer: a module-level import would be a cycle)
+
+        hook = PreHook(fn)
+        self._hooks().append(hook)
+        return ListHandle(self.variable._hooks, hook)
 
     def __repr__(self) -> str:
-        return f"<{self.name}Backward>"
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+_accumulators: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(leaf) -> its AccumulateGrad
+
+
+def grad_accumulator(leaf) -> AccumulateGrad:
+    """The leaf's :class:`AccumulateGrad`: the same object while anything holds it (it holds the leaf, so the id
+    is not reused meanwhile)."""
+    acc = _accumulators.get(id(leaf))
+    if acc is None or acc.variable is not leaf:
+        acc = _accumulators[id(leaf)] = AccumulateGrad(leaf)
+    return acc
+
+
+def _edge_pair(p) -> tuple:
+    """torch's ``(node, input_nr)`` for one of our edges."""
+    if p is None:
+        return (None, 0)
+    if isinstance(p, Function):
+        owner = getattr(p, "owner", None)  # (the output node of a context-style Function with several outputs)
+        if owner is not None and isinstance(owner, Function) and hasattr(p, "index"):
+            return (owner, p.index)
+        return (p, 0)
+    return (grad_accumulator(p), 0)
 
 
 def _alias(t):
