@@ -240,11 +240,13 @@ def _run_hooks(lib):
     h2 = node.register_hook(lambda gi, go: (calls.append(("post", len(gi), go[0].tolist())), (gi[0] + 1, gi[1]))[1])
     acc = node.next_functions[0][0]
     h3 = acc.register_prehook(lambda go: (calls.append(("acc", go[0].tolist())), None)[1])
+    h5 = acc.register_hook(lambda gi, go: calls.append(("acc_post", len(gi), go[0].tolist())))
+    x.grad = lib.ones(3)  # (the post hook sees the incoming gradient, not the accumulated .grad)
     seen = []
     h4 = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
     z.sum().backward(retain_graph=True)
     first = (x.grad.tolist(), w.grad.tolist(), list(seen))
-    for h in (h1, h2, h3, h4):
+    for h in (h1, h2, h3, h4, h5):
         h.remove()
     x.grad = w.grad = None
     z.sum().backward()

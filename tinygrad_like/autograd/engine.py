@@ -15,7 +15,7 @@ import time
 from .. import events
 from ..sites import context as _context
 from . import grad_mode
-from .function import Function, PostAccumulateHook, run_post_hooks
+from .function import AccumulatePostHook, Function, PostAccumulateHook, run_post_hooks
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -154,6 +154,8 @@ def _accumulate_leaf(leaf, g, owned: set) -> None:
         for h in hooks:
             if type(h) is PostAccumulateHook:
                 h.fn(leaf)
+            elif type(h) is AccumulatePostHook:
+                h.fn((), (g,))
 
 
 def _sum(a, b):

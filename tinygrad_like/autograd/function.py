@@ -461,6 +461,12 @@ def run_post_hooks(node, hooks: list, grad_out, grads_in: tuple) -> tuple:
     return grads_in
 
 
+class AccumulatePostHook(PostHook):
+    """``AccumulateGrad.register_hook``'s ``fn(grad_inputs, grad_outputs)``: ``((), (grad,))`` after accumulation."""
+
+    __slots__ = ()
+
+
 class AccumulateGrad:
     """The node that accumulates a leaf's gradient into its ``.grad`` (torch's ``AccumulateGrad``), as
     ``next_functions`` shows it. One per leaf while a graph (or the caller) holds it, as torch caches it; the engine
@@ -494,7 +500,7 @@ class AccumulateGrad:
         """``fn(grad_inputs, grad_outputs)`` after the gradient was accumulated (``grad_inputs`` is empty)."""
         from ..utils.hooks import ListHandle  # (utils is a higher layer: a module-level import would be a cycle)
 
-        hook = PostAccumulateHook(lambda t, fn=fn: fn((), (t.grad,)))
+        hook = AccumulatePostHook(fn)
         self._hooks().append(hook)
         return ListHandle(self.variable._hooks, hook)
 
