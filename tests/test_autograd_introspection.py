@@ -404,3 +404,50 @@ def test_imports_work_under_the_torch_alias():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("MulBackward0 ((<AccumulateGrad object at 0x")
+
+
+TORCHVIZ_PROGRAM = '''
+import re
+import torch
+from torchviz import make_dot
+torch.manual_seed(0)
+x = torch.randn(4, 3)
+w1 = torch.randn(3, 5, requires_grad=True); b1 = torch.zeros(5, requires_grad=True)
+w2 = torch.randn(5, 1, requires_grad=True)
+y = ((x @ w1 + b1).tanh() @ w2).sigmoid().mean()
+for saved in (False, True):
+    dot = make_dot(y, params={"w1": w1, "b1": b1, "w2": w2}, show_attrs=saved, show_saved=saved)
+    src = re.sub(r"\\d{6,}", "N", dot.source)  # (node ids are addresses)
+    print("\\n".join(sorted(line.strip() for line in src.splitlines())))
+'''
+
+
+def test_torchviz_draws_the_same_graph(tmp_path):
+    pytest.importorskip("torchviz")
+    path = tmp_path / "viz.py"
+    path.write_text(TORCHVIZ_PROGRAM)
+    out = []
+    for args in ([], ["-m", "tinygrad_like.run"]):
+        r = subprocess.run([sys.executable, *args, str(path)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        out.append(r.stdout)
+    assert out[1] == out[0]
+    assert "label=MmBackward0" in out[0] and "label=AccumulateGrad" in out[0]
+
+
+def test_builtin_nodes_have_no_saved_tensors_under_the_alias_only():
+    """As torch's built-in nodes (torchviz draws saved_tensors where it finds them); the project's own style keeps
+    ``saved_tensors`` on every node for the views and the notebooks."""
+    from tinygrad_like import _format
+
+    x = tl.ones(2, requires_grad=True)
+    y = x * x
+    assert len(y.grad_fn.saved_tensors) == 2
+    try:
+        _format.use_torch_style(True)
+        assert not hasattr(y.grad_fn, "saved_tensors") and y.grad_fn._saved_self is x
+        y.sum().backward()  # (backward itself still reads them)
+    finally:
+        _format.use_torch_style(False)
+    assert x.grad.tolist() == [2.0, 2.0]
+    assert not hasattr(torch.ones(2, requires_grad=True).mul(2).grad_fn, "saved_tensors")

@@ -89,7 +89,7 @@ class FunctionCtx(Function):
     def saved_tensors(self) -> tuple:
         if getattr(self, "_to_save", None) is not None and self.saved is None:
             return tuple(self._to_save)  # (read inside forward itself, before the save was made final)
-        saved = Function.saved_tensors.fget(self)
+        saved = self._read_saved()
         outs = self._saved_outputs
         if outs and _grad_mode.enabled:  # a saved output comes back with its history while backward is recorded
             saved = list(saved)

@@ -9,24 +9,18 @@ traversal is iterative, so a 10,000-op chain does not touch Python's recursion l
 
 from __future__ import annotations
 
-import threading
 import time
 
 from .. import events
 from ..sites import context as _context
 from . import grad_mode
-from .function import AccumulatePostHook, Function, PostAccumulateHook, run_post_hooks
+from .function import AccumulatePostHook, Function, PostAccumulateHook, _running, run_post_hooks
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 _perf = time.perf_counter
 
 
-class _Running(threading.local):
-    state = None  # the pass this thread is running (for hooks that ask which tensors it reaches)
-
-
-_running = _Running()
 
 
 def current_pass():

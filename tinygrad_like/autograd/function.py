@@ -26,9 +26,11 @@ walks them: parent nodes, leaf tensors or None), ``name`` as a string (``'Mul'``
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 
 from .. import events
+from .._format import STYLE as _STYLE
 from ..compat import Size
 from ..sites import context as _context
 from ..sites import origin
@@ -66,6 +68,12 @@ class _Name(str):
     def __reduce__(self):
         return str, (str(self),)
 
+
+class _Running(threading.local):
+    state = None  # the backward pass (engine._Pass) this thread is running, or None
+
+
+_running = _Running()
 
 # saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks): a stack of (pack, unpack); empty almost always
 _saved_hooks: list = []
@@ -138,6 +146,7 @@ class Function:
     __slots__ = ("next", "saved", "saved_versions", "seq", "out_shape", "out_dtype", "hooks", "retained",
                  "origin", "_nf", "_meta", "__weakref__")  # origin: set only while sites.record_origins is on
     # (_nf, _meta: torch's next_functions and metadata, made on first access only)
+    _builtin = False  # the library's own ops (not a user's Function): see saved_tensors
     _pick = None  # (torch_nodes.install_variants: moves a recorded node to its torch variant's class)
     save_output = False  # class flag: append the output tensor to saved_tensors after forward
     returns_fresh = False  # class flag: forward returns a Tensor it just made (a view...): it becomes the output
@@ -166,6 +175,7 @@ class Function:
             cls.name = _Name(ours, theirs)
         cls.__name__ = theirs
         if cls.__module__.startswith("tinygrad_like."):
+            cls._builtin = True
             torch_nodes.install_saved(cls)  # (properties on the class: no __getattr__, which would slow every read)
             if ours in torch_nodes.VARIANTS:
                 torch_nodes.install_variants(cls, _Name)
@@ -274,7 +284,17 @@ class Function:
     @property
     def saved_tensors(self) -> tuple:
         """The saved tensors, after checking none was freed or modified in place since (in the order saved; None
-        where an op did not keep a tensor its backward will not read, as with torch's ``ctx.saved_tensors``)."""
+        where an op did not keep a tensor its backward will not read, as with torch's ``ctx.saved_tensors``).
+
+        Under the torch alias, a built-in op's node answers it only inside a backward pass: torch's built-in nodes
+        have no ``saved_tensors`` (programs read ``_saved_*``; torchviz draws a node's saved tensors when it finds
+        one), only the nodes of custom Functions do."""
+        if _STYLE.torch and _running.state is None and type(self)._builtin:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'saved_tensors' (a built-in "
+                                 f"node: read its _saved_* attributes)")
+        return self._read_saved()
+
+    def _read_saved(self) -> tuple:
         saved = self.saved
         if saved is FREED:
             raise SavedTensorsFreedError(f"{torch_nodes.FREED_MESSAGE} (the saved tensors of {self.name()})")
@@ -342,6 +362,20 @@ class Function:
         except AttributeError:
             self._meta = {}
             return self._meta
+
+    def __dir__(self):
+        # torch lists only the _saved_* attributes a node has: leave out those this node cannot answer
+        out = []
+        for name in super().__dir__():
+            if name.startswith("_saved_"):
+                try:
+                    getattr(self, name)
+                except AttributeError:
+                    continue
+                except RuntimeError:
+                    pass  # (freed by backward: still listed, as torch lists it)
+            out.append(name)
+        return out
 
     def _sequence_nr(self) -> int:
         return self.seq

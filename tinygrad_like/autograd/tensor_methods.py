@@ -83,6 +83,10 @@ class AutogradMixin:
                                    f"{self._dev}, the gradient on {value._dev}")
         self._grad = value
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its ``_base``), as torch's (torchviz reads it)."""
+        return self._base is not None
+
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after backward."""
         if not self.requires_grad:

@@ -18,14 +18,21 @@ Deliberate differences, where our graph has another structure than torch's:
 * ``reshape`` of a non-contiguous tensor is ``ViewBackward0`` over ``CloneBackward0`` (torch:
   ``UnsafeViewBackward0`` over ``CloneBackward0``); ``std`` is ``StdBackward0`` over ``VarBackward0``;
   ``stack`` is ``CatBackward0`` over ``UnsqueezeBackward0``s; ``chunk``/``split``/``unbind``/``narrow`` are
-  ``SliceBackward0``/``SelectBackward0``; ``cross_entropy`` and the losses are composed of the ops they use.
+  ``SliceBackward0``/``SelectBackward0``; ``cross_entropy`` and the losses are composed of the ops they use;
+* one permutation node stands for ``t()``, ``.T``, ``transpose`` and ``permute``: a 2-D swap is ``TBackward0``, a
+  swap of two dims of a larger tensor ``TransposeBackward0``, anything else ``PermuteBackward0``;
+* ``number - x`` is ``SubBackward0`` (torch: ``RsubBackward1``);
+* an autograd in-place op (``y.add_(1)``) is the op's node over a ``CloneBackward0`` of the old value (torch needs
+  no clone), and ``y[i] = v`` on a tensor that is not a view is ``IndexPutBackward0`` (torch: ``CopySlices``).
+
+``next_functions`` lists torch's inputs only (:data:`SLOTS`: our nodes also keep a ``None`` slot for each option
+argument, ``dim``, ``keepdim``...), in torch's order. ``_saved_*`` attributes are properties made per class
+(:func:`install_saved`): torch's names for the common ops (:data:`SAVED`), a generic rule for the others.
 """
 
 from __future__ import annotations
 
 import math
-
-from ..compat import Size
 
 # our class name -> torch's, where it is not "<name>Backward0"
 NAMES = {
@@ -168,7 +175,7 @@ FREED_MESSAGE = ("Trying to backward through the graph a second time (or directl
 
 
 def _saved(node, i):
-    tensors = node.saved_tensors
+    tensors = node._read_saved()
     return tensors[i] if -len(tensors) <= i < len(tensors) else None
 
 
@@ -196,9 +203,36 @@ def _swapped(node) -> list:
     return [i for i, d in enumerate(node.dims) if i != d]
 
 
+def _input_shape(node, i: int):
+    t = _saved(node, i)
+    if t is not None:
+        return tuple(t.shape)
+    meta = node.input_meta()
+    return tuple(meta[i][0]) if i < len(meta) and meta[i] is not None else None
+
+
+def _input_strides(node, i: int):
+    # torch keeps an input's strides where that input needs a gradient (for the gradient's layout)
+    if node.next[i] is None:
+        return ()
+    t = _saved(node, i)
+    if t is not None:
+        return tuple(t.stride())
+    shape = _input_shape(node, i)
+    if shape is None:
+        return None
+    out, step = [], 1
+    for n in reversed(shape):  # (not kept: the strides of a contiguous tensor of its shape)
+        out.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(out))
+
+
 _BINARY = {"self": lambda n: _scaling(n, "self"), "other": lambda n: _scaling(n, "other")}
 _RESULT = {"result": lambda n: _saved(n, -1)}
-_MM = {"self": lambda n: _saved(n, 0), "mat2": lambda n: _saved(n, 1)}
+_MM = {"self": lambda n: _saved(n, 0), "mat2": lambda n: _saved(n, 1),
+       "self_sym_sizes": lambda n: _input_shape(n, 0), "mat2_sym_sizes": lambda n: _input_shape(n, 1),
+       "self_sym_strides": lambda n: _input_strides(n, 0), "mat2_sym_strides": lambda n: _input_strides(n, 1)}
 _SUM = {"self_sym_sizes": _sizes}
 _DIM = {"dim": lambda n: tuple(n.dims), "keepdim": lambda n: n.keepdim}
 _MEAN = {"self_sym_sizes": _sizes, "self_sym_numel": lambda n: math.prod(_sizes(n) or ())}
@@ -263,7 +297,7 @@ def saved_attribute(node, attr: str):
     if get is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
     value = get(node)
-    return Size(value) if key.endswith("sym_sizes") and value is not None else value
+    return tuple(value) if key.endswith(("sym_sizes", "sym_strides")) and value is not None else value
 
 
 def _generic(node, key: str):
