@@ -170,10 +170,12 @@ class Function:
         # keeps its class name.
         ours = cls.__name__
         cls._tl_base = ours
-        theirs = torch_nodes.torch_name(ours) if cls.__module__.startswith("tinygrad_like.") else ours
+        library = cls.__module__.startswith("tinygrad_like.")
+        theirs = torch_nodes.torch_name(ours) if library else f"{ours}Backward0"
         if "name" not in cls.__dict__:
             cls.name = _Name(ours, theirs)
-        cls.__name__ = theirs
+        if library:
+            cls.__name__ = theirs
         if cls.__module__.startswith("tinygrad_like."):
             cls._builtin = True
             torch_nodes.install_saved(cls)  # (properties on the class: no __getattr__, which would slow every read)
@@ -443,7 +445,10 @@ class Function:
         return rows
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} object at {id(self):#x}>"
+        # torch's repr; name() is the class's name, except for a user's own-style Function (its class keeps the
+        # user's name, its node prints as <MyOpBackward0 ...>, as the tensor's grad_fn=<MyOpBackward0> says)
+        name = self.name
+        return f"<{name() if callable(name) else name} object at {id(self):#x}>"
 
 
 class PreHook:
