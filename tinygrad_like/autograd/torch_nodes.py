@@ -75,8 +75,12 @@ def torch_name(cls_name: str) -> str:
 
 
 # ---- variants: one class of ours, several of torch's -----------------------------------------------------------
-def _by_dim(node, x, args) -> int:  # sum()/mean() over everything, or over dims
-    return 0 if not args or args[0] is None else 1
+def _sum(node, x, args) -> str:  # sum() over everything, or over dims
+    return "SumBackward0" if not args or args[0] is None else "SumBackward1"
+
+
+def _mean(node, x, args) -> str:
+    return "MeanBackward0" if not args or args[0] is None else "MeanBackward1"
 
 
 _MATMUL = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0", (1, 2): "MmBackward0"}
@@ -110,8 +114,7 @@ def _pow(node, x, args) -> str:
 
 
 VARIANTS = {
-    "Sum": lambda n, x, a: f"SumBackward{_by_dim(n, x, a)}",
-    "Mean": lambda n, x, a: f"MeanBackward{_by_dim(n, x, a)}",
+    "Sum": _sum, "Mean": _mean,
     "Matmul": _matmul, "Permute": _permute, "Slice": _slice, "Pow": _pow,
     "MaxMin": lambda n, x, a: "AmaxBackward0" if n.is_max else "AminBackward0",
     "MaxMinAll": lambda n, x, a: "MaxBackward1" if n.is_max else "MinBackward1",
