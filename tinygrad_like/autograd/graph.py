@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from ..tensor_base import TensorBase
+from ..unsupported import unsupported_function
 from ..utils.hooks import RemovableHandle
 from . import function as _function
 from .function import AccumulateGrad, Function, grad_accumulator
@@ -210,10 +211,9 @@ def engine_reaches(tensor, pass_state) -> bool:
     return tensor in pass_state.leaf_deps or tensor in pass_state.leaf_pending
 
 
-def allow_mutation_on_saved_tensors():
-    """Not available: torch clones a saved tensor when it is written in place inside this context; the in-place
-    ops here do not call back into autograd's saved tensors, so the writes would still be caught as version
-    mismatches."""
-    raise NotImplementedError("torch.autograd.graph.allow_mutation_on_saved_tensors is not supported by "
-                              "tinygrad_like: in-place writes to tensors saved for backward are refused at "
-                              "backward (VersionMismatchError); clone() the tensor before writing to it instead")
+# torch clones a saved tensor when it is written in place inside this context; the in-place ops here do not call
+# back into the graph's saved tensors, so such writes are refused at backward (VersionMismatchError) instead
+allow_mutation_on_saved_tensors = unsupported_function(
+    "torch.autograd.graph.allow_mutation_on_saved_tensors",
+    "in-place writes to tensors saved for backward are refused at backward here (VersionMismatchError, naming the "
+    "write); clone() the tensor before writing to it instead")
