@@ -194,9 +194,10 @@ def test_node_is_ctx_named_and_in_the_graph():
     x = tl.ones(3, requires_grad=True)
     y = TL[0].apply(x * 2, 3.0)
     node = y.grad_fn
-    assert node.name == "MulPow" and repr(node) == "<MulPowBackward>" and type(node).__name__ == "MulPowBackward"
+    assert node.name == "MulPow" and type(node).__name__ == "MulPowBackward" and node.name() == "MulPowBackward"
+    assert repr(node) == f"<tinygrad_like.autograd.function.MulPowBackward object at {id(node):#x}>"  # (torch's)
     assert node.attributes() == {"k": 3.0, "p": 2}
-    assert node.next_functions[0].name == "Mul" and node.next_functions[1:] == (None,)
+    assert node.next[0].name == "Mul" and node.next[1:] == (None,)
     assert node._forward_cls is TL[0]
     assert [s["shape"] for s in node.saved_info()] == [(3,)]
     steps = list(y.sum().backward_steps())

@@ -57,7 +57,7 @@ def _graph_names(t) -> set:
         if n is None or n in seen or not isinstance(n, tl.autograd.Function):
             continue
         seen.add(n)
-        stack += list(n.next_functions)
+        stack += list(n.next)
     return {n.name for n in seen}
 
 

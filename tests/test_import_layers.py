@@ -14,20 +14,21 @@ import tinygrad_like
 ROOT = Path(tinygrad_like.__file__).parent
 # lowest first; a module is in the layer of the longest prefix that names it
 LAYERS = [
-    ["dtypes", "events", "sites", "compat", "_format", "random", "write_history", "unsupported"],
+    ["dtypes", "events", "sites", "compat", "_format", "random", "write_history", "unsupported", "hook_handles"],
     ["layout"],
     ["storage"],
     ["device", "backends"],
     ["autograd", "autograd.grad_mode", "autograd.inference", "autograd.gradcheck"],
     ["tensor_base"],
-    ["autograd.function", "autograd.engine", "autograd.ctx_function", "autograd.view_history",
+    ["autograd.function", "autograd.node_api", "autograd.engine", "autograd.ctx_function", "autograd.view_history",
      "autograd.tensor_methods"],
     ["ops"],
     ["tensor"],
     ["creation", "functions", "linalg", "nn", "optim", "utils", "io", "amp", "_cuda_amp", "datasets", "cuda",
      "accelerator", "profiler", "dropin", "run", "return_types", "legacy", "distributed", "jit", "onnx",
      "distributions", "testing", "fft", "special"],
-    ["autograd.api", "autograd.functional", "autograd.variable", "autograd.forward_ad", "autograd.nested_io", ""],
+    ["autograd.api", "autograd.functional", "autograd.variable", "autograd.forward_ad", "autograd.nested_io",
+     "autograd.graph", ""],
 ]
 
 

@@ -264,7 +264,7 @@ def test_to_is_recorded_as_a_graph_op(dev, recorded):
     y = x.to("testdev")
     ops = [e for e in recorded if isinstance(e, events.OpRecorded)]
     assert [e.op for e in ops] == ["ToDevice"] and ops[0].node is y.grad_fn and ops[0].device == "testdev:0"
-    assert y.grad_fn.next_functions[0] is x
+    assert y.grad_fn.next[0] is x
 
 
 def test_autograd_from_device_leaf_to_cpu(dev):

@@ -117,7 +117,7 @@ def test_the_view_gets_the_base_history_node():
     v = y[0:1]
     assert v.grad_fn.name != "ViewOfBase"
     y.zero_()
-    assert v.grad_fn.name == "ViewOfBase" and v.grad_fn.next_functions[0] is y.grad_fn
+    assert v.grad_fn.name == "ViewOfBase" and v.grad_fn.next[0] is y.grad_fn
 
 
 def test_in_place_on_a_view_of_a_leaf_that_requires_grad_is_refused_like_torch():

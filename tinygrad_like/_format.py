@@ -25,7 +25,26 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PRINT_OPTS", "format_tensor", "get_printoptions", "printoptions", "set_printoptions"]
+__all__ = ["PRINT_OPTS", "STYLE", "format_tensor", "get_printoptions", "printoptions", "set_printoptions",
+           "use_torch_style"]
+
+
+class _Style:
+    """Which printing style applies: the project's own (``tl.Size([3])`` / ``(3,)``, ``tinygrad_like.float32``) or,
+    once the torch alias is installed, PyTorch's (``torch.Size([3])``, ``torch.float32``)."""
+
+    __slots__ = ("torch", "package")
+
+    def __init__(self) -> None:
+        self.torch, self.package = False, "tinygrad_like"
+
+
+STYLE = _Style()
+
+
+def use_torch_style(on: bool = True) -> None:
+    """Print as PyTorch does (set by ``install_as_torch``, undone by ``uninstall_torch_alias``)."""
+    STYLE.torch, STYLE.package = bool(on), "torch" if on else "tinygrad_like"
 
 
 @dataclasses.dataclass
@@ -188,7 +207,8 @@ def _add_suffixes(tensor_str: str, suffixes: Sequence[str], indent: int) -> str:
 
 def format_tensor(arr: np.ndarray, dtype_name: str, suffixes: Sequence[str] = (), *,
                   default_dtype: str = "float32", prefix: str = "tensor(") -> str:
-    """``repr`` of a tensor holding ``arr``, as PyTorch prints it, with ``tinygrad_like.`` dtype names.
+    """``repr`` of a tensor holding ``arr``, as PyTorch prints it, with ``tinygrad_like.`` dtype names (``torch.``
+    under the torch alias: :func:`use_torch_style`).
 
     ``dtype_name`` is the tensor's dtype ('float32', 'int64', ... ; a ``tinygrad_like.``/``torch.`` prefix is
     dropped). ``suffixes`` are ready-made strings such as ``"device='cuda:0'"``, ``"requires_grad=True"``,
@@ -206,13 +226,13 @@ def format_tensor(arr: np.ndarray, dtype_name: str, suffixes: Sequence[str] = ()
         if arr.ndim != 1:  # like NumPy, the shape is shown unless it is (0,)
             own.append(f"size={tuple(arr.shape)}")
         if name != default_dtype:  # no elements to tell an int from a float
-            own.append(f"dtype=tinygrad_like.{name}")
+            own.append(f"dtype={STYLE.package}.{name}")
         body = "[]"
     else:
         if not PRINT_OPTS.edgeitems:
             own.append(f"size={tuple(arr.shape)}")
         if name not in (default_dtype, "int64", "bool"):
-            own.append(f"dtype=tinygrad_like.{name}")
+            own.append(f"dtype={STYLE.package}.{name}")
         body = _tensor_str(arr, indent)
     device = [s for s in suffixes if s.startswith("device=")]
     rest = [s for s in suffixes if not s.startswith("device=")]

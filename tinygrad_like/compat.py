@@ -2,7 +2,8 @@
 
 ``Tensor.shape`` and ``Tensor.size()`` are a ``tl.Size``: a tuple of ints with ``numel()``, whose slices, sums and
 repeats are ``Size`` again, as torch's. Its ``repr`` names the type; its ``str`` (``print``, f-strings, so every
-error message and view label) is the tuple's ``(2, 3)``. It is made from the native array's shape tuple on each
+error message and view label) is the tuple's ``(2, 3)`` in the project's style, and ``torch.Size([2, 3])`` (both
+``str`` and ``repr``) under the torch alias, as torch prints it. It is made from the native array's shape tuple on each
 read (about 0.1 us); the core's own hot paths read ``x._x.shape``, the plain tuple. ``tl.compile`` returns what it
 is given: tinygrad_like runs every op eagerly, so that the views can show each one.
 
@@ -19,9 +20,12 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from ._format import STYLE as _STYLE
+
 __all__ = ["Size", "compile"]
 
 _tuple_new, _tuple_getitem, _tuple_add, _tuple_mul = tuple.__new__, tuple.__getitem__, tuple.__add__, tuple.__mul__
+_tuple_repr = tuple.__repr__
 
 
 class Size(tuple):
@@ -64,10 +68,12 @@ class Size(tuple):
         return Size, (tuple(self),)
 
     def __repr__(self) -> str:
-        return f"tl.Size({list(self)})"
+        return f"torch.Size({list(self)})" if _STYLE.torch else f"tl.Size({list(self)})"
 
-    # str() (print, f-strings: every error message and view label that shows a shape) keeps the tuple's "(2, 3)"
-    __str__ = tuple.__repr__
+    def __str__(self) -> str:
+        # the project's style: str() (print, f-strings: every error message and view label that shows a shape) is
+        # the tuple's "(2, 3)"; under the torch alias, torch's "torch.Size([2, 3])", as books and lectures show
+        return f"torch.Size({list(self)})" if _STYLE.torch else _tuple_repr(self)
 
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,  # noqa: A001

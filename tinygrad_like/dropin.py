@@ -22,8 +22,9 @@ Two supported forms:
 ``install_as_torch()`` registers ``torch`` and its common submodules (``torch.nn``, ``torch.nn.functional``,
 ``torch.optim``, ``torch.optim.lr_scheduler``, ``torch.utils.data`` ...) in ``sys.modules``, and a finder that
 maps any other ``torch.X`` to ``tinygrad_like.X`` on first import (a name tinygrad_like lacks is a
-ModuleNotFoundError naming it). It refuses when the real PyTorch is already imported in this process (the
-two would mix); :func:`uninstall_torch_alias` takes the alias out again.
+ModuleNotFoundError naming it), and switches printing to torch's style (``torch.Size([3])``, ``torch.float32``;
+the project's own style prints ``(3,)`` and ``tinygrad_like.float32``). It refuses when the real PyTorch is
+already imported in this process (the two would mix); :func:`uninstall_torch_alias` takes the alias out again.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ import importlib.util
 import sys
 import types
 
+from ._format import use_torch_style
+
 __all__ = ["install_as_torch", "uninstall_torch_alias", "is_installed"]
 
 _ALIAS = "torch"
@@ -42,9 +45,9 @@ _TARGET = "tinygrad_like"
 # registered eagerly (attribute imports such as ``import torch.nn.functional as F`` look them up directly)
 _EAGER = ("nn", "nn.functional", "nn.init", "nn.utils", "nn.modules", "optim", "optim.lr_scheduler", "utils",
           "utils.data", "utils.data.dataloader", "utils.data.dataset", "utils.data.sampler", "utils.checkpoint",
-          "autograd", "autograd.functional", "cuda", "cuda.amp", "backends", "backends.cuda", "backends.cudnn",
-          "backends.mps", "amp", "accelerator", "random", "nn.parallel", "distributed", "jit", "onnx",
-          "special", "serialization")
+          "autograd", "autograd.functional", "autograd.graph", "utils.hooks", "cuda", "cuda.amp", "backends",
+          "backends.cuda", "backends.cudnn", "backends.mps", "amp", "accelerator", "random", "nn.parallel",
+          "distributed", "jit", "onnx", "special", "serialization")
 
 
 def _resolve(rest: str) -> types.ModuleType | None:
@@ -109,6 +112,7 @@ def install_as_torch() -> types.ModuleType:
                            "would mix. Install the alias before anything imports torch (first lines of the "
                            "program), or run the program with `python -m tinygrad_like.run program.py`.")
     sys.modules[_ALIAS] = target
+    use_torch_style(True)  # print as torch: torch.Size([3]), dtype=torch.float64 (see the README, "Printing")
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
     for rest in _EAGER:
@@ -122,6 +126,7 @@ def uninstall_torch_alias() -> None:
     """Remove the alias (``torch`` and every ``torch.*`` entry that is a tinygrad_like module) and the finder."""
     if _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
+    use_torch_style(False)
     for name in [n for n in sys.modules if n == _ALIAS or n.startswith(_ALIAS + ".")]:
         mod = sys.modules[name]
         if getattr(mod, "__name__", "").split(".")[0] == _TARGET:

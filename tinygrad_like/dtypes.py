@@ -6,10 +6,10 @@ dtypes), whose elementwise ufuncs compute each element in float32 and round, as 
 
 from __future__ import annotations
 
-import sys
-
 import ml_dtypes
 import numpy as np
+
+from ._format import STYLE as _STYLE
 
 
 class DType:
@@ -53,18 +53,10 @@ class DType:
         self.acc: DType | None = None  # (set below, once the dtypes exist)
 
     def __repr__(self) -> str:
-        return f"{_prefix()}.{self.name}"
+        return f"{_STYLE.package}.{self.name}"  # (torch.float32 under the torch alias)
 
     def __reduce__(self):
         return (_by_name, (self.name,))
-
-
-def _prefix() -> str:
-    """'torch' while tinygrad_like stands in for torch (``python -m tinygrad_like.run``, ``install_as_torch``): a
-    program printing ``x.dtype`` then shows what it shows under torch; 'tinygrad_like' otherwise."""
-    mods = sys.modules
-    return "torch" if mods.get("torch") is not None and mods.get("torch") is mods.get("tinygrad_like") else (
-        "tinygrad_like")
 
 
 bool_ = DType("bool", np.bool_, 0, 0)
@@ -271,7 +263,7 @@ class ShellDType:
         self.is_floating_point, self.is_complex, self.is_signed = floating, complex_, signed
 
     def __repr__(self) -> str:
-        return f"{_prefix()}.{self.name}"
+        return f"{_STYLE.package}.{self.name}"  # (torch.float32 under the torch alias)
 
     def __reduce__(self):
         return (_shell_by_name, (self.name,))

@@ -296,7 +296,8 @@ class TensorBase:
         if self._dev is not CPU:
             suffixes.append(f"device='{self._dev}'")
         if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name}Backward0>")
+            name = self.grad_fn.name  # torch's node name (name()), as the node's repr
+            suffixes.append(f"grad_fn=<{name() if callable(name) else name}>")
         elif self.requires_grad:
             suffixes.append("requires_grad=True")
         return format_tensor(self._host(), self.dtype.name, suffixes, default_dtype=dtypes.default_float.name)

@@ -186,7 +186,7 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
         while stack:
             fn = stack.pop()
             fns.append(fn)
-            for inp in fn.next_functions or ():
+            for inp in fn.next or ():
                 if isinstance(inp, Function) and id(inp) not in seen:
                     seen.add(id(inp))
                     stack.append(inp)
@@ -212,7 +212,7 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
         add(_op_node(fn, timings, module), fn)
     for fn in fns:
         dst = index[id(fn)]
-        for slot, inp in enumerate(fn.next_functions or ()):
+        for slot, inp in enumerate(fn.next or ()):
             if inp is None:
                 continue
             if isinstance(inp, Function):

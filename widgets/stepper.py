@@ -234,7 +234,7 @@ class BackwardStepper(GraphView):
 
     def _step_entry(self, rec) -> list:
         idx = self.model.node_for(rec.node)
-        edges = rec.node.next_functions or ()
+        edges = rec.node.next or ()
         out = []
         for slot, g in enumerate(rec.grads_out):
             if g is None or slot >= len(edges) or edges[slot] is None:
@@ -302,7 +302,7 @@ class BackwardStepper(GraphView):
             return d
         s = grad_stats(rec.grad_in)
         grads = [["incoming", f"{_fmt_shape(s['shape'] or ())} |g| {_fmt(s.get('norm'))}"]]
-        edges = rec.node.next_functions or ()
+        edges = rec.node.next or ()
         for slot, g in enumerate(rec.grads_out):
             if slot >= len(edges) or edges[slot] is None:
                 continue  # not an input that takes part in autograd (an index, an option)
@@ -316,7 +316,7 @@ class BackwardStepper(GraphView):
         """An input's name: the op's argument name ("weight", "bias", "input") and, for a named tensor, its
         name ("weight: blocks.3.fc1.weight")."""
         arg = n.inputs[slot] if slot < len(n.inputs) else f"input {slot}"
-        edges = n.obj.next_functions or ()
+        edges = n.obj.next or ()
         src = self.model.node_for(edges[slot]) if slot < len(edges) and edges[slot] is not None else None
         if src is not None and self.model.nodes[src].kind == "param":
             return f"{arg}: {self.model.nodes[src].label}"

@@ -22,7 +22,7 @@ _LAZY = {
     "backward": "api", "grad": "api",
     "FunctionCtx": "ctx_function", "once_differentiable": "ctx_function",
     "functional": "functional", "Variable": "variable", "forward_ad": "forward_ad",
-    "NestedIOFunction": "nested_io",
+    "NestedIOFunction": "nested_io", "graph": "graph",
 }
 
 
@@ -45,4 +45,4 @@ __all__ = ["Function", "Step", "backward_steps", "grad", "backward", "gradcheck"
            "SavedTensorsFreedError", "FunctionCtx", "once_differentiable", "inference_mode",
            "is_inference_mode_enabled", "functional", "Variable", "detect_anomaly", "set_detect_anomaly",
            "gradgradcheck", "set_multithreading_enabled", "enforce_grad_layout_policy", "forward_ad",
-           "NestedIOFunction"]
+           "NestedIOFunction", "graph"]

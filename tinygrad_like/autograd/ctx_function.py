@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import functools
 
+from .._format import STYLE as _STYLE
 from ..tensor_base import TensorBase
 from . import grad_mode
 from .function import Function, _alias, _attach, _edge, _new, _seq
+from .node_api import _Name
 
 _grad_mode = grad_mode.state
 
@@ -88,7 +90,7 @@ class FunctionCtx(Function):
     def saved_tensors(self) -> tuple:
         if getattr(self, "_to_save", None) is not None and self.saved is None:
             return tuple(self._to_save)  # (read inside forward itself, before the save was made final)
-        saved = Function.saved_tensors.fget(self)
+        saved = self._read_saved()
         outs = self._saved_outputs
         if outs and _grad_mode.enabled:  # a saved output comes back with its history while backward is recorded
             saved = list(saved)
@@ -106,7 +108,9 @@ class FunctionCtx(Function):
     # ---- inspection ----------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return self._forward_cls.__name__
+        """The Function's name (``'MulPow'``); called, torch's node name (``'MulPowBackward'``)."""
+        n = self._forward_cls.__name__
+        return _Name(n, f"{n}Backward")
 
     def attributes(self) -> dict:
         """The plain values forward stored on ``ctx`` (numbers, strings, tuples of them), for the views."""
@@ -118,8 +122,8 @@ class FunctionCtx(Function):
                 out[k] = v
         return out
 
-    def __repr__(self) -> str:
-        return f"<{self._forward_cls.__name__}Backward>"
+    def __repr__(self) -> str:  # (torch's: the node class lives in torch.autograd.function)
+        return f"<{_STYLE.package}.autograd.function.{type(self).__name__} object at {id(self):#x}>"
 
     # ---- the engine's side ---------------------------------------------------------------------
     def backward(self, *grads):  # noqa: D401 - the engine calls node.backward(g)
@@ -176,10 +180,8 @@ class _CtxOutput(Function):
 
     @property
     def name(self) -> str:
-        return f"{self.owner.name}[{self.index}]"
-
-    def __repr__(self) -> str:
-        return f"<{self.name}Backward>"
+        n = f"{self.owner.name}[{self.index}]"
+        return _Name(n, self.owner.name())
 
 
 def _node_class(cls) -> type:

@@ -17,10 +17,12 @@ from . import grad_mode
 from .anomaly_mode import run_node as _anomaly_run_node
 from .anomaly_mode import state as _anomaly
 from .function import Function
+from .node_api import _running, run_leaf_post_hooks, run_post_hooks
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
 _perf = time.perf_counter
+
 
 
 def sum_to(g, shape: tuple):
@@ -139,6 +141,8 @@ def _accumulate_leaf(leaf, g, owned: set) -> None:
             leaf._grad = g
     else:
         leaf.grad = leaf._grad + g if recording or hooks else _sum(leaf._grad, g)
+    if hooks:  # (register_post_accumulate_grad_hook, AccumulateGrad.register_hook: after .grad was updated)
+        run_leaf_post_hooks(leaf, hooks, g)
 
 
 def _sum(a, b):
@@ -217,6 +221,8 @@ class _Pass:
             if len(grads_out) != len(node.next):
                 raise RuntimeError(f"{node.name}.backward returned {len(grads_out)} gradients; expected "
                                    f"{len(node.next)} (one per forward input, None where there is none)")
+            if node.hooks:  # (torch's node hooks, fn(grad_inputs, grad_outputs), run after backward)
+                grads_out = run_post_hooks(node, node.hooks, g, grads_out)
             if not self.retain_graph:
                 node.release()
         pending = self.pending
@@ -284,9 +290,11 @@ def backward_steps(roots, grads, retain_graph: bool = False, create_graph: bool 
         if watched:  # the kernels it launches are reported with this node, as backward
             outer = ctx.node, ctx.backward
             ctx.node, ctx.backward = node, True
+        outer_pass, _running.state = _running.state, state
         try:
             g, grads_out = state.run(node, filled)
         finally:
+            _running.state = outer_pass
             _grad_mode.enabled = prev
             if watched:
                 ctx.node, ctx.backward = outer
@@ -308,6 +316,7 @@ def run_backward(roots, grads, retain_graph: bool = False, create_graph: bool = 
     ctx = _context
     outer = ctx.node, ctx.backward
     ctx.backward = True  # (the roots' gradients, e.g. the ones of loss.backward(), are the pass's first kernels)
+    outer_pass, _running.state = _running.state, state
     try:
         state.deliver_roots()
         run = state.run
@@ -325,5 +334,6 @@ def run_backward(roots, grads, retain_graph: bool = False, create_graph: bool = 
             else:
                 run(node, None)
     finally:
+        _running.state = outer_pass
         _grad_mode.enabled = prev
         ctx.node, ctx.backward = outer

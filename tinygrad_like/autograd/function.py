@@ -11,6 +11,16 @@ Because backward is written with Tensor ops, ``create_graph=True`` gives higher 
 >>> y = x * x
 >>> y.grad_fn.name, [t.shape for t in y.grad_fn.saved_tensors]
 ('Mul', [tl.Size([2]), tl.Size([2])])
+
+Each node also answers PyTorch's questions the way PyTorch's does: its class is named as torch's
+(``MulBackward0``: :mod:`.torch_nodes`), ``name()`` gives that name, ``next_functions`` the ``(node,
+input_nr)`` pairs with an :class:`AccumulateGrad` per leaf, ``_saved_self``/``_saved_other``/... the saved
+values, and ``register_hook``/``register_prehook`` take torch's node hooks. ``next`` (the edges as the engine
+walks them: parent nodes, leaf tensors or None), ``name`` as a string (``'Mul'``), ``saved_tensors``,
+``attributes()`` and ``saved_info()`` are the richer API the views read.
+
+>>> type(y.grad_fn).__name__, y.grad_fn.name(), y.grad_fn.next_functions[0][0].variable is x
+('MulBackward0', 'MulBackward0', True)
 """
 
 from __future__ import annotations
@@ -23,7 +33,8 @@ from ..sites import context as _context
 from ..sites import origin
 from ..storage import summarize_writes
 from ..tensor_base import TensorBase
-from . import grad_mode
+from . import grad_mode, node_api, torch_nodes
+from .node_api import TorchNodeAPI, _Name, _Packed, _Packing, _saved_hooks, name_node_class
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -78,11 +89,12 @@ class VersionMismatchError(RuntimeError):
                 "before writing to it.")
 
 
-class Function:
+class Function(TorchNodeAPI):
     """Base class of graph nodes. Subclasses add ``__slots__`` for their attributes (shapes, dims)."""
 
     __slots__ = ("next", "saved", "saved_versions", "seq", "out_shape", "out_dtype", "hooks", "retained",
-                 "origin", "__weakref__")  # origin: set only while sites.record_origins is on
+                 "origin", "_nf", "_meta", "__weakref__")  # origin: set only while sites.record_origins is on
+    # (_nf, _meta: torch's next_functions and metadata, made on first access only)
     save_output = False  # class flag: append the output tensor to saved_tensors after forward
     returns_fresh = False  # class flag: forward returns a Tensor it just made (a view...): it becomes the output
 
@@ -97,6 +109,10 @@ class Function:
 
             if "apply" not in cls.__dict__:
                 cls.apply = classmethod(ctx_apply)
+            return
+        if "_variant_of" in cls.__dict__ or hasattr(cls, "_forward_cls"):
+            return  # (a variant made by torch_nodes, or a context-style node class: named where made)
+        name_node_class(cls)
 
     # ---- the op ------------------------------------------------------------------------
     def forward(self, *args):
@@ -161,6 +177,8 @@ class Function:
             # alias back with this node as its history when a graph of the backward is being recorded.
             alias = _alias(out)
             v = alias._st.version  # (a fresh output is at version 0; one a user kernel wrote may be further on)
+            if _saved_hooks:
+                (alias,) = node_api._pack((alias,))
             if node.saved:
                 node.saved, node.saved_versions = (*node.saved, alias), (*node.saved_versions, v)
             else:
@@ -170,6 +188,8 @@ class Function:
         node.out_shape = out._x.shape
         node.out_dtype = dt
         node.hooks = node.retained = None
+        if cls._pick is not None:  # (Sum, Matmul...: the node takes its torch class, SumBackward1, MmBackward0...)
+            cls._pick(node, x, args)
         out._requires_grad = True  # (the slot behind the checked property: a float result, on the hot path)
         out.grad_fn = node
         if events.WATCH_NODES:  # (one flag for both watchers: nothing added to the path when neither is on)
@@ -184,6 +204,8 @@ class Function:
         of the inputs that need one read, as PyTorch does, so a later in-place write to the rest is legal).
         """
         self.saved = tensors
+        if _saved_hooks:  # (torch.autograd.graph.saved_tensors_hooks: versions are taken before packing)
+            return node_api.pack_saved(self, tensors)
         if len(tensors) == 2:  # perf: most nodes save two; a * b costs 1.1-1.4x without this path (core_speedups.py)
             a, b = tensors
             self.saved_versions = (-1 if a is None else 0 if a._st is None else a._st.version,
@@ -191,24 +213,24 @@ class Function:
         else:
             self.saved_versions = tuple([-1 if t is None else t._version for t in tensors])
 
-    @property
-    def saved_tensors(self) -> tuple:
-        """The saved tensors, after checking none was freed or modified in place since (in the order saved; None
-        where an op did not keep a tensor its backward will not read, as with torch's ``ctx.saved_tensors``)."""
+    def _read_saved(self) -> tuple:
+        """What ``saved_tensors`` gives (node_api.py): the saved tensors, after checking none was freed or modified in
+        place since (in the order saved; None where an op did not keep a tensor its backward will not read, as with
+        torch's ``ctx.saved_tensors``)."""
         saved = self.saved
         if saved is FREED:
-            raise SavedTensorsFreedError(
-                f"Trying to backward through the graph a second time (or to read {self.name}'s saved "
-                f"tensors after they were freed). Saved tensors are freed after the first backward; "
-                f"pass retain_graph=True to the first .backward() if you need to backward twice.")
+            raise SavedTensorsFreedError(f"{torch_nodes.FREED_MESSAGE} (the saved tensors of {self.name()})")
         if saved is None:
             return ()
-        for i, t in enumerate(saved):
-            if t is not None:
-                st = t._st  # (None: a fresh result nothing has written, at version 0)
-                if (0 if st is None else st.version) != self.saved_versions[i]:
-                    v = self.saved_versions[i]
-                    raise VersionMismatchError(self, i, t, v, t._version, t._storage.bumps_since(v))
+        if _Packing.ever and any(type(t) is _Packed for t in saved):  # (saved under saved_tensors_hooks)
+            saved = node_api.unpack_all(saved)
+        else:
+            for i, t in enumerate(saved):
+                if t is not None:
+                    st = t._st  # (None: a fresh result nothing has written, at version 0)
+                    if (0 if st is None else st.version) != self.saved_versions[i]:
+                        v = self.saved_versions[i]
+                        raise VersionMismatchError(self, i, t, v, t._version, t._storage.bumps_since(v))
         if type(self).save_output and _grad_mode.enabled:
             return (*saved[:-1], self.kept_output(saved[-1]))
         return saved
@@ -231,16 +253,12 @@ class Function:
     # ---- inspection -------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return type(self).__name__
+        """Our op's name (``'Mul'``), as the views show it; ``name()`` gives torch's (``'MulBackward0'``)."""
+        return _Name(type(self).__name__, type(self).__name__)
 
     @property
     def inputs(self) -> tuple:
         """One entry per forward input: its node, the leaf tensor itself, or None (no gradient)."""
-        return self.next
-
-    @property
-    def next_functions(self) -> tuple:
-        """Edges to the inputs: parent nodes, leaf tensors (which accumulate ``.grad``) or None."""
         return self.next
 
     def input_meta(self) -> tuple:
@@ -273,8 +291,8 @@ class Function:
         if not self.saved:
             return []
         for t, v in zip(self.saved, self.saved_versions):
-            if t is None:
-                continue  # (not kept: backward does not read it)
+            if t is None or type(t) is _Packed:
+                continue  # (not kept: backward does not read it; or packed by a saved-tensors hook)
             st = t._storage
             bumps = st.bumps_since(v)
             rows.append({"shape": t._x.shape, "dtype": t.dtype.name, "saved_version": v,
@@ -282,14 +300,7 @@ class Function:
                          "storage_id": st.id, "bumps": bumps, "writes": summarize_writes(bumps)})
         return rows
 
-    def register_hook(self, fn) -> None:
-        """``fn(grad) -> grad or None`` runs on the gradient arriving at this node."""
-        if self.hooks is None:
-            self.hooks = []
-        self.hooks.append(fn)
 
-    def __repr__(self) -> str:
-        return f"<{self.name}Backward>"
 
 
 def _alias(t):

@@ -6,11 +6,13 @@ import weakref
 from typing import TYPE_CHECKING
 
 from .. import events, sites
+from ..hook_handles import ListHandle
 from ..tensor_base import TensorBase
 
 if TYPE_CHECKING:  # (annotations only: the concrete class is built from these families)
     from ..tensor import Tensor
 from . import engine
+from .node_api import PostAccumulateHook
 
 
 class AutogradMixin:
@@ -82,6 +84,10 @@ class AutogradMixin:
                                    f"{self._dev}, the gradient on {value._dev}")
         self._grad = value
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its ``_base``), as torch's (torchviz reads it)."""
+        return self._base is not None
+
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after backward."""
         if not self.requires_grad:
@@ -95,26 +101,28 @@ class AutogradMixin:
             node.retained.append(weakref.ref(self))
 
     def register_hook(self, hook):
-        """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed."""
+        """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed; returns a
+        ``torch.utils.hooks.RemovableHandle``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
-            self.grad_fn.register_hook(hook)
+            self.grad_fn._register_tensor_hook(hook)
             hooks = self.grad_fn.hooks
         else:
             if self._hooks is None:
                 self._hooks = []
             self._hooks.append(hook)
             hooks = self._hooks
-        return _RemovableHandle(hooks, hook)
+        return ListHandle(hooks, hook)
 
-
-class _RemovableHandle:
-    __slots__ = ("_hooks", "_fn")
-
-    def __init__(self, hooks: list, fn):
-        self._hooks, self._fn = hooks, fn
-
-    def remove(self) -> None:
-        if self._fn in self._hooks:
-            self._hooks.remove(self._fn)
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after a backward accumulated this leaf's ``.grad`` (as torch's: leaves only)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        entry = PostAccumulateHook(hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(entry)
+        return ListHandle(self._hooks, entry)

@@ -43,9 +43,11 @@ class BackwardHook:
     """One call of a module with backward hooks: wraps its inputs and outputs (torch's ``utils.hooks.BackwardHook``
     for modules)."""
 
-    def __init__(self, module, user_hooks: list[Callable], user_pre_hooks: list[Callable]):
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        """``user_hooks``/``user_pre_hooks``: the hooks, in a list or (as torch passes them) a dict by handle id."""
         self.module = module
-        self.user_hooks, self.user_pre_hooks = user_hooks, user_pre_hooks
+        self.user_hooks = list(user_hooks.values() if isinstance(user_hooks, dict) else user_hooks)
+        self.user_pre_hooks = list(user_pre_hooks.values() if isinstance(user_pre_hooks, dict) else user_pre_hooks)
         self.n_inputs = 0
         self.input_positions: list[int] | None = None  # positions of the tensor inputs (None: none needs grad)
         self.grad_outputs: tuple | None = None

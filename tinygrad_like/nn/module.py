@@ -23,6 +23,7 @@ from .. import events, sites
 from ..autograd import grad_mode
 from ..creation import empty
 from ..device import Device
+from ..hook_handles import RemovableHandle
 from ..tensor import Tensor, TensorBase, _new
 from .backward_hooks import BackwardHook
 
@@ -58,21 +59,6 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
-
-
-class RemovableHandle:
-    """Returned by ``register_*_hook``: ``handle.remove()`` unregisters the hook."""
-
-    __slots__ = ("_hooks", "_key")
-    _next = 0
-
-    def __init__(self, hooks: dict):
-        self._hooks = hooks
-        RemovableHandle._next += 1
-        self._key = RemovableHandle._next
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
 
 
 def _call_with_hooks(module: Module, args: tuple, kwargs: dict):
@@ -119,9 +105,9 @@ def _call_with_hooks(module: Module, args: tuple, kwargs: dict):
 
 def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
     handle = RemovableHandle(hooks)
-    hooks[handle._key] = hook
+    hooks[handle.id] = hook
     if prepend:
-        hooks.move_to_end(handle._key, last=False)
+        hooks.move_to_end(handle.id, last=False)
     return handle
 
 
@@ -465,9 +451,9 @@ class Module:
         ``always_call`` runs it also when ``forward`` raises (with output None)."""
         h = _add_hook(self._forward_hooks, hook, prepend)
         if with_kwargs:
-            self._hooks_with_kwargs.add(h._key)
+            self._hooks_with_kwargs.add(h.id)
         if always_call:
-            self._hooks_always_called.add(h._key)
+            self._hooks_always_called.add(h.id)
         return h
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
@@ -476,7 +462,7 @@ class Module:
         ``with_kwargs``, ``hook(module, args, kwargs)`` returns None or ``(args, kwargs)``."""
         h = _add_hook(self._forward_pre_hooks, hook, prepend)
         if with_kwargs:
-            self._hooks_with_kwargs.add(h._key)
+            self._hooks_with_kwargs.add(h.id)
         return h
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:

@@ -21,7 +21,7 @@ from typing import Any
 
 from .. import sites
 from ..autograd import grad_mode
-from ..nn.module import RemovableHandle
+from ..hook_handles import RemovableHandle
 from ..tensor import Tensor
 
 _PACKAGE = __name__.split(".")[0] + "."  # "tinygrad_like.": the optimizers defined inside the package
@@ -53,9 +53,9 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
 
 def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
     handle = RemovableHandle(hooks)
-    hooks[handle._key] = hook
+    hooks[handle.id] = hook
     if prepend:
-        hooks.move_to_end(handle._key, last=False)
+        hooks.move_to_end(handle.id, last=False)
     return handle
 
 

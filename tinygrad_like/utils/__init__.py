@@ -7,6 +7,6 @@
 3
 """
 
-from . import checkpoint, data
+from . import checkpoint, data, hooks
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "hooks"]
