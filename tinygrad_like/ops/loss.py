@@ -22,7 +22,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function, VersionMismatchError
-from ._nn_args import _check_tensor
+from ..tensor_base import TensorBase
+from ._nn_args import _check_tensor, _const
 from ._util import check_index_device
 from .distance import pairwise_distance
 from .elementwise import where
@@ -34,7 +35,8 @@ if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)
 __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "soft_margin_loss", "hinge_embedding_loss",
+    "soft_margin_loss", "hinge_embedding_loss", "gaussian_nll_loss", "poisson_nll_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss",
 ]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
@@ -461,3 +463,151 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     zero = input.new_zeros(())
     out = where(target != 1, (margin - input).clamp_min(0), zero) + where(target != -1, input, zero)
     return _reduce(out, reduction)
+
+
+# ---- the probabilistic and multi-class margin losses -----------------------------------------------------------------
+def _clamped_below(x: Tensor, eps: float) -> Tensor:
+    """``x`` clamped at ``eps`` in value with the gradient of ``x`` itself (torch clamps a clone under no_grad)."""
+    return x + (x.clamp(min=eps) - x).detach()
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """``0.5 * (log(var) + (input - target)**2 / var)`` (+ ``0.5 * log(2*pi)`` when ``full``), var clamped at eps."""
+    _check_reduction(reduction, "gaussian_nll_loss")
+    if not isinstance(var, TensorBase):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = input.new_full(input.shape, float(var))
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
+            raise ValueError(f"var is of incorrect size: got {tuple(var.shape)} for input of size "
+                             f"{tuple(input.shape)}; expected the input's shape, or it with its last dim 1 or gone")
+    if bool((var.detach() < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = _clamped_below(var, eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of ``target ~ Poisson(rate)``: ``exp(input) - target * input`` (rate = exp(input)),
+    or ``input - target * log(input + eps)``; ``full`` adds Stirling's term where target > 1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "poisson_nll_loss")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + where(target > 1, stirling, stirling.new_zeros(()))
+    return _reduce(loss, reduction)
+
+
+def _class_rows(input, target, fn: str):
+    """(C,) or (N, C) input and its (N,) int64 target -> 2-D input, 1-D target, whether it was unbatched."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"{fn}: expected a 1-D or 2-D input (C) or (N, C), got shape {tuple(input.shape)}")
+    unbatched = input.ndim == 1
+    x = input.unsqueeze(0) if unbatched else input
+    t = target.reshape(-1)
+    if t.dtype.is_floating_point or t.dtype is dtypes.bool_:
+        raise RuntimeError(f"{fn}: expected an integer target of class indices, got {t.dtype.name}")
+    if t.shape[0] != x.shape[0]:
+        raise RuntimeError(f"{fn}: inconsistent target size: got {tuple(target.shape)} for input of shape "
+                           f"{tuple(input.shape)}")
+    return x, t, unbatched
+
+
+def _per_sample(loss, reduction: str, unbatched: bool):
+    if reduction == "none" and unbatched:
+        return loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average: bool | None = None, reduce: bool | None = None,
+                      reduction: str = "mean") -> Tensor:
+    """Multi-class hinge: ``sum_{j != y} max(0, margin - x[y] + x[j])**p * weight[y] / C`` per sample."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "multi_margin_loss")
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x, t, unbatched = _class_rows(input, target, "multi_margin_loss")
+    n, c = x.shape
+    tn = t.numpy().astype(np.int64)
+    if ((tn < 0) | (tn >= c)).any():
+        raise IndexError(f"multi_margin_loss: target out of range: each must be in [0, {c - 1}], got {tn.tolist()}")
+    other = _const((np.arange(c)[None, :] != tn[:, None]).astype(x.dtype.np), x)
+    x_y = x.gather(1, t.reshape(-1, 1))
+    h = (margin - x_y + x).clamp_min(0)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * weight.gather(0, t).reshape(-1, 1)
+    return _per_sample((h * other).sum(1) / c, reduction, unbatched)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``sum_{j in targets} sum_{i not in targets} max(0, 1 - (x[j] - x[i])) / C``; each row of ``target`` lists
+    the sample's classes up to its first -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "multilabel_margin_loss")
+    if input.ndim not in (1, 2) or target.shape != input.shape:
+        raise RuntimeError(f"multilabel_margin_loss: expected input and target of the same shape (C) or (N, C), got "
+                           f"{tuple(input.shape)} and {tuple(target.shape)}")
+    unbatched = input.ndim == 1
+    x = input.reshape(1, -1) if unbatched else input
+    tn = target.numpy().reshape(x.shape).astype(np.int64)
+    n, c = x.shape
+    count = np.zeros((n, c))
+    for row in range(n):
+        for j in tn[row]:
+            if j < 0:
+                break
+            if j >= c:
+                raise IndexError(f"multilabel_margin_loss: target {j} out of range [0, {c - 1}]")
+            count[row, j] += 1
+    pairs = count[:, :, None] * (count == 0)[:, None, :]  # (N, j target, i not target)
+    h = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+    loss = (h * _const(pairs.astype(x.dtype.np), x)).sum((1, 2)) / c
+    return _per_sample(loss, reduction, unbatched)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """Per-class binary cross-entropy with logits, averaged over the classes (the last dim)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "multilabel_soft_margin_loss")
+    loss = target * (-input).softplus(1.0, 20.0) + (1 - target) * input.softplus(1.0, 20.0)  # -log(sigmoid(+-x))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) / input.shape[-1]
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean") -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with any distance function (pairwise_distance by default)."""
+    _check_reduction(reduction, "triplet_margin_with_distance_loss")
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+    a, pos, neg = anchor.ndim, positive.ndim, negative.ndim
+    if not a == pos == neg:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {pos}D, and negative {neg}D inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
