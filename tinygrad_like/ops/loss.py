@@ -13,6 +13,7 @@ tensor(2.)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from ._nn_args import _check_tensor, _const
 from ._util import check_index_device
 from .distance import pairwise_distance
 from .elementwise import where
+from .linear import linear
 from .reduce import SoftmaxBackward
 
 if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)
@@ -37,6 +39,7 @@ __all__ = [
     "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss",
     "soft_margin_loss", "hinge_embedding_loss", "gaussian_nll_loss", "poisson_nll_loss", "multi_margin_loss",
     "multilabel_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss",
+    "linear_cross_entropy", "LinearCrossEntropyOptions",
 ]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
@@ -611,3 +614,50 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     if swap:
         d_neg = d_neg.minimum(dist(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+# ---- the linear layer and cross-entropy in one call ------------------------------------------------------------------
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    """torch's configuration of the chunked ``linear_cross_entropy`` (never materialising the full logits). Here it
+    is accepted and recorded, and the reference path runs: the values are the same, only memory differs."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+                         weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``: a classifier head and its loss.
+    ``linear_weight`` is (num_classes, *out_features, in_features) (K-dimensional losses for extra dims)."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    rows = math.prod(out_features, start=num_classes)
+    w2 = linear_weight.reshape(rows, in_features)
+    b2 = None if linear_bias is None else linear_bias.reshape(rows)
+    logits = linear(input, w2, b2).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)

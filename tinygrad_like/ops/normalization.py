@@ -19,11 +19,12 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._nn_args import _check_tensor
 from ._util import in_float32, rounded
+from .movement import pad
 
 if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)
     from ..tensor import Tensor
 
-__all__ = ["layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm", "normalize"]
+__all__ = ["layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm", "normalize", "local_response_norm"]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -282,3 +283,21 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
         raise NotImplementedError("normalize(out=...) is not supported; use the returned tensor")
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
     return input / denom
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """``x / (k + alpha/size * sum of x**2 over ``size`` neighbouring channels) ** beta`` (AlexNet's LRN); the
+    window is centred on the channel, zero-padded at the ends, as torch's."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    widths = [0, 0] * (input.ndim - 2) + [size // 2, (size - 1) // 2]
+    padded = pad(sq, tuple(widths))
+    c = input.shape[1]
+    total = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        total = total + padded.narrow(1, i, c)
+    div = (total / size * alpha + k).pow(beta)
+    return input / div
