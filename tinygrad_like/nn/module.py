@@ -57,6 +57,38 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+class Buffer(Tensor):
+    """A tensor that, assigned to a Module attribute, registers as a buffer (``torch.nn.Buffer``): state that is not
+    learned, in ``state_dict`` unless ``persistent=False``. It shares storage with the tensor it wraps."""
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
+        if data is None:
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(data): expected a Tensor, got {type(data).__name__}")
+        src = data.detach()
+        b = _new(cls if persistent else _NonPersistentBuffer)  # (tensors have no __dict__: the flag is the class)
+        for s in TensorBase.__slots__[:-1]:
+            setattr(b, s, getattr(src, s))
+        b.requires_grad = data.requires_grad
+        return b
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True):
+        pass  # all set in __new__
+
+    @property
+    def persistent(self) -> bool:
+        return not isinstance(self, _NonPersistentBuffer)
+
+
+class _NonPersistentBuffer(Buffer):
+    """A ``Buffer(..., persistent=False)``: registered, but left out of ``state_dict``."""
+
+    __slots__ = ()
+
+
 class RemovableHandle:
     """Returned by ``register_*_hook``: ``handle.remove()`` unregisters the hook."""
 
@@ -134,6 +166,8 @@ class Module:
         elif isinstance(value, Module):
             self._forget(name)
             mods[name] = value
+        elif isinstance(value, Buffer):
+            self.register_buffer(name, value, value.persistent)
         elif name in params:
             if value is not None:
                 raise TypeError(f"cannot assign {type(value).__name__} as parameter {name!r} (a Parameter or None "
