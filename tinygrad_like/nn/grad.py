@@ -5,7 +5,6 @@ so it is exactly the gradient the convolution's own backward computes."""
 from __future__ import annotations
 
 from ..autograd import grad_mode
-from ..autograd.api import grad as _autograd_grad
 from ..tensor import Tensor
 from . import functional as F
 
@@ -13,6 +12,7 @@ __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "co
 
 
 def _input_grad(conv, input_size, weight, grad_output, stride, padding, dilation, groups) -> Tensor:
+    from ..autograd.api import grad as _autograd_grad  # (autograd.api sits above nn in the layers)
     with grad_mode.enable_grad():
         x = weight.new_zeros(tuple(input_size)).requires_grad_()
         out = conv(x, weight.detach(), None, stride, padding, dilation, groups)
@@ -23,6 +23,7 @@ def _input_grad(conv, input_size, weight, grad_output, stride, padding, dilation
 
 
 def _weight_grad(conv, input, weight_size, grad_output, stride, padding, dilation, groups) -> Tensor:
+    from ..autograd.api import grad as _autograd_grad  # (autograd.api sits above nn in the layers)
     with grad_mode.enable_grad():
         w = input.new_zeros(tuple(weight_size)).requires_grad_()
         out = conv(input.detach(), w, None, stride, padding, dilation, groups)

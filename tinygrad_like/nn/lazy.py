@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..autograd import grad_mode
 from ..creation import empty, tensor
 from ..dtypes import int64
-from ..tensor import Tensor
+from ..tensor import Tensor, TensorBase, _new
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .layers import BatchNorm1d, BatchNorm2d, Linear
 from .module import Parameter
@@ -69,8 +69,6 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
-        from ..tensor import _new  # (a private constructor, named here only)
-        from ..tensor_base import TensorBase
         src = empty(0, device=device, dtype=dtype)
         b = _new(cls)
         for s in TensorBase.__slots__[:-1]:

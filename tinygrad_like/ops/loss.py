@@ -508,8 +508,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     else:
         loss = input - target * (input + eps).log()
     if full:
-        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
-        loss = loss + where(target > 1, stirling, stirling.new_zeros(()))
+        big = target > 1
+        t = where(big, target, target.new_ones(()))  # (the term is masked where target <= 1: keep log() finite)
+        stirling = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
+        loss = loss + where(big, stirling, stirling.new_zeros(()))
     return _reduce(loss, reduction)
 
 
