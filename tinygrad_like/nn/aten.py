@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd import grad_mode
 from ..functions import cat, stack
 from ..ops import conv as _conv
@@ -356,18 +357,33 @@ _BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
 def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False, mode: int = 0,
                   sparse: bool = False, per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
                   padding_idx: int | None = None):
-    """``F.embedding_bag`` in torch's operator order (``mode`` 0 / 1 / 2 for sum / mean / max); returns torch's
-    four tensors, the output first (the other three are the operator's bookkeeping: offsets, bag sizes, and the
-    maxima's indices in max mode)."""
-    mode_name = _BAG_MODES[mode] if not isinstance(mode, str) else mode
+    """``F.embedding_bag`` in torch's operator order (``mode`` 0 / 1 / 2 for sum / mean / max) for 1-D ``indices``
+    with ``offsets``; returns torch's four tensors: the output, then its CPU kernel's bookkeeping (the bag of each
+    index, each bag's size, and in max mode the row each maximum came from), as torch fills them per mode."""
+    mode_name = mode if isinstance(mode, str) else _BAG_MODES[mode]
     out = _embedding.embedding_bag(indices, weight, offsets, None, 2.0, scale_grad_by_freq, mode_name, sparse,
                                    per_sample_weights, include_last_offset, padding_idx)
-    offs = offsets.detach()
+    flat = indices.numpy(force=True).reshape(-1).astype(np.int64)
+    offs = offsets.numpy(force=True).reshape(-1).astype(np.int64)
     n_bags = out.shape[0]
-    bounds = np.append(offs.numpy(force=True), indices.numel())[:n_bags + 1] if not include_last_offset \
-        else offs.numpy(force=True)
-    sizes = np.diff(bounds) if len(bounds) > 1 else np.zeros(n_bags, dtype=np.int64)
-    return out, offs.new_zeros((0,)), offs.new_tensor(sizes.astype(np.int64)), offs.new_zeros((n_bags,))
+    bounds = np.append(offs[:n_bags], len(flat))
+    sizes = np.diff(bounds)
+    long = offsets.new_zeros((0,)).long()
+    bag_of = np.repeat(np.arange(n_bags), sizes)
+    if mode_name == "sum":  # (torch's fast float32 / float16 sum kernel leaves the bag of each index out)
+        zeros = long.new_zeros((n_bags,))
+        fast = weight.dtype in (dtypes.float32, dtypes.float16)
+        return out, long if fast else long.new_tensor(bag_of), zeros, zeros.clone()
+    if mode_name == "mean":
+        size_t = long.new_tensor(sizes)
+        return out, long.new_tensor(bag_of), size_t, size_t.clone()
+    rows = weight.detach().numpy(force=True)
+    max_idx = np.zeros((n_bags, rows.shape[1]), dtype=np.int64)
+    for b in range(n_bags):
+        members = flat[bounds[b]:bounds[b + 1]]
+        if len(members):
+            max_idx[b] = members[rows[members].argmax(0)]
+    return out, long.new_tensor(bag_of), long.new_tensor(sizes), long.new_tensor(max_idx)
 
 
 def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
