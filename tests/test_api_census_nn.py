@@ -110,14 +110,22 @@ def test_grid_sample(nd, align, mode, padding_mode):
     compare(tF.grid_sample, F.grid_sample, x, grid, grad_of=(0, 1), rtol=1e-9, atol=1e-12, **kw)
 
 
+@pytest.mark.parametrize("align", [True, False])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic(align, padding_mode):
+    x, grid = RNG.standard_normal((2, 3, 4, 5)), RNG.uniform(-1.4, 1.4, (2, 3, 4, 2))
+    compare(tF.grid_sample, F.grid_sample, x, grid, grad_of=(0, 1), rtol=1e-9, atol=1e-12, mode="bicubic",
+            padding_mode=padding_mode, align_corners=align)
+
+
 def test_grid_sample_default_align_warns_and_bad_mode():
     x, g = tl.zeros(1, 1, 2, 2), tl.zeros(1, 1, 1, 2)
     with pytest.warns(UserWarning, match="align_corners"):
         F.grid_sample(x, g)
     with pytest.raises(ValueError, match="mode"):
         F.grid_sample(x, g, mode="cubic", align_corners=False)
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(x, g, mode="bicubic", align_corners=False)
+    with pytest.raises(ValueError, match="bicubic"):
+        F.grid_sample(tl.zeros(1, 1, 2, 2, 2), tl.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False)
     with pytest.raises(ValueError):
         F.affine_grid(tl.zeros(1, 3, 3), [1, 1, 2, 2], align_corners=False)
 

@@ -112,6 +112,43 @@ def _source_coord(coord, size: int, padding_mode: str, align_corners: bool):
     return c
 
 
+_A = -0.75  # the cubic convolution's parameter (torch's, as OpenCV's)
+
+
+def _cubic_coeffs(t):
+    """The four cubic-convolution weights of the taps at -1, 0, 1, 2 around a point at fraction ``t``."""
+    def near(x):  # |x| <= 1
+        return ((_A + 2) * x - (_A + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _bicubic(flat, g, spatial, padding_mode: str, align_corners: bool):
+    """Bicubic sampling of 2-D input as torch's: 4 x 4 taps around the unnormalized point (not clamped itself), each
+    tap's integer coordinates mapped by the padding mode, zero outside."""
+    raw = [_unnormalize(g[:, :, 1 - d], spatial[d], align_corners) for d in range(2)]  # y (height), then x
+    lows = [r.detach().floor() for r in raw]
+    coeffs = [_cubic_coeffs(r - lo) for r, lo in zip(raw, lows)]
+    out = None
+    for i in range(4):
+        for j in range(4):
+            parts = []
+            for d, k in ((0, i), (1, j)):
+                c, size = lows[d] + (k - 1), spatial[d]
+                if padding_mode == "border":
+                    c = c.clamp(0, size - 1)
+                elif padding_mode == "reflection":
+                    c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
+                    c = c.clamp(0, size - 1)
+                parts.append(c)
+            term = _gather(flat, parts, spatial, coeffs[0][i] * coeffs[1][j])
+            out = term if out is None else out + term
+    return out
+
+
 def _gather(flat, idx_parts, spatial, weight):
     """``weight`` times the input at integer coordinates ``idx_parts`` (one tensor per dim, outermost first), zero
     where a coordinate falls outside; ``flat`` is (N, C, prod(spatial)), the parts (N, L)."""
@@ -131,8 +168,8 @@ def _gather(flat, idx_parts, spatial, weight):
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
-    """Sample (N, C, H, W) ``input`` at (N, Ho, Wo, 2) ``grid`` (x then y, in [-1, 1]) by ``bilinear`` or
-    ``nearest`` interpolation; 5-D inputs take (N, Do, Ho, Wo, 3) grids (trilinear)."""
+    """Sample (N, C, H, W) ``input`` at (N, Ho, Wo, 2) ``grid`` (x then y, in [-1, 1]) by ``bilinear``, ``nearest``
+    or ``bicubic`` interpolation; 5-D inputs take (N, Do, Ho, Wo, 3) grids (trilinear or nearest)."""
     _check_tensor(input, "grid_sample")
     _check_tensor(grid, "grid_sample", "grid")
     if mode not in ("bilinear", "nearest", "bicubic"):
@@ -148,9 +185,6 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
                            f"but got input with sizes {tuple(input.shape)} and grid with sizes {tuple(grid.shape)}")
     if mode == "bicubic" and nd != 2:
         raise ValueError("grid_sample(): bicubic interpolation only supports 4D input")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample(): mode='bicubic' is not implemented here; use 'bilinear' or "
-                                  "'nearest'")
     n, c = input.shape[:2]
     spatial = tuple(input.shape[2:])
     if grid.shape[0] != n or grid.shape[-1] != nd:
@@ -161,7 +195,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     # the grid lists x (the last spatial dim) first: coordinate k of a sample belongs to spatial dim nd-1-k
     coords = [_source_coord(g[:, :, nd - 1 - d], spatial[d], padding_mode, align_corners) for d in range(nd)]
     flat = input.reshape(n, c, -1)
-    if mode == "nearest":
+    if mode == "bicubic":
+        out = _bicubic(flat, g, spatial, padding_mode, align_corners)
+    elif mode == "nearest":
         parts = [co.detach().round() for co in coords]
         out = _gather(flat, parts, spatial, coords[0] * 0 + 1)  # (a zero gradient for the grid, as torch)
     else:
