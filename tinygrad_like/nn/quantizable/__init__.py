@@ -8,7 +8,7 @@ __all__: list[str] = []
 
 
 def __getattr__(name: str):
-    if name.startswith("__"):
+    if not name[:1].isupper():  # (a class name: other lookups, such as pytest's hooks, find nothing)
         raise AttributeError(name)
     cls = unsupported_class(f"torch.nn.quantizable.{name}", QUANTIZED)
     globals()[name] = cls
