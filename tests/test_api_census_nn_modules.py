@@ -64,6 +64,14 @@ def test_lazy_norms(name, shape):
     assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
 
 
+def test_lazy_module_loads_a_state_dict_before_its_first_call():
+    src = tl.nn.Linear(3, 2)
+    lazy = tl.nn.Sequential(tl.nn.LazyLinear(2))
+    lazy.load_state_dict({f"0.{k}": v for k, v in src.state_dict().items()})
+    np.testing.assert_allclose(_np(lazy(tl.ones(1, 3))), _np(src(tl.ones(1, 3))))
+    assert type(lazy[0]) is tl.nn.Linear
+
+
 def test_uninitialized_parameter_refuses_use_and_materializes():
     p = tl.nn.UninitializedParameter()
     with pytest.raises(ValueError, match="uninitialized"):

@@ -430,6 +430,9 @@ class Module:
         for k, v in state_dict.items():
             if not isinstance(v, Tensor):
                 raise TypeError(f"load_state_dict: entry {k!r} is a {type(v).__name__}, expected a Tensor")
+        for k, t in own.items():  # a lazy module's uninitialized tensors take the shapes of what is loaded
+            if k in state_dict and getattr(type(t), "cls_to_become", None) is not None:
+                t.materialize(tuple(state_dict[k].shape))
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         what = f"state_dict for {type(self).__name__}"
