@@ -235,3 +235,52 @@ def test_attention_kernel_choice_and_modules_package():
     from tinygrad_like.nn.modules.utils import _pair
     assert _pair(3) == (3, 3) and issubclass(tl.nn.BatchNorm2d, _BatchNorm) and issubclass(tl.nn.MSELoss, _Loss)
     assert tl.nn.modules.Linear is tl.nn.Linear
+
+
+@pytest.mark.parametrize("input_requires_grad", [True, False])
+def test_full_backward_hooks_see_torchs_gradients(input_requires_grad):
+    w = RNG.standard_normal((4, 3)).astype(np.float32)
+    x = RNG.standard_normal((5, 3)).astype(np.float32)
+
+    def run(lib, nn):
+        m = nn.Linear(3, 4)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(w))
+            m.bias.zero_()
+        seen = []
+        m.register_full_backward_pre_hook(lambda mod, go: seen.append(("pre", [_np(g) for g in go])))
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append(
+            ("full", [None if g is None else _np(g) for g in gi], [_np(g) for g in go])))
+        y = m(lib.tensor(x, requires_grad=input_requires_grad))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch warns when no input needs a gradient)
+            (y * y).sum().backward()
+        return seen
+
+    theirs, ours = run(torch, torch.nn), run(tl, tl.nn)
+    assert [s[0] for s in ours] == [s[0] for s in theirs] == ["pre", "full"]
+    for a, b in zip(theirs, ours):
+        for ga, gb in zip(a[1:], b[1:]):
+            for u, v in zip(ga, gb):
+                assert (u is None) == (v is None)
+                if u is not None:
+                    np.testing.assert_allclose(v, u, rtol=1e-5, atol=1e-5)
+
+
+def test_backward_hook_replaces_the_input_gradient_and_module_helpers():
+    m, x = tl.nn.Linear(3, 4), tl.randn(2, 3, requires_grad=True)
+    handle = m.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 0,))
+    m(x).sum().backward()
+    assert float(x.grad.abs().sum()) == 0
+    handle.remove()
+    x.grad = None
+    m(x).sum().backward()
+    assert float(x.grad.abs().sum()) > 0
+    assert m.type(tl.float64).weight.dtype == tl.float64
+    assert m.to_empty().weight.shape == (4, 3) and m.share_memory() is m and m.compile() is None
+    s = tl.nn.Sequential(tl.nn.Linear(1, 1))
+    s.set_submodule("0", tl.nn.ReLU())
+    assert isinstance(s[0], tl.nn.ReLU)
+    assert tl.nn.BatchNorm1d(2).get_buffer("running_mean").shape == (2,)
+    with pytest.raises(RuntimeError):
+        m.get_extra_state()

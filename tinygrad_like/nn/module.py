@@ -15,6 +15,7 @@ tl.Size([5, 2])
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 
@@ -105,19 +106,102 @@ class RemovableHandle:
 
 
 def _call_with_hooks(module: Module, args: tuple, kwargs: dict):
-    """``forward`` between the forward pre-hooks and hooks (kept off the plain call's path)."""
+    """``forward`` between the forward pre-hooks and hooks (kept off the plain call's path), its inputs and outputs
+    wrapped for the backward hooks if there are any."""
     if module._forward_pre_hooks:
         for hook in list(module._forward_pre_hooks.values()):
             r = hook(module, args)
             if r is not None:
                 args = r if isinstance(r, tuple) else (r,)
+    backward = module.__dict__.get("_backward_hooks") or module.__dict__.get("_backward_pre_hooks")
+    if backward and grad_mode.is_grad_enabled():
+        args, state = _BackwardHookState.wrap_inputs(module, args)
     out = module.forward(*args, **kwargs)
     if module._forward_hooks:
         for hook in list(module._forward_hooks.values()):
             r = hook(module, args, out)
             if r is not None:
                 out = r
+    if backward and grad_mode.is_grad_enabled():
+        out = state.wrap_outputs(out)
     return out
+
+
+class _BackwardHookState:
+    """What one call's backward hooks need: the gradients of the module's outputs, then of its inputs. Inputs and
+    outputs pass through a view each (a node of their own, as torch's ``BackwardHookFunction``), whose tensor hooks
+    collect the gradients; the full backward hooks run when the last input gradient arrives, or at the outputs'
+    when no input needs a gradient. A hook's replacement gradient is used for the last input (or output) only."""
+
+    def __init__(self, module: Module, n_inputs: int) -> None:
+        self.module = module
+        self.grad_inputs: list = [None] * n_inputs
+        self.input_pending = 0
+        self.grad_outputs: list = []
+        self.output_pending = 0
+
+    @classmethod
+    def wrap_inputs(cls, module: Module, args: tuple):
+        state = cls(module, len(args))
+        wrapped = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and a.requires_grad:
+                v = a.view(a.shape)
+                v.register_hook(state._input_hook(i))
+                wrapped[i] = v
+                state.input_pending += 1
+        return tuple(wrapped), state
+
+    def _input_hook(self, i: int):
+        def hook(g):
+            self.grad_inputs[i] = g
+            self.input_pending -= 1
+            if self.input_pending == 0:
+                new = self._run_full_hooks()
+                if new is not None:
+                    return new[i]
+            return None
+        return hook
+
+    def _run_full_hooks(self):
+        grad_input, grad_output = tuple(self.grad_inputs), tuple(self.grad_outputs)
+        replaced = None
+        for hook in list(self.module.__dict__.get("_backward_hooks", {}).values()):
+            r = hook(self.module, grad_input if replaced is None else replaced, grad_output)
+            if r is not None:
+                replaced = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+        return replaced
+
+    def wrap_outputs(self, out):
+        single = isinstance(out, Tensor)
+        outs = [out] if single else list(out) if isinstance(out, (tuple, list)) else None
+        if outs is None:
+            return out
+        self.grad_outputs = [None] * len(outs)
+        for i, o in enumerate(outs):
+            if isinstance(o, Tensor) and o.requires_grad:
+                v = o.view(o.shape)
+                v.register_hook(self._output_hook(i))
+                outs[i] = v
+                self.output_pending += 1
+        return outs[0] if single else type(out)(outs)
+
+    def _output_hook(self, i: int):
+        def hook(g):
+            self.grad_outputs[i] = g
+            self.output_pending -= 1
+            if self.output_pending:
+                return None
+            new = None
+            for pre in list(self.module.__dict__.get("_backward_pre_hooks", {}).values()):
+                r = pre(self.module, tuple(self.grad_outputs))
+                if r is not None:
+                    new = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+                    self.grad_outputs = list(new)
+            if self.input_pending == 0:  # no input needs a gradient: torch calls the hooks with None for them
+                self._run_full_hooks()
+            return None if new is None else new[i]
+        return hook
 
 
 class Module:
@@ -144,12 +228,12 @@ class Module:
             outer = ctx.scope
             ctx.scope = (*outer, self)
             try:  # (inline, not a helper: every frame here is one more for sites.origin() to walk past)
-                if self._forward_pre_hooks or self._forward_hooks:
+                if self._forward_pre_hooks or self._forward_hooks or "_backward_hooks" in self.__dict__:
                     return _call_with_hooks(self, args, kwargs)
                 return self.forward(*args, **kwargs)
             finally:
                 ctx.scope = outer
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or "_backward_hooks" in self.__dict__:
             return _call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -392,6 +476,56 @@ class Module:
     def cuda(self, device=None, non_blocking: bool = False) -> Module:
         return self._convert(lambda t: t.cuda(device))
 
+    def type(self, dst_type) -> Module:
+        """Cast every parameter and buffer to ``dst_type`` (a dtype or a legacy type name)."""
+        return self._convert(lambda t: t.type(dst_type))
+
+    def to_empty(self, *, device=None, recurse: bool = True) -> Module:
+        """Fresh uninitialised storage of the same shapes for every parameter and buffer (on ``device``)."""
+        return self._convert(lambda t: empty(*t.shape, dtype=t.dtype, device=device or t.device))
+
+    def share_memory(self) -> Module:
+        """A no-op returning the module: worker processes here share the parent's tensors as they are."""
+        return self
+
+    def compile(self, *args, **kwargs) -> None:
+        """A no-op, as ``tl.compile``: the module runs eagerly."""
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted name ``target``."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path) if mod_path else self
+        if name not in mod._buffers:
+            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
+        return mod._buffers[name]
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted name ``target`` (its parent must exist)."""
+        if not target:
+            raise ValueError("Cannot set the submodule without a target name!")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path) if parent_path else self
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise TypeError(f"`module` is not an nn.Module, found {type(module)}")
+        parent.add_module(name, module)
+
+    def get_extra_state(self):
+        """torch's default: a module has no extra state unless it defines this."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def set_extra_state(self, state) -> None:
+        """torch's default: a module has no extra state to restore unless it defines this."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    dump_patches = False
+    call_super_init = False
+
     # ---- hooks --------------------------------------------------------------------------------
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, args, output)`` runs after ``forward``; a non-None return replaces the output."""
@@ -403,6 +537,33 @@ class Module:
         """``hook(module, args)`` runs before ``forward``; a non-None return replaces the args."""
         h = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[h._key] = hook
+        return h
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of this module's inputs are computed; a
+        non-None return (a tuple like ``grad_input``) replaces them."""
+        return self._add_backward_hook("_backward_hooks", hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradients of this module's outputs are computed; a non-None
+        return replaces them."""
+        return self._add_backward_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """torch's deprecated spelling: here the full backward hook (which is what torch recommends instead)."""
+        warnings.warn("register_backward_hook is deprecated; it is the full backward hook here (torch's legacy one "
+                      "saw the gradients of the last operation only). Use register_full_backward_hook.",
+                      FutureWarning, stacklevel=2)
+        return self._add_backward_hook("_backward_hooks", hook, False)
+
+    def _add_backward_hook(self, store: str, hook: Callable, prepend: bool) -> RemovableHandle:
+        d = self.__dict__
+        d.setdefault("_backward_hooks", OrderedDict())  # (its presence routes calls through _call_with_hooks)
+        hooks = d.setdefault(store, OrderedDict())
+        h = RemovableHandle(hooks)
+        hooks[h._key] = hook
+        if prepend:
+            hooks.move_to_end(h._key, last=False)
         return h
 
     # ---- state -------------------------------------------------------------------------------
