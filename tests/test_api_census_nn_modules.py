@@ -284,3 +284,36 @@ def test_backward_hook_replaces_the_input_gradient_and_module_helpers():
     assert tl.nn.BatchNorm1d(2).get_buffer("running_mean").shape == (2,)
     with pytest.raises(RuntimeError):
         m.get_extra_state()
+
+
+def test_state_dict_hooks_and_old_weight_norm_checkpoints():
+    m = tl.nn.Linear(2, 2)
+    calls = []
+    m.register_state_dict_pre_hook(lambda mod, prefix, keep_vars: calls.append(("pre", prefix)))
+
+    def drop_bias(mod, sd, prefix, meta):
+        del sd[f"{prefix}bias"]
+
+    m.register_state_dict_post_hook(drop_bias)
+    outer = tl.nn.Sequential(m)
+    assert list(outer.state_dict()) == ["0.weight"] and calls == [("pre", "0.")]
+
+    def rename(mod, sd, prefix, meta, strict, missing, unexpected, errors):
+        if prefix + "w" in sd:
+            sd[prefix + "weight"] = sd.pop(prefix + "w")
+
+    n = tl.nn.Linear(2, 2)
+    n.register_load_state_dict_pre_hook(rename)
+    seen = []
+    n.register_load_state_dict_post_hook(lambda mod, keys: seen.append(keys))
+    n.load_state_dict({"w": tl.ones(2, 2), "bias": tl.zeros(2)})
+    assert bool((n.weight == 1).all()) and seen[0].missing_keys == []
+    old = torch.nn.Linear(3, 4)  # a checkpoint of the hook-based weight_norm, loaded into the parametrized one
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.nn.utils.weight_norm(old)
+    new = tl.nn.utils.parametrizations.weight_norm(tl.nn.Linear(3, 4))
+    new.load_state_dict({k: tl.tensor(v.detach().numpy()) for k, v in old.state_dict().items()})
+    np.testing.assert_allclose(_np(new.weight), _np(old.weight_v * (old.weight_g / old.weight_v.norm(dim=1,
+                                                                                                    keepdim=True))),
+                               rtol=1e-6)

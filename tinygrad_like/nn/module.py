@@ -570,13 +570,24 @@ class Module:
     def state_dict(self, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
         """Parameters and persistent buffers by dotted name (detached, sharing storage, as PyTorch's)."""
         out = OrderedDict() if destination is None else destination
+        visited = []
         for mod_prefix, m in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
+            hooks = m.__dict__.get("_state_dict_hooks")
+            if hooks:
+                visited.append((mod_prefix, m))
+                for hook in list(hooks["pre"].values()):
+                    hook(m, f"{mod_prefix}." if mod_prefix else "", keep_vars)
             for store in (m._parameters, m._buffers):
                 for name, t in store.items():
                     if t is None or (store is m._buffers and name in m._non_persistent):
                         continue
                     key = f"{mod_prefix}.{name}" if mod_prefix else name
                     out[key] = t if keep_vars else t.detach()
+        for mod_prefix, m in reversed(visited):  # (inner modules' post-hooks first, as torch's recursion)
+            for hook in list(m.__dict__["_state_dict_hooks"]["post"].values()):
+                r = hook(m, out, f"{mod_prefix}." if mod_prefix else "", {})
+                if r is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
         return out
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
@@ -588,6 +599,12 @@ class Module:
         if not hasattr(state_dict, "items"):
             raise TypeError(f"expected a dict of name -> Tensor, got {type(state_dict).__name__}")
         own = self.state_dict(keep_vars=True)
+        pre_hooked = [(p, m) for p, m in self.named_modules() if m.__dict__.get("_load_state_dict_hooks")]
+        if pre_hooked:  # (hooks may rename or convert entries: they work on a copy, as torch's)
+            state_dict = OrderedDict(state_dict)
+            for mod_prefix, m in pre_hooked:
+                for hook in list(m.__dict__["_load_state_dict_hooks"]["pre"].values()):
+                    hook(m, state_dict, f"{mod_prefix}." if mod_prefix else "", {}, strict, [], [], [])
         for k, v in state_dict.items():
             if not isinstance(v, Tensor):
                 raise TypeError(f"load_state_dict: entry {k!r} is a {type(v).__name__}, expected a Tensor")
@@ -606,7 +623,41 @@ class Module:
             for k, t in own.items():
                 if k in state_dict:
                     t.copy_(state_dict[k])
-        return IncompatibleKeys(missing, unexpected)
+        result = IncompatibleKeys(missing, unexpected)
+        for _, m in pre_hooked:
+            for hook in list(m.__dict__["_load_state_dict_hooks"]["post"].values()):
+                hook(m, result)
+        return result
+
+    # state-dict hooks: the pre-hooks may rewrite what is saved or loaded (old checkpoints' names, formats)
+    def _state_hooks(self, store: str, kind: str) -> OrderedDict:
+        hooks = self.__dict__.setdefault(store, {"pre": OrderedDict(), "post": OrderedDict()})
+        return hooks[kind]
+
+    def _add_state_hook(self, store: str, kind: str, hook: Callable) -> RemovableHandle:
+        hooks = self._state_hooks(store, kind)
+        h = RemovableHandle(hooks)
+        hooks[h._key] = hook
+        return h
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before this module's entries are collected."""
+        return self._add_state_hook("_state_dict_hooks", "pre", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` may edit the collected ``state_dict`` in place."""
+        return self._add_state_hook("_state_dict_hooks", "post", hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``
+        may rewrite the entries before they are checked and loaded."""
+        return self._add_state_hook("_load_state_dict_hooks", "pre", hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after loading; it may clear the missing / unexpected lists."""
+        if "_load_state_dict_hooks" not in self.__dict__:
+            self._state_hooks("_load_state_dict_hooks", "pre")
+        return self._add_state_hook("_load_state_dict_hooks", "post", hook)
 
     # ---- printing -----------------------------------------------------------------------------------
     def extra_repr(self) -> str:

@@ -64,6 +64,16 @@ def weight_norm(module: Module, name: str = "weight", dim: int = 0) -> Module:
     """Reparametrize ``module.<name>`` as ``g * v / ||v||`` (Salimans & Kingma, 2016): the magnitude
     ``parametrizations.<name>.original0`` and the direction ``original1`` are learned apart."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def _weight_norm_compat_hook(mod, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                 error_msgs) -> None:
+        """Load a checkpoint of the hook-based ``weight_norm`` (``<name>_g``, ``<name>_v``) into this one."""
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module.register_load_state_dict_pre_hook(_weight_norm_compat_hook)
     return module
 
 
