@@ -317,3 +317,35 @@ def test_state_dict_hooks_and_old_weight_norm_checkpoints():
     np.testing.assert_allclose(_np(new.weight), _np(old.weight_v * (old.weight_g / old.weight_v.norm(dim=1,
                                                                                                     keepdim=True))),
                                rtol=1e-6)
+
+
+def test_module_signatures_match_torch_and_hook_options():
+    import inspect
+    for name in ("cuda", "modules", "load_state_dict", "register_forward_hook", "register_forward_pre_hook",
+                 "state_dict", "register_full_backward_hook", "forward"):
+        ours = list(inspect.signature(getattr(tl.nn.Module, name)).parameters)
+        theirs = list(inspect.signature(getattr(torch.nn.Module, name)).parameters)
+        assert ours == theirs, name
+    m = tl.nn.Linear(2, 2)
+    order = []
+    m.register_forward_hook(lambda mod, args, kwargs, out: order.append(("kw", sorted(kwargs))), with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, out: order.append("first"), prepend=True)
+    m.register_forward_pre_hook(lambda mod, args, kwargs: ((args[0] * 0,), kwargs), with_kwargs=True)
+    out = m(tl.ones(1, 2))
+    assert order == ["first", ("kw", [])]
+    np.testing.assert_allclose(_np(out), _np(m.bias)[None])
+    bad = tl.nn.Linear(2, 2)
+    called = []
+    bad.register_forward_hook(lambda mod, args, out: called.append(out), always_call=True)
+    with pytest.raises(RuntimeError):
+        bad(tl.ones(1, 3))
+    assert called == [None]
+    src = tl.nn.Linear(2, 2)
+    dst = tl.nn.Linear(2, 2)
+    dst.load_state_dict(src.state_dict(), assign=True)
+    assert isinstance(dst.weight, tl.nn.Parameter) and dst.weight.requires_grad
+    with tl.no_grad():
+        src.weight.fill_(3.0)
+    assert bool((dst.weight == 3.0).all())  # assigned: the loaded storage itself, not a copy
+    with pytest.warns(FutureWarning):
+        assert list(src.state_dict(None, "p.")) == ["p.weight", "p.bias"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from .. import events, sites
 from ..autograd import grad_mode
@@ -25,6 +26,7 @@ from ..creation import empty
 from ..device import Device
 from ..tensor import Tensor, TensorBase, _new
 
+_TDestination = TypeVar("T_destination", bound=dict)
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
@@ -105,21 +107,47 @@ class RemovableHandle:
         self._hooks.pop(self._key, None)
 
 
+class _KwargsHook:
+    """A forward (pre-)hook registered with ``with_kwargs`` or ``always_call``: the flags travel with it."""
+
+    __slots__ = ("hook", "always_call", "with_kwargs")
+
+    def __init__(self, hook: Callable, always_call: bool) -> None:
+        self.hook, self.always_call, self.with_kwargs = hook, always_call, False
+
+
 def _call_with_hooks(module: Module, args: tuple, kwargs: dict):
     """``forward`` between the forward pre-hooks and hooks (kept off the plain call's path), its inputs and outputs
     wrapped for the backward hooks if there are any."""
     if module._forward_pre_hooks:
         for hook in list(module._forward_pre_hooks.values()):
+            if isinstance(hook, _KwargsHook):
+                r = hook.hook(module, args, kwargs)
+                if r is not None:
+                    if not (isinstance(r, tuple) and len(r) == 2):
+                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, "
+                                           f"new_kwargs), but got {r}.")
+                    args, kwargs = r
+                continue
             r = hook(module, args)
             if r is not None:
                 args = r if isinstance(r, tuple) else (r,)
     backward = module.__dict__.get("_backward_hooks") or module.__dict__.get("_backward_pre_hooks")
     if backward and grad_mode.is_grad_enabled():
         args, state = _BackwardHookState.wrap_inputs(module, args)
-    out = module.forward(*args, **kwargs)
+    try:
+        out = module.forward(*args, **kwargs)
+    except Exception:
+        for hook in list(module._forward_hooks.values()):
+            if isinstance(hook, _KwargsHook) and hook.always_call:
+                hook.hook(module, args, kwargs, None) if hook.with_kwargs else hook.hook(module, args, None)
+        raise
     if module._forward_hooks:
         for hook in list(module._forward_hooks.values()):
-            r = hook(module, args, out)
+            if isinstance(hook, _KwargsHook):
+                r = hook.hook(module, args, kwargs, out) if hook.with_kwargs else hook.hook(module, args, out)
+            else:
+                r = hook(module, args, out)
             if r is not None:
                 out = r
     if backward and grad_mode.is_grad_enabled():
@@ -219,7 +247,7 @@ class Module:
         d["_forward_pre_hooks"] = OrderedDict()
         d["training"] = True
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *input):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
 
     def __call__(self, *args, **kwargs):
@@ -344,8 +372,8 @@ class Module:
             if m is not None:
                 yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -473,7 +501,7 @@ class Module:
     def cpu(self) -> Module:
         return self._convert(lambda t: t.cpu())
 
-    def cuda(self, device=None, non_blocking: bool = False) -> Module:
+    def cuda(self, device=None) -> Module:
         return self._convert(lambda t: t.cuda(device))
 
     def type(self, dst_type) -> Module:
@@ -523,20 +551,46 @@ class Module:
                            "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
                            "report this bug.")
 
+    def xpu(self, device=None) -> Module:
+        """Refused, as in a torch build without Intel GPU support (tinygrad_like has none)."""
+        raise AssertionError("Torch not compiled with XPU enabled (tinygrad_like runs on the CPU, or CUDA)")
+
+    def ipu(self, device=None) -> Module:
+        """Refused, as in a torch build without Graphcore IPU support."""
+        raise RuntimeError("PyTorch is not linked with support for ipu devices (tinygrad_like runs on the CPU, or "
+                           "CUDA)")
+
+    def mtia(self, device=None) -> Module:
+        """Refused, as in a torch build without Meta's MTIA accelerators."""
+        raise AssertionError("Torch not compiled with MTIA enabled (tinygrad_like runs on the CPU, or CUDA)")
+
     dump_patches = False
     call_super_init = False
+    T_destination = _TDestination
 
     # ---- hooks --------------------------------------------------------------------------------
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args, output)`` runs after ``forward``; a non-None return replaces the output."""
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``) runs after
+        ``forward``; a non-None return replaces the output. ``always_call``: it runs even if ``forward`` raised."""
         h = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[h._key] = hook
+        self._forward_hooks[h._key] = _KwargsHook(hook, always_call) if with_kwargs or always_call else hook
+        if with_kwargs:
+            self._forward_hooks[h._key].with_kwargs = True
+        if prepend:
+            self._forward_hooks.move_to_end(h._key, last=False)
         return h
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args)`` runs before ``forward``; a non-None return replaces the args."""
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; a non-None return replaces the args. With
+        ``with_kwargs``: ``hook(module, args, kwargs)``, returning None or a new ``(args, kwargs)``."""
         h = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h._key] = hook
+        self._forward_pre_hooks[h._key] = _KwargsHook(hook, False) if with_kwargs else hook
+        if with_kwargs:
+            self._forward_pre_hooks[h._key].with_kwargs = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(h._key, last=False)
         return h
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
@@ -567,8 +621,17 @@ class Module:
         return h
 
     # ---- state -------------------------------------------------------------------------------
-    def state_dict(self, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
-        """Parameters and persistent buffers by dotted name (detached, sharing storage, as PyTorch's)."""
+    def state_dict(self, *args, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
+        """Parameters and persistent buffers by dotted name (detached, sharing storage, as PyTorch's). The
+        positional form ``state_dict(destination, prefix, keep_vars)`` is torch's deprecated one, accepted."""
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict "
+                          "for details.", FutureWarning, stacklevel=2)
+            given = dict(zip(("destination", "prefix", "keep_vars"), args))
+            destination = given.get("destination", destination)
+            prefix = given.get("prefix", prefix)
+            keep_vars = given.get("keep_vars", keep_vars)
         out = OrderedDict() if destination is None else destination
         visited = []
         for mod_prefix, m in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
@@ -590,8 +653,9 @@ class Module:
                     raise RuntimeError("state_dict post-hook must return None")
         return out
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
+    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> IncompatibleKeys:
         """Copy values in by name. With ``strict`` every name must match; shapes and dtypes always must.
+        ``assign=True`` makes the loaded tensors the module's own (parameters wrapping them), instead of copying.
 
         Nothing is written unless every check passes, so a failed load leaves the module as it was.
         """
@@ -621,13 +685,25 @@ class Module:
             check_state_dict({k: own[k] for k in common}, {k: state_dict[k] for k in common}, what=what)
         with grad_mode.no_grad():
             for k, t in own.items():
-                if k in state_dict:
+                if k not in state_dict:
+                    continue
+                if assign:
+                    self._assign_entry(k, t, state_dict[k])
+                else:
                     t.copy_(state_dict[k])
         result = IncompatibleKeys(missing, unexpected)
         for _, m in pre_hooked:
             for hook in list(m.__dict__["_load_state_dict_hooks"]["post"].values()):
                 hook(m, result)
         return result
+
+    def _assign_entry(self, key: str, current: Tensor, value: Tensor) -> None:
+        mod_path, _, name = key.rpartition(".")
+        owner = self.get_submodule(mod_path) if mod_path else self
+        if name in owner._parameters:
+            owner._parameters[name] = Parameter(value, current.requires_grad)
+        else:
+            owner._buffers[name] = value
 
     # state-dict hooks: the pre-hooks may rewrite what is saved or loaded (old checkpoints' names, formats)
     def _state_hooks(self, store: str, kind: str) -> OrderedDict:
