@@ -83,8 +83,8 @@ def test_uninitialized_parameter_refuses_use_and_materializes():
 
 def test_batchnorm3d_and_syncbatchnorm():
     x = RNG.standard_normal((2, 3, 2, 3, 4)).astype(np.float32)
-    for ours, theirs in ((tl.nn.BatchNorm3d(3), torch.nn.BatchNorm3d(3)), (tl.nn.SyncBatchNorm(3), None)):
-        theirs = theirs or torch.nn.BatchNorm3d(3)  # (torch's SyncBatchNorm needs a process group in training)
+    for ours, theirs in ((tl.nn.BatchNorm3d(3), torch.nn.BatchNorm3d(3)),
+                         (tl.nn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3))):  # (no process group: one batch)
         np.testing.assert_allclose(_np(ours(tl.tensor(x))), _np(theirs(torch.tensor(x))), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(_np(ours.running_var), _np(theirs.running_var), rtol=1e-5)
     net = tl.nn.Sequential(tl.nn.Conv2d(3, 4, 3), tl.nn.BatchNorm2d(4), tl.nn.Sequential(tl.nn.BatchNorm1d(2)))
