@@ -73,7 +73,8 @@ def weight_norm(module: Module, name: str = "weight", dim: int = 0) -> Module:
             state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
             state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
 
-    module.register_load_state_dict_pre_hook(_weight_norm_compat_hook)
+    if hasattr(module, "register_load_state_dict_pre_hook"):  # (Modules with torch's state-dict hooks)
+        module.register_load_state_dict_pre_hook(_weight_norm_compat_hook)
     return module
 
 
