@@ -20,6 +20,7 @@ tl.Size([1, 3])
 from __future__ import annotations
 
 import enum as _enum
+import functools as _functools
 
 from ..functions import cat, one_hot  # noqa: F401 - re-exported: F.one_hot as in PyTorch
 from ..ops.activation import (
@@ -158,6 +159,7 @@ from ..ops.resample import (  # noqa: F401
     upsample_nearest,
 )
 from ..tensor import Tensor
+from ..unsupported import MARK as _MARK
 from ..unsupported import unsupported_function as _unsupported_function
 
 __all__ = [
@@ -264,6 +266,33 @@ class SwizzleType(_enum.Enum):
 
 _FLOAT8 = ("float8 and grouped GEMMs are fused CUDA kernels of recent GPUs (Hopper and later); tinygrad_like has no "
            "float8 dtypes or such kernels: use matmul (or bmm per group) in a floating point dtype")
-scaled_mm = _unsupported_function("torch.nn.functional.scaled_mm", _FLOAT8)
-grouped_mm = _unsupported_function("torch.nn.functional.grouped_mm", _FLOAT8)
-scaled_grouped_mm = _unsupported_function("torch.nn.functional.scaled_grouped_mm", _FLOAT8)
+
+
+def _with_signature(fn):
+    """``fn``'s signature (torch's) on the clear error of the same name (so the census sees torch's parameters)."""
+    err = _unsupported_function(f"torch.nn.functional.{fn.__name__}", _FLOAT8)
+
+    def unsupported(*args, **kwargs):
+        return err(*args, **kwargs)
+
+    _functools.update_wrapper(unsupported, fn)
+    setattr(unsupported, _MARK, getattr(err, _MARK))
+    return unsupported
+
+
+@_with_signature
+def scaled_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b, swizzle_a=None, swizzle_b=None,
+              bias=None, output_dtype=None, contraction_dim=(), use_fast_accum: bool = False):
+    """Not supported: a float8 GEMM with scales (see the error)."""
+
+
+@_with_signature
+def grouped_mm(mat_a, mat_b, *, offs=None, bias=None, out_dtype=None):
+    """Not supported: a grouped GEMM kernel (see the error)."""
+
+
+@_with_signature
+def scaled_grouped_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b, swizzle_a=None,
+                      swizzle_b=None, bias=None, offs=None, output_dtype=None, contraction_dim=(),
+                      use_fast_accum: bool = False):
+    """Not supported: a float8 grouped GEMM (see the error)."""
