@@ -60,6 +60,7 @@ from .tensor import Tensor
 
 from . import cuda, datasets, linalg, nn, optim, special, utils  # noqa: E402 - need Tensor and the ops above
 from .io import load, save  # noqa: E402
+from .nn.aten import *  # noqa: E402, F403 - torch's top-level layer functions (torch.conv2d, torch.lstm, ...)
 from . import accelerator, amp, backends  # noqa: E402 - PyTorch's device/precision namespaces (no-ops on a CPU)
 from . import ops, return_types  # noqa: E402
 from .accelerator import get_default_device, set_default_device  # noqa: E402
@@ -125,6 +126,7 @@ __all__ += ["return_types", "Size", "compile", *ops.rounding.__all__, *ops.trans
             *ops.statistics.__all__, *ops.sampling.__all__, *ops.products.__all__, *ops.linalg.__all__,
             *ops.solvers.__all__, *ops.decompositions.__all__,
             *ops.shaping.__all__, *ops.scatter.__all__]
+__all__ += nn.aten.__all__
 
 
 _LAZY = ("distributions", "fft", "testing")  # torch imports these with the package; here on first use (~0.1 s)

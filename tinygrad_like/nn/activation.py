@@ -19,7 +19,8 @@ from . import init
 from .module import Module, Parameter
 
 __all__ = ["Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "SELU", "CELU", "Mish", "Softsign", "LogSigmoid",
-           "Softmin", "GLU", "Threshold", "Tanhshrink", "Softshrink", "Hardshrink", "PReLU", "RReLU"]
+           "Softmin", "GLU", "Threshold", "Tanhshrink", "Softshrink", "Hardshrink", "PReLU", "RReLU",
+           "Softmax2d"]
 
 
 def _inplace_repr(inplace: bool) -> str:
@@ -209,3 +210,12 @@ class RReLU(Module):
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of every position of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)

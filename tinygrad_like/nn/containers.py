@@ -8,11 +8,23 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from ..tensor import Tensor
 from .module import Module, Parameter
+
+
+class Container(Module):
+    """torch's deprecated holder of named submodules (``Container(a=..., b=...)``): a Module with those children."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. "
+                      "Subclass that instead.", stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -15,17 +15,21 @@ come from our own generator, so exact values differ from torch's for the same se
 from __future__ import annotations
 
 import math
+import warnings
 from statistics import NormalDist
 
 import numpy as np
 
 from ..autograd import grad_mode
 from ..creation import eye as _eye  # (private: nn.init's public names are torch's)
+from ..creation import randperm as _randperm
 from ..dtypes import float64
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "kaiming_uniform_",
-           "kaiming_normal_", "xavier_uniform_", "xavier_normal_", "trunc_normal_", "orthogonal_", "eye_"]
+           "kaiming_normal_", "xavier_uniform_", "xavier_normal_", "trunc_normal_", "orthogonal_", "eye_", "dirac_",
+           "sparse_", "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+           "kaiming_normal", "orthogonal", "sparse", "dirac", "eye"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "sigmoid")
@@ -187,3 +191,62 @@ def eye_(tensor: Tensor) -> Tensor:
 
     with grad_mode.no_grad():
         return tensor.copy_(_eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The Dirac delta of a convolution's (3-, 4- or 5-D) weight: a 1 at the kernel's centre linking output channel
+    ``d`` of each group to input channel ``d``, so the convolution passes as many channels through as it can."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    arr = np.zeros(tensor.shape, dtype=tensor.dtype.np)
+    centre = tuple(s // 2 for s in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            arr[(g * per_group + d, d, *centre)] = 1
+    with grad_mode.no_grad():
+        return tensor.copy_(tensor.new_tensor(arr))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """N(0, std) with ``ceil(sparsity * rows)`` random zeros in every column (Martens, 2010)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with grad_mode.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            zero_rows = _randperm(rows, generator=generator)[:num_zeros]
+            tensor[zero_rows, col] = 0
+    return tensor
+
+
+def _make_deprecate(meth):
+    """torch's deprecated spellings without the trailing underscore (each warns, then fills in place)."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"{old_name}(...): deprecated, see :func:`{new_name}`."
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

@@ -61,6 +61,38 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+class Buffer(Tensor):
+    """A tensor that, assigned to a Module attribute, registers as a buffer (``torch.nn.Buffer``): state that is not
+    learned, in ``state_dict`` unless ``persistent=False``. It shares storage with the tensor it wraps."""
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
+        if data is None:
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(data): expected a Tensor, got {type(data).__name__}")
+        src = data.detach()
+        b = _new(cls if persistent else _NonPersistentBuffer)  # (tensors have no __dict__: the flag is the class)
+        for s in TensorBase.__slots__[:-1]:
+            setattr(b, s, getattr(src, s))
+        b.requires_grad = data.requires_grad
+        return b
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True):
+        pass  # all set in __new__
+
+    @property
+    def persistent(self) -> bool:
+        return not isinstance(self, _NonPersistentBuffer)
+
+
+class _NonPersistentBuffer(Buffer):
+    """A ``Buffer(..., persistent=False)``: registered, but left out of ``state_dict``."""
+
+    __slots__ = ()
+
+
 def _call_with_hooks(module: Module, args: tuple, kwargs: dict):
     """``forward`` between the forward pre-hooks and hooks (kept off the plain call's path), as torch calls them:
     hooks registered ``with_kwargs`` also see (and may replace) the keyword arguments, and hooks registered
@@ -170,6 +202,8 @@ class Module:
             if name not in mods:
                 self._forget(name)
             mods[name] = value
+        elif isinstance(value, Buffer):
+            self.register_buffer(name, value, value.persistent)
         elif name in params:
             if value is not None:
                 raise TypeError(f"cannot assign {type(value).__name__} as parameter {name!r} (a Parameter or None "
@@ -562,6 +596,9 @@ class Module:
         for k, v in state_dict.items():
             if not isinstance(v, Tensor) and k not in extra:
                 raise TypeError(f"load_state_dict: entry {k!r} is a {type(v).__name__}, expected a Tensor")
+        for k, t in own.items():  # a lazy module's uninitialized tensors take the shapes of what is loaded
+            if k in state_dict and getattr(type(t), "cls_to_become", None) is not None:
+                t.materialize(tuple(state_dict[k].shape))
         missing += [k for k in own if k not in state_dict]
         unexpected += [k for k in state_dict if k not in own]
         what = f"state_dict for {type(self).__name__}"

@@ -13,13 +13,15 @@ from __future__ import annotations
 import warnings
 
 from ..creation import empty, ones
+from ..ops.normalization import cross_map_lrn2d as _cross_map_lrn2d
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .layers import _BatchNorm
 from .module import Module, Parameter
 
-__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]
+__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "BatchNorm3d", "SyncBatchNorm",
+           "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 class GroupNorm(Module):
@@ -129,3 +131,67 @@ class RMSNorm(Module):
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W), per channel."""
+
+    _expected_ndims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose statistics torch gathers over all processes of a process group. In one process (the only
+    world here: ``torch.distributed`` runs worlds of size 1) that is the batch itself, so it is ``BatchNorm`` over
+    (N, C, *) of any rank."""
+
+    _expected_ndims = (2, 3, 4, 5)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """``module`` with every ``BatchNorm*d`` replaced by a ``SyncBatchNorm`` holding the same parameters and
+        buffers (the module itself if it is one)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, (_InstanceNorm, SyncBatchNorm)):
+            out = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                module.track_running_stats, process_group)
+            out.__dict__["_parameters"] = module._parameters.copy()
+            out.__dict__["_buffers"] = module._buffers.copy()
+            out.training = module.training
+        for name, child in list(module.named_children()):
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+class LocalResponseNorm(Module):
+    """``F.local_response_norm``: each channel divided by a power of the squares of its ``size`` neighbours."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """The Lua-torch LRN across channels of (N, C, H, W): ``x * (k + alpha/size * sum x**2) ** -beta``, the sum over
+    the channels torch's running-sum recursion picks (about ``size`` centred on each)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -17,7 +17,8 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -185,3 +186,76 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
         return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class _LPPoolNd(Module):
+    _functional = staticmethod(F.lp_pool2d)
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._functional(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, " \
+               f"ceil_mode={self.ceil_mode}"
+
+
+class LPPool1d(_LPPoolNd):
+    """The p-norm of each window of (N, C, L) (``F.lp_pool1d``)."""
+
+    _functional = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """The p-norm of each window of (N, C, H, W) (``F.lp_pool2d``)."""
+
+    _functional = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """The p-norm of each window of (N, C, D, H, W) (``F.lp_pool3d``)."""
+
+    _functional = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None) -> None:
+        super().__init__()
+        nd = self._nd
+        self.kernel_size = _ntuple(kernel_size, nd, "kernel_size", type(self).__name__)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else _ntuple(output_size, nd, "output_size")
+        self.output_ratio = None
+        if output_ratio is not None:
+            ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+            self.output_ratio = tuple(ratio)
+            if not all(0 < r < 1 for r in self.output_ratio):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+
+    def forward(self, input: Tensor):
+        fn = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, H, W) (``F.fractional_max_pool2d``)."""
+
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, T, H, W) (``F.fractional_max_pool3d``)."""
+
+    _nd = 3

@@ -45,7 +45,7 @@ __all__ = [
     "relu", "relu_", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softplus", "elu", "softmax", "log_softmax",
     "softmin", "hardtanh", "relu6", "hardsigmoid", "hardswish", "selu", "celu", "mish", "softsign", "logsigmoid",
     "tanhshrink", "softshrink", "hardshrink", "threshold", "glu", "prelu", "rrelu",
-    "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_", "threshold_", "rrelu_",
+    "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_", "threshold_", "rrelu_", "gumbel_softmax",
 ]
 
 
@@ -335,6 +335,12 @@ class ActivationMixin:
     def log_softmax(self, dim: int):
         return LogSoftmax.apply(self, dim)
 
+    def prelu(self, weight):
+        return prelu(self, weight)
+
+    def hardshrink(self, lambd: float = 0.5):
+        return hardshrink(self, lambd)
+
 
 # ---- the functions (the Tensor methods, in functional spelling) ------------------------------------------------------
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -608,3 +614,18 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     w = weight.reshape(()) if n == 1 else weight.reshape((channels,) + (1,) * (input.ndim - 2))
     return where(input > 0, input, w * input)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with g ~ Gumbel(0, 1) drawn from
+    the seedable generator; ``hard=True`` returns the one-hot of its argmax with the soft sample's gradient
+    (straight-through)."""
+    _check_tensor(logits, "gumbel_softmax", "logits")
+    with grad_mode.no_grad():
+        gumbels = -logits.new_empty(logits.shape).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.detach().argmax(dim, keepdim=True)
+    y_hard = logits.new_zeros(logits.shape).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -37,8 +37,9 @@ from .movement import stack
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
     from ..tensor import Tensor
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold",
-           "fold"]
+__all__ = ["conv_tbc", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "unfold", "fold"]
+
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -496,3 +497,16 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
                            f"{oh} * {ow} = {oh * ow}, but got input.size(2)={length}.")
     out = Col2Im.apply(x, (n, ck // kk) + size, k, s, p, d)
     return out.squeeze(0) if input.ndim == 2 else out
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution of a time-batch-channel (T, B, C_in) ``input`` with a (K, C_in, C_out) ``weight``: the
+    layout of sequence models, returned as (T', B, C_out)."""
+    _check_tensor_at(input, "conv_tbc")
+    if input.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise RuntimeError(f"conv_tbc: expected a 3-D input, a 3-D weight and a 1-D bias, got shapes "
+                           f"{tuple(input.shape)}, {tuple(weight.shape)} and {tuple(bias.shape)}")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError(f"conv_tbc: input channels {input.shape[2]} != weight's {weight.shape[1]}")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)

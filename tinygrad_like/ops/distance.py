@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..layout import broadcast_shapes
 from ._nn_args import _check_tensor
 
 if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)
     from ..tensor import Tensor
 
-__all__ = ["cosine_similarity", "pairwise_distance"]
+__all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -46,3 +48,18 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
         raise RuntimeError("pairwise_distance: expected at least 1-D inputs, got two 0-d tensors")
     d = x1 - x2 + eps
     return d.norm(p, -1, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between all pairs of rows of an (N, M) ``input``, the upper triangle of the distance
+    matrix flattened row by row (N*(N-1)/2 values)."""
+    _check_tensor(input, "pdist")
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(input.shape[0], 1)
+    if len(i) == 0:
+        return input.new_zeros((0,))
+    diff = input[i.tolist()] - input[j.tolist()]
+    return diff.norm(p, -1)

@@ -13,6 +13,7 @@ tensor(2.)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import TYPE_CHECKING
@@ -22,10 +23,12 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function, VersionMismatchError
-from ._nn_args import _check_tensor
+from ..tensor_base import TensorBase
+from ._nn_args import _check_tensor, _const
 from ._util import check_index_device
 from .distance import pairwise_distance
 from .elementwise import where
+from .linear import linear
 from .reduce import SoftmaxBackward
 
 if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)
@@ -34,7 +37,9 @@ if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)
 __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "smooth_l1_loss", "huber_loss", "kl_div", "margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "soft_margin_loss", "hinge_embedding_loss",
+    "soft_margin_loss", "hinge_embedding_loss", "gaussian_nll_loss", "poisson_nll_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss",
+    "linear_cross_entropy", "LinearCrossEntropyOptions",
 ]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
@@ -461,3 +466,200 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     zero = input.new_zeros(())
     out = where(target != 1, (margin - input).clamp_min(0), zero) + where(target != -1, input, zero)
     return _reduce(out, reduction)
+
+
+# ---- the probabilistic and multi-class margin losses -----------------------------------------------------------------
+def _clamped_below(x: Tensor, eps: float) -> Tensor:
+    """``x`` clamped at ``eps`` in value with the gradient of ``x`` itself (torch clamps a clone under no_grad)."""
+    return x + (x.clamp(min=eps) - x).detach()
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """``0.5 * (log(var) + (input - target)**2 / var)`` (+ ``0.5 * log(2*pi)`` when ``full``), var clamped at eps."""
+    _check_reduction(reduction, "gaussian_nll_loss")
+    if not isinstance(var, TensorBase):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = input.new_full(input.shape, float(var))
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
+            raise ValueError(f"var is of incorrect size: got {tuple(var.shape)} for input of size "
+                             f"{tuple(input.shape)}; expected the input's shape, or it with its last dim 1 or gone")
+    if bool((var.detach() < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = _clamped_below(var, eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of ``target ~ Poisson(rate)``: ``exp(input) - target * input`` (rate = exp(input)),
+    or ``input - target * log(input + eps)``; ``full`` adds Stirling's term where target > 1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "poisson_nll_loss")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        big = target > 1
+        t = where(big, target, target.new_ones(()))  # (the term is masked where target <= 1: keep log() finite)
+        stirling = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
+        loss = loss + where(big, stirling, stirling.new_zeros(()))
+    return _reduce(loss, reduction)
+
+
+def _class_rows(input, target, fn: str):
+    """(C,) or (N, C) input and its (N,) int64 target -> 2-D input, 1-D target, whether it was unbatched."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"{fn}: expected a 1-D or 2-D input (C) or (N, C), got shape {tuple(input.shape)}")
+    unbatched = input.ndim == 1
+    x = input.unsqueeze(0) if unbatched else input
+    t = target.reshape(-1)
+    if t.dtype.is_floating_point or t.dtype is dtypes.bool_:
+        raise RuntimeError(f"{fn}: expected an integer target of class indices, got {t.dtype.name}")
+    if t.shape[0] != x.shape[0]:
+        raise RuntimeError(f"{fn}: inconsistent target size: got {tuple(target.shape)} for input of shape "
+                           f"{tuple(input.shape)}")
+    return x, t, unbatched
+
+
+def _per_sample(loss, reduction: str, unbatched: bool):
+    if reduction == "none" and unbatched:
+        return loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average: bool | None = None, reduce: bool | None = None,
+                      reduction: str = "mean") -> Tensor:
+    """Multi-class hinge: ``sum_{j != y} max(0, margin - x[y] + x[j])**p * weight[y] / C`` per sample."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "multi_margin_loss")
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x, t, unbatched = _class_rows(input, target, "multi_margin_loss")
+    n, c = x.shape
+    tn = t.numpy().astype(np.int64)
+    if ((tn < 0) | (tn >= c)).any():
+        raise IndexError(f"multi_margin_loss: target out of range: each must be in [0, {c - 1}], got {tn.tolist()}")
+    other = _const((np.arange(c)[None, :] != tn[:, None]).astype(x.dtype.np), x)
+    x_y = x.gather(1, t.reshape(-1, 1))
+    h = (margin - x_y + x).clamp_min(0)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * weight.gather(0, t).reshape(-1, 1)
+    return _per_sample((h * other).sum(1) / c, reduction, unbatched)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``sum_{j in targets} sum_{i not in targets} max(0, 1 - (x[j] - x[i])) / C``; each row of ``target`` lists
+    the sample's classes up to its first -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "multilabel_margin_loss")
+    if input.ndim not in (1, 2) or target.shape != input.shape:
+        raise RuntimeError(f"multilabel_margin_loss: expected input and target of the same shape (C) or (N, C), got "
+                           f"{tuple(input.shape)} and {tuple(target.shape)}")
+    unbatched = input.ndim == 1
+    x = input.reshape(1, -1) if unbatched else input
+    tn = target.numpy().reshape(x.shape).astype(np.int64)
+    n, c = x.shape
+    count = np.zeros((n, c))
+    for row in range(n):
+        for j in tn[row]:
+            if j < 0:
+                break
+            if j >= c:
+                raise IndexError(f"multilabel_margin_loss: target {j} out of range [0, {c - 1}]")
+            count[row, j] += 1
+    pairs = count[:, :, None] * (count == 0)[:, None, :]  # (N, j target, i not target)
+    h = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+    loss = (h * _const(pairs.astype(x.dtype.np), x)).sum((1, 2)) / c
+    return _per_sample(loss, reduction, unbatched)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """Per-class binary cross-entropy with logits, averaged over the classes (the last dim)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "multilabel_soft_margin_loss")
+    loss = target * (-input).softplus(1.0, 20.0) + (1 - target) * input.softplus(1.0, 20.0)  # -log(sigmoid(+-x))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) / input.shape[-1]
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean") -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with any distance function (pairwise_distance by default)."""
+    _check_reduction(reduction, "triplet_margin_with_distance_loss")
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+    a, pos, neg = anchor.ndim, positive.ndim, negative.ndim
+    if not a == pos == neg:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {pos}D, and negative {neg}D inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+# ---- the linear layer and cross-entropy in one call ------------------------------------------------------------------
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    """torch's configuration of the chunked ``linear_cross_entropy`` (never materialising the full logits). Here it
+    is accepted and recorded, and the reference path runs: the values are the same, only memory differs."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+                         weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``: a classifier head and its loss.
+    ``linear_weight`` is (num_classes, *out_features, in_features) (K-dimensional losses for extra dims)."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    rows = math.prod(out_features, start=num_classes)
+    w2 = linear_weight.reshape(rows, in_features)
+    b2 = None if linear_bias is None else linear_bias.reshape(rows)
+    logits = linear(input, w2, b2).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)

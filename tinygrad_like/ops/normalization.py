@@ -14,16 +14,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ._nn_args import _check_tensor
+from ._nn_args import _check_tensor, _const
 from ._util import in_float32, rounded
+from .movement import pad
 
 if TYPE_CHECKING:  # (annotations only: the concrete class sits above the ops)
     from ..tensor import Tensor
 
-__all__ = ["layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm", "normalize"]
+__all__ = ["layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm", "normalize", "local_response_norm"]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -282,3 +285,79 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
         raise NotImplementedError("normalize(out=...) is not supported; use the returned tensor")
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
     return input / denom
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """``x / (k + alpha/size * sum of x**2 over ``size`` neighbouring channels) ** beta`` (AlexNet's LRN); the
+    window is centred on the channel, zero-padded at the ends, as torch's."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    widths = [0, 0] * (input.ndim - 2) + [size // 2, (size - 1) // 2]
+    padded = pad(sq, tuple(widths))
+    c = input.shape[1]
+    total = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        total = total + padded.narrow(1, i, c)
+    div = (total / size * alpha + k).pow(beta)
+    return input / div
+
+
+# ---- Lua torch's cross-channel LRN (nn.CrossMapLRN2d) ------------------------------------------------------------
+def _cross_map_windows(channels: int, size: int) -> np.ndarray:
+    """The (C, C) counts of which squared channels torch's running-sum CrossMapLRN2d adds into each channel's
+    scale (its recursion, quirks included: at channel ``pre_pad`` it does not yet drop channel 0)."""
+    pre_pad = int((size - 1) / 2 + 1)
+    m = np.zeros((channels, channels))
+    m[0, :min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        m[c] = m[c - 1]
+        if c < channels - pre_pad + 1:
+            m[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            m[c, c - pre_pad] -= 1
+    return m
+
+
+class CrossMapLRN2d(Function):
+    """``x * (k + alpha/size * window sum of x**2) ** -beta`` over channels of (N, C, H, W), on the host, with
+    torch's own backward formula (the gradient of a centred window, which its forward's recursion only nearly is)."""
+
+    __slots__ = ("scale", "out", "x", "size", "alpha", "beta")
+
+    def forward(self, input, size, alpha, beta, k):
+        x = input.numpy(force=True)
+        n, c, h, w = x.shape
+        m = _cross_map_windows(c, size).astype(x.dtype)
+        scale = np.einsum("cd,ndhw->nchw", m, x * x) * (alpha / size) + k
+        out = x * scale ** -beta
+        self.scale, self.out, self.x = scale, out, x
+        self.size, self.alpha, self.beta = size, alpha, beta
+        self.save_for_backward()
+        return _const(out.astype(x.dtype), input)._x
+
+    def backward(self, g):
+        self.saved_tensors  # noqa: B018 - raises if an earlier backward freed the kept arrays
+        go = g.numpy(force=True)
+        size, c = self.size, self.x.shape[1]
+        grad = self.scale ** -self.beta * go
+        ratio = go * self.out / self.scale
+        inverse_pre_pad = int(size - (size - 1) / 2)
+        padded = np.zeros((ratio.shape[0], c + size - 1, *ratio.shape[2:]), dtype=ratio.dtype)
+        padded[:, inverse_pre_pad:inverse_pre_pad + c] = ratio
+        window = np.stack([padded[:, ch:ch + size].sum(1) for ch in range(c)], 1)
+        grad = grad - (2 * self.alpha * self.beta / size) * self.x * window
+        return _const(grad.astype(self.x.dtype), g), None, None, None, None
+
+    def release(self) -> None:
+        super().release()
+        self.scale = self.out = self.x = None
+
+
+def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> Tensor:
+    """Lua torch's LRN across the channels of a 4-D input (``nn.CrossMapLRN2d``'s computation)."""
+    if input.ndim != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+    return CrossMapLRN2d.apply(input, int(size), float(alpha), float(beta), float(k))

@@ -43,7 +43,9 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+           "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
+           "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d_with_indices"]
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -560,3 +562,115 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     """The partial inverse of ``max_pool3d``: each value put back at its flat (d * H * W + h * W + w) index, zeros
     elsewhere."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")
+
+
+# ---- power-average pooling ----------------------------------------------------------------------------
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode: bool, nd: int, fn: str):
+    """torch's composition: ``(sign(a) * relu(|a|) * prod(k)) ** (1/p)`` with ``a`` the average of ``x ** p``."""
+    k = _ntuple(kernel_size, nd, "kernel_size", fn)
+    pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(int(np.prod(k))).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: int | float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
+    """The p-norm of each window, ``(sum x**p) ** (1/p)`` (max pooling at p = inf, sum pooling at p = 1)."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, "lp_pool1d")
+
+
+def lp_pool2d(input: Tensor, norm_type: int | float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """The p-norm of each 2-D window."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
+
+
+def lp_pool3d(input: Tensor, norm_type: int | float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """The p-norm of each 3-D window."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")
+
+
+# ---- fractional max pooling ------------------------------------------------------------------------------
+def _intervals(sample: float, in_size: int, out_size: int, k: int, np_dtype) -> np.ndarray:
+    """torch's pseudo-random window starts: ``int((i + u) * alpha) - int(u * alpha)``, the last at the end."""
+    seq = np.empty(out_size, dtype=np.int64)
+    if out_size > 1:
+        alpha = np_dtype.type(in_size - k) / np_dtype.type(out_size - 1)
+        u = np_dtype.type(sample)
+        for i in range(out_size - 1):
+            seq[i] = int(np_dtype.type(i + u) * alpha) - int(u * alpha)
+    seq[out_size - 1] = in_size - k
+    return seq
+
+
+def _fractional(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, nd: int, fn: str):
+    x, unbatched = _pool_input(input, nd, fn)
+    k = _ntuple(kernel_size, nd, "kernel_size", fn)
+    spatial = tuple(x.shape[2:])
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+        if len(ratio) == 1:
+            ratio = tuple(ratio) * nd
+        outs = tuple(int(s * float(r)) for s, r in zip(spatial, ratio))
+    else:
+        outs = _ntuple(output_size, nd, "output_size", fn)
+    for o, kk, s in zip(outs, k, spatial):
+        if o + kk - 1 > s:
+            raise RuntimeError(f"{fn}(): pool size {kk} too large relative to input size {s} for output size {o} "
+                               f"(output_size + kernel_size - 1 must be at most the input size)")
+    n, c = x.shape[:2]
+    if _random_samples is None:
+        _random_samples = x.new_empty((n, c, nd)).uniform_()
+    samples = _random_samples.detach().numpy(force=True)
+    if samples.shape != (n, c, nd):
+        raise RuntimeError(f"{fn}(): expect _random_samples to be of shape {(n, c, nd)}, got {samples.shape}")
+    # torch's sample order: width first for 2-D; time, height, width for 3-D
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    taps = np.stack(np.meshgrid(*[np.arange(kk) for kk in k], indexing="ij"), -1).reshape(-1, nd)
+    strides = np.cumprod((1,) + spatial[:0:-1])[::-1]  # row-major strides of the spatial dims
+    index = np.empty((n, c, int(np.prod(outs)), len(taps)), dtype=np.int64)
+    dtype = np.dtype(x.dtype.np) if x.dtype.is_floating_point else np.dtype(np.float32)
+    for b in range(n):
+        for ch in range(c):
+            starts = [_intervals(samples[b, ch, order[d]], spatial[d], outs[d], k[d], dtype) for d in range(nd)]
+            grid = np.stack(np.meshgrid(*starts, indexing="ij"), -1).reshape(-1, 1, nd) + taps[None]
+            index[b, ch] = (grid * strides).sum(-1)
+    flat = x.reshape(n, c, -1)
+    cand_index = _const(index.reshape(n, c, -1), flat)
+    cand = flat.gather(2, cand_index).reshape(n, c, -1, len(taps))
+    out, which = cand.max(-1)
+    out = out.reshape(n, c, *outs)
+    out = out.squeeze(0) if unbatched else out
+    if not return_indices:
+        return out
+    idx = cand_index.reshape(n, c, -1, len(taps)).gather(3, which.unsqueeze(-1)).reshape(n, c, *outs)
+    return out, (idx.squeeze(0) if unbatched else idx)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples: Tensor | None = None):
+    """Max over pseudo-random (overlapping) windows that shrink (N, C, H, W) to ``output_size`` (or to
+    ``output_ratio`` of it); returns the output and the flat indices of the maxima."""
+    return _fractional(input, kernel_size, output_size, output_ratio, True, _random_samples, 2,
+                       "fractional_max_pool2d")
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None):
+    """Fractional max pooling (Graham, 2014) of (N, C, H, W) or (C, H, W); the indices too if ``return_indices``."""
+    return _fractional(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2,
+                       "fractional_max_pool2d")
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples: Tensor | None = None):
+    """``fractional_max_pool2d_with_indices`` over (N, C, T, H, W)."""
+    return _fractional(input, kernel_size, output_size, output_ratio, True, _random_samples, 3,
+                       "fractional_max_pool3d")
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None):
+    """Fractional max pooling of (N, C, T, H, W) or (C, T, H, W)."""
+    return _fractional(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3,
+                       "fractional_max_pool3d")

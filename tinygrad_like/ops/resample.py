@@ -29,7 +29,8 @@ from ._nn_args import _check_tensor_at, _const, _is_int
 if TYPE_CHECKING:  # (annotations only: the Tensor class sits above the ops)
     from ..tensor import Tensor
 
-__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+           "channel_shuffle", "native_channel_shuffle"]
 
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 _LINEAR = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
@@ -279,3 +280,23 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     order = tuple(range(b)) + (b, b + 2, b + 4, b + 1, b + 3)
     return x.permute(order).reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of (N, C, *) from ``groups`` groups (ShuffleNet): channel ``g*(C/g) + i`` moves to
+    ``i*g + g``'s place, i.e. (N, g, C/g, *) transposed to (N, C/g, g, *)."""
+    _check_tensor_at(input, "channel_shuffle")
+    if not _is_int(groups) or groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"sizes {list(input.shape)}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``channel_shuffle`` (torch's native kernel of it)."""
+    return channel_shuffle(input, groups)

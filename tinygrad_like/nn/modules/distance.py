@@ -1,0 +1,3 @@
+"""``torch.nn.modules.distance``: where torch defines these modules (the classes are tinygrad_like's)."""
+
+from ..pairwise import *  # noqa: F403

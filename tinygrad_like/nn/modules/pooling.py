@@ -1,0 +1,3 @@
+"""``torch.nn.modules.pooling``: where torch defines these modules (the classes are tinygrad_like's)."""
+
+from ..pooling import *  # noqa: F403
