@@ -41,6 +41,10 @@ from ._format import use_torch_style
 __all__ = ["install_as_torch", "uninstall_torch_alias", "is_installed"]
 
 _ALIAS = "torch"
+# The PyTorch whose public surface tinygrad_like follows (tests/torch_census): under the alias ``torch.__version__`` is
+# this version with tinygrad_like's own as a local tag ("2.13.0+tinygrad.like.0.1.0"), so that libraries that compare
+# torch's version (torchviz, torchinfo, einops) take the paths of a current torch.
+TORCH_API_VERSION = "2.13.0"
 _TARGET = "tinygrad_like"
 # registered eagerly (attribute imports such as ``import torch.nn.functional as F`` look them up directly)
 _EAGER = ("nn", "nn.functional", "nn.init", "nn.utils", "nn.modules", "optim", "optim.lr_scheduler", "utils",
@@ -112,6 +116,8 @@ def install_as_torch() -> types.ModuleType:
                            "would mix. Install the alias before anything imports torch (first lines of the "
                            "program), or run the program with `python -m tinygrad_like.run program.py`.")
     sys.modules[_ALIAS] = target
+    if not target.__version__.startswith(TORCH_API_VERSION):  # (torch.__version__: torch's, ours as a local tag)
+        target.__version__ = f"{TORCH_API_VERSION}+tinygrad.like.{target.__version__}"
     use_torch_style(True)  # print as torch: torch.Size([3]), dtype=torch.float64 (see the README, "Printing")
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
@@ -127,6 +133,9 @@ def uninstall_torch_alias() -> None:
     if _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
     use_torch_style(False)
+    target = sys.modules.get(_TARGET)
+    if target is not None and target.__version__.startswith(TORCH_API_VERSION + "+"):
+        target.__version__ = target.__version__.rpartition("tinygrad.like.")[2]
     for name in [n for n in sys.modules if n == _ALIAS or n.startswith(_ALIAS + ".")]:
         mod = sys.modules[name]
         if getattr(mod, "__name__", "").split(".")[0] == _TARGET:

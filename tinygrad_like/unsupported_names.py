@@ -75,7 +75,6 @@ TENSOR_METHODS = {
     VENDOR: "to_mkldnn",
     FIRST_CLASS_DIMS: "index",
     NESTED: "to_padded_tensor",
-    STORAGE: "untyped_storage",
 }
 
 __all__: list[str] = []

@@ -19,8 +19,8 @@ The names come from torch itself, never from a list typed by hand. For each modu
   much as any module's functions.
 * **the corresponding place** in tinygrad_like: ``torch.X.Y`` -> ``tinygrad_like.X.Y`` (a submodule, or a
   module-valued attribute, as the ``torch`` alias of ``tinygrad_like.dropin`` resolves them); ``torch.Tensor`` ->
-  ``tinygrad_like.Tensor`` (its class, and the attributes an instance carries; the same for the other classes). When tinygrad_like lacks the module,
-  every name in it counts as missing; so does a submodule found outside the imported package's directory (an
+  ``tinygrad_like.Tensor`` (its class, and the attributes an instance carries; the same for the other classes).
+  When tinygrad_like lacks the module, every name in it counts as missing; so does a submodule found outside the imported package's directory (an
   editable install of another checkout supplies those).
 * **parameters agree** when ``inspect.signature`` works on both objects and gives the same parameter names in the
   same order (a leading ``self`` dropped on both). A name is *mismatched* only when both signatures exist and differ;
@@ -70,10 +70,10 @@ CLASSES = {
 }
 
 LEARNER_FACING = (
-    "torch", TENSOR, "torch.nn", "torch.nn.Module", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
-    "torch.nn.utils.clip_grad", "torch.nn.utils.parametrizations", "torch.nn.utils.parametrize", "torch.optim",
-    "torch.optim.Optimizer", "torch.optim.lr_scheduler", "torch.autograd", "torch.autograd.functional", "torch.autograd.grad_mode",
-    "torch.utils.data", "torch.linalg",
+    "torch", TENSOR, "torch.nn", "torch.nn.Module", "torch.nn.functional", "torch.nn.init", "torch.nn.utils",
+    "torch.nn.utils.rnn", "torch.nn.utils.clip_grad", "torch.nn.utils.parametrizations", "torch.nn.utils.parametrize",
+    "torch.optim", "torch.optim.Optimizer", "torch.optim.lr_scheduler", "torch.autograd", "torch.autograd.functional",
+    "torch.autograd.grad_mode", "torch.utils.data", "torch.linalg",
 )
 OTHERS = (
     "torch.autograd.forward_ad", "torch.special", "torch.fft", "torch.distributions", "torch.testing", "torch.random",
@@ -122,8 +122,7 @@ def _is_public_torch_module_name(name: str | None) -> bool:
 
 def torch_public_names(module_name: str) -> dict[str, object]:
     """torch's public names of one module (or of ``torch.Tensor``), with their objects; the rule is the docstring's."""
-    if module_name in CLASSES:
-        import torch  # (waits: the census imports torch only when asked, so --help works without it)
+    if module_name in CLASSES:  # (importlib imports torch only when asked, so --help works without it)
         module, _, cls_name = module_name.rpartition(".")
         cls = getattr(importlib.import_module(module), cls_name)
         return {name: getattr(cls, name) for name in dir(cls) if not name.startswith("_")}

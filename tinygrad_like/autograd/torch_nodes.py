@@ -12,7 +12,7 @@ table says otherwise). One class of ours that stands for several of torch's form
 Deliberate differences, where our graph has another structure than torch's:
 
 * a batched ``@`` is one ``BmmBackward0`` node (torch: ``UnsafeViewBackward0`` over ``BmmBackward0``); a 1-D @
-  2-D matmul is ``MmBackward0`` (torch: ``SqueezeBackward4`` over ``MmBackward0``);
+  2-D matmul is ``SqueezeBackward4`` over ``MmBackward0`` over ``UnsqueezeBackward0``, as torch's;
 * ``F.linear`` is one ``AddmmBackward0`` (``MmBackward0`` without a bias) over the weight itself: torch puts a
   ``TBackward0`` between (and a ``ViewBackward0`` on top for 3-D inputs);
 * ``reshape`` of a non-contiguous tensor is ``ViewBackward0`` over ``CloneBackward0`` (torch:
@@ -55,6 +55,7 @@ NAMES = {
 # our class name -> which of our input slots are torch's inputs, in torch's order (the others are options: dims,
 # flags, indices). None: all of them.
 SLOTS = {
+    "BinaryCrossEntropyWithLogits": 2,
     "Sum": 1, "Mean": 1, "Reshape": 1, "Permute": 1, "Slice": 1, "Index": 1, "Expand": 1, "Squeeze": 1,
     "Unsqueeze": 1, "Softmax": 1, "LogSoftmax": 1, "MaxMinAll": 1, "MaxMinDim": 1, "MaxMin": 1, "Var": 1,
     "Gelu": 1, "LeakyRelu": 1, "Elu": 1, "Celu": 1, "Softplus": 1, "Threshold": 1, "Hardtanh": 1, "Dropout": 2,
@@ -121,7 +122,8 @@ VARIANTS = {
     "MaxMinDim": lambda n, x, a: "MaxBackward0" if a[2] else "MinBackward0",  # (forward(x, dim, keepdim, is_max, ...))
     "Linear": lambda n, x, a: "AddmmBackward0" if n.has_bias else "MmBackward0",
     "Tri": lambda n, x, a: "TriuBackward0" if n.upper else "TrilBackward0",
-    "Squeeze": lambda n, x, a: "SqueezeBackward0" if not a or a[0] is None else "SqueezeBackward1",
+    "Squeeze": lambda n, x, a: "SqueezeBackward0" if not a or a[0] is None else "SqueezeBackward2" if isinstance(
+        a[0], (tuple, list)) else "SqueezeBackward1",
     "AddMatmul": lambda n, x, a: "AddmvBackward0" if n.vec else "BaddbmmBackward0" if a[0].ndim == 3 and not n.batch_sum
     else "AddbmmBackward0" if n.batch_sum else "AddmmBackward0",
     "Lerp": lambda n, x, a: "LerpBackward0" if not hasattr(a[-1], "_x") else "LerpBackward1",
@@ -153,6 +155,7 @@ def install_variants(cls, make_name) -> None:
 
     cls._pick = staticmethod(move)
     cls._variants = classes
+    cls._variant = staticmethod(variant)  # (a name no rule picks: matmul's 1-D @ 2-D squeeze, SqueezeBackward4)
 
 
 def torch_slots(node) -> tuple:
@@ -253,6 +256,9 @@ SAVED = {
     "MmBackward0": _MM, "BmmBackward0": _MM, "MvBackward0": {"self": lambda n: _saved(n, 0),
                                                             "vec": lambda n: _saved(n, 1)},
     "DotBackward0": {"self": lambda n: _saved(n, 0), "tensor": lambda n: _saved(n, 1)},
+    "BinaryCrossEntropyWithLogitsBackward0": {
+        "self": lambda n: _saved(n, 0), "target": lambda n: _saved(n, 1), "weight": lambda n: _saved(n, 2),
+        "pos_weight": lambda n: _saved(n, 3), "reduction": lambda n: ("none", "mean", "sum").index(n.reduction)},
     "AddmmBackward0": {"mat1": lambda n: _saved(n, 0), "alpha": lambda n: 1, "beta": lambda n: 1,
                        "mat2": lambda n: None if _saved(n, 1) is None else _saved(n, 1).mT},
     "SumBackward0": _SUM, "SumBackward1": {**_SUM, **_DIM},
@@ -300,6 +306,13 @@ def saved_attribute(node, attr: str):
     if get is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
     value = get(node)
+    if spec is None:  # (the generic rule: an attribute of our own is torch's kind of value or not there at all)
+        value = tuple(value) if isinstance(value, list) else value
+        try:
+            hash(value)  # (torch's saved values are tensors, numbers, strings and tuples of them: all hashable)
+        except TypeError:
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}' (its own value is "
+                                 f"{type(value).__name__}, not one torch saves)") from None
     return tuple(value) if key.endswith(("sym_sizes", "sym_strides")) and value is not None else value
 
 

@@ -320,19 +320,53 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
-    """BCE of sigmoid(input), computed stably as (1 - t) x + (1 + (pw - 1) t) softplus(-x)."""
+    """BCE of sigmoid(input), computed stably as (1 - t) x + (1 + (pw - 1) t) softplus(-x), in one graph node
+    (torch's ``BinaryCrossEntropyWithLogitsBackward0``)."""
     _check_tensor(input, "binary_cross_entropy_with_logits")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     _same_shape(input, target, "binary_cross_entropy_with_logits")
-    sp = (-input).softplus()  # log(1 + exp(-x)), exact to float rounding (linear past the threshold)
-    if pos_weight is not None:
-        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
-    else:
-        loss = (1 - target) * input + sp
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+def _bce_with_logits(x, t, weight, pos_weight):
+    """The unreduced loss, in Tensor ops: ``(1 - t) x + (1 + (pw - 1) t) softplus(-x)``, weighted."""
+    sp = (-x).softplus()  # log(1 + exp(-x)), exact to float rounding (linear past the threshold)
+    loss = (1 - t) * x + (sp if pos_weight is None else (1 + (pos_weight - 1) * t) * sp)
+    return loss if weight is None else loss * weight
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """The loss of ``binary_cross_entropy_with_logits`` as one node: its gradient is ``(1 + (pw - 1) t) sigmoid(x)
+    - pw t`` for the logits (``sigmoid(x) - t`` without ``pos_weight``) and ``(pw - 1) softplus(-x) - x`` for the
+    target, weighted and scaled by the reduction."""
+
+    __slots__ = ("reduction", "n")
+
+    def forward(self, x, t, weight, pos_weight, reduction):
+        self.reduction, self.n = reduction, x.numel()
+        with grad_mode.no_grad():
+            out = _reduce(_bce_with_logits(x, t, weight, pos_weight), reduction)
+        if _grad_mode.enabled:
+            self.save_for_backward(x, t, weight, pos_weight)
+        return out._x
+
+    def backward(self, g):
+        x, t, weight, pos_weight = self.saved_tensors
+        for name, w in (("weight", weight), ("pos_weight", pos_weight)):
+            if w is not None and w.requires_grad:
+                raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        if self.reduction == "mean":
+            g = g / self.n
+        gx = gt = None
+        if x.requires_grad:
+            sig = x.sigmoid()
+            gx = sig - t if pos_weight is None else (1 + (pos_weight - 1) * t) * sig - pos_weight * t
+            gx = (gx if weight is None else gx * weight) * g
+        if t.requires_grad:
+            gt = -x if pos_weight is None else (pos_weight - 1) * (-x).softplus() - x
+            gt = (gt if weight is None else gt * weight) * g
+        return gx, gt, None, None, None
 
 
 def _check_same_ndim(fn: str, **tensors) -> None:

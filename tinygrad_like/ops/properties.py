@@ -16,6 +16,43 @@ if TYPE_CHECKING:  # (annotations only: the concrete class is built from the fam
 _SHARED: set[int] = set()  # ids of the storages share_memory_() marked (is_shared() answers from it)
 
 
+class StorageBytes:
+    """What ``Tensor.untyped_storage()`` returns: the size, address and device of a tensor's whole storage in bytes,
+    as torch's ``UntypedStorage`` reports them (libraries such as torchinfo count memory with ``nbytes()``)."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor: TensorBase):
+        self._tensor = tensor
+
+    def nbytes(self) -> int:
+        st = self._tensor._storage
+        return st.numel * st.dtype.itemsize
+
+    size = nbytes
+
+    def __len__(self) -> int:
+        return self.nbytes()
+
+    def element_size(self) -> int:
+        return 1
+
+    def data_ptr(self) -> int:
+        t = self._tensor
+        return t.data_ptr() - t._layout.offset * t.dtype.itemsize
+
+    @property
+    def device(self):
+        return self._tensor.device
+
+    def tolist(self) -> list[int]:
+        st = self._tensor._storage
+        return list(self._tensor.detach().cpu()._storage.host.view("uint8").tobytes()) if st.numel else []
+
+    def __repr__(self) -> str:
+        return f"<untyped storage of {self.nbytes()} bytes on {self.device}>"
+
+
 class PropertiesMixin:
     """torch's predicates and properties of a tensor."""
 
@@ -74,6 +111,11 @@ class PropertiesMixin:
         raise RuntimeError(f"data_ptr(): the {self._dev} backend does not expose addresses")
 
     const_data_ptr = data_ptr
+
+    def untyped_storage(self) -> StorageBytes:
+        """The bytes under this tensor, as torch's ``untyped_storage()`` describes them (``nbytes()``, ``data_ptr()``,
+        ``device``): shared by every view of the same storage. Read-only: the memory is the tensor's Storage."""
+        return StorageBytes(self)
 
     def get_device(self) -> int:
         """-1 for a CPU tensor, else the device's index (as torch)."""

@@ -21,6 +21,7 @@ from ..layout import broadcast_shapes, normalize_dim, normalize_dims
 from ..tensor_base import TensorBase
 from ._util import free_functions, in_float32, operands, rounded
 from .elementwise import where
+from .movement import Squeeze
 
 # tl.sum, tl.max, ... are imported by name in tinygrad_like/__init__.py: ``from tinygrad_like import *`` leaves them
 # out, as it did when functions.py made them
@@ -326,6 +327,15 @@ class Matmul(Function):
         return ga, gb
 
 
+def _vector_matrix(a, b):
+    """``a @ b`` for a 1-D ``a`` and a 2-D ``b``, recorded as torch records it: the vector unsqueezed to one row, a
+    matrix product, and the row squeezed away (``SqueezeBackward4`` over ``MmBackward0``), so that the graph of
+    PyTorch's autograd tutorial (``torch.matmul(x, w)``) is the same node for node."""
+    out = Matmul.apply(a.unsqueeze(0), b).squeeze(0)
+    out.grad_fn.__class__ = Squeeze._variant("SqueezeBackward4")
+    return out
+
+
 class _SoftmaxFamily(Function):
     """Softmax and log-softmax: a fused forward primitive; the gradient is a fused node of its own."""
 
@@ -452,6 +462,9 @@ class ReduceMixin:
 
     # ---- the matrix product (``@``; the products built on it are in ops/products.py) ------------------
     def __matmul__(self, other):
+        if self.ndim == 1 and isinstance(other, TensorBase) and other.ndim == 2 and _grad_mode.enabled and (
+                self._requires_grad or other._requires_grad):
+            return _vector_matrix(self, other)
         return Matmul.apply(self, other)
 
     def __rmatmul__(self, other):
