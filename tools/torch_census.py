@@ -20,8 +20,8 @@ The names come from torch itself, never from a list typed by hand. For each modu
 * **the corresponding place** in tinygrad_like: ``torch.X.Y`` -> ``tinygrad_like.X.Y`` (a submodule, or a
   module-valued attribute, as the ``torch`` alias of ``tinygrad_like.dropin`` resolves them); ``torch.Tensor`` ->
   ``tinygrad_like.Tensor`` (its class, and the attributes an instance carries; the same for the other classes).
-  When tinygrad_like lacks the module, every name in it counts as missing; so does a submodule found outside the imported package's directory (an
-  editable install of another checkout supplies those).
+  When tinygrad_like lacks the module, every name in it counts as missing; so does a submodule found outside the
+  imported package's directory (an editable install of another checkout supplies those).
 * **parameters agree** when ``inspect.signature`` works on both objects and gives the same parameter names in the
   same order (a leading ``self`` dropped on both). A name is *mismatched* only when both signatures exist and differ;
   torch's C functions expose no signature, and a torch signature of bare ``*args, **kwargs`` says nothing, so those
