@@ -254,5 +254,8 @@ def test_only_the_operand_the_other_gradient_reads_is_kept():
     c = tl.randn(3)
     y = a * c  # a's gradient reads c; nobody's reads a
     assert y.grad_fn.saved[0] is None and y.grad_fn.saved[1] is c
-    m = a @ tl.randn(3, 2)
-    assert m.grad_fn.saved[0] is None and m.grad_fn.saved[1] is not None
+    m = a @ tl.randn(3, 2)  # (recorded as torch records it: squeeze(mm(a.unsqueeze(0), w)))
+    mm = m.grad_fn.next[0]
+    assert type(mm).__name__ == "MmBackward0" and mm.saved[0] is None and mm.saved[1] is not None
+    m2 = a.unsqueeze(0) @ tl.randn(3, 2)
+    assert m2.grad_fn.saved[0] is None and m2.grad_fn.saved[1] is not None

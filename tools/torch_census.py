@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.machinery
+import importlib.util
 import inspect
 import json
 import pkgutil
@@ -154,14 +156,14 @@ def torch_public_names(module_name: str) -> dict[str, object]:
     return public
 
 
-def _in_this_package(module: types.ModuleType) -> bool:
+def _in_this_package(module: types.ModuleType | importlib.machinery.ModuleSpec) -> bool:
     """True when ``module``'s file lies in the imported tinygrad_like's directory.
 
     An editable install of another checkout answers for a submodule this checkout lacks (setuptools' finder maps
     ``tinygrad_like.X`` to that checkout's file), which would count another tree's names as this one's.
     """
     package_dir = Path(importlib.import_module("tinygrad_like").__file__).resolve().parent
-    where = getattr(module, "__file__", None)
+    where = getattr(module, "__file__", None) or getattr(module, "origin", None)
     return where is None or Path(where).resolve().is_relative_to(package_dir)
 
 
@@ -173,6 +175,9 @@ def _resolve_ours(module_name: str) -> object | None:
         module, _, cls_name = name.rpartition(".")
         return getattr(importlib.import_module(module), cls_name)
     try:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin is not None and not _in_this_package(spec):
+            return None  # (another checkout's file, through an editable install: not this tree's, and not imported)
         module = importlib.import_module(name)
         return module if _in_this_package(module) else None
     except ModuleNotFoundError as e:

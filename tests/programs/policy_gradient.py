@@ -2,7 +2,9 @@
 for log-probabilities and entropy, discounted returns normalized with mean and std. Actions are drawn with NumPy
 from the policy's probabilities so both runs take the same ones.
 
-Written against PyTorch only. Prints one JSON line per episode ({"step", "loss", "return", "entropy"}).
+Written against PyTorch only. Prints one JSON line per episode ({"step", "loss", "return", "entropy"}); "loss" is
+the policy's negative log-likelihood of the best action in each state ("update_loss", the REINFORCE loss with
+normalized returns, sums to about zero, so it is not compared).
 """
 import json
 
@@ -39,5 +41,7 @@ for episode in range(25):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    print(json.dumps({"step": episode, "loss": loss.item(), "return": sum(rewards),
+    with torch.no_grad():  # how far the policy is from the best action in each state (what REINFORCE improves)
+        best_nll = -Categorical(logits=policy(torch.eye(4))).log_prob(torch.from_numpy(best_action)).mean()
+    print(json.dumps({"step": episode, "loss": best_nll.item(), "update_loss": loss.item(), "return": sum(rewards),
                       "entropy": torch.stack(entropies).mean().item()}))
