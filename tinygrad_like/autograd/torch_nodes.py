@@ -87,8 +87,13 @@ def _mean(node, x, args) -> str:
 _MATMUL = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0", (1, 2): "MmBackward0"}
 
 
+def matmul_name(a_ndim: int, b_ndim: int) -> str:
+    """torch's node of ``a @ b`` for operands of these dims (ops/reduce.py's Matmul sets it in forward)."""
+    return _MATMUL.get((a_ndim, b_ndim), "BmmBackward0")
+
+
 def _matmul(node, x, args) -> str:
-    return _MATMUL.get((node.a_ndim, node.b_ndim), "BmmBackward0")
+    return matmul_name(node.a_ndim, node.b_ndim)
 
 
 def _permute(node, x, args) -> str:
