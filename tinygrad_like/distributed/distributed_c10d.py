@@ -441,8 +441,10 @@ def _group(group: ProcessGroup | None) -> ProcessGroup:
     return group
 
 
-def _rank_in(group: ProcessGroup | None, rank: int | None, what: str) -> None:
+def _rank_in(group: ProcessGroup | None, rank: int | None, what: str, required: bool = False) -> None:
     _group(group)
+    if rank is None and required:  # (torch's reduce, broadcast, send and isend have no default peer)
+        raise ValueError("Must specify global_rank or group_rank")
     if rank not in (None, 0):
         raise ValueError(f"{what} rank {rank} is not part of the group: in a world of one process the only rank is 0")
 
@@ -492,9 +494,16 @@ def is_initialized() -> bool:
     return _world["default"] is not None
 
 
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
 def get_default_backend_for_device(device: Any) -> str:
     """The backend torch picks for a device type (``"cpu"`` -> gloo, ``"cuda"`` -> nccl)."""
     kind = str(getattr(device, "type", device)).split(":")[0]
+    if kind not in _DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
+                           f"{kind}")
     if kind not in Backend.default_device_backend_map:
         raise ValueError(f"Default backend not registered for device : {kind}")
     return Backend.default_device_backend_map[kind]
@@ -578,7 +587,7 @@ def get_world_size(group: ProcessGroup | None = None) -> int:
 
 
 def get_backend(group: ProcessGroup | None = None) -> str:
-    return Backend(_group(group)._backend)
+    return str(Backend(_group(group)._backend))  # (a plain str, as torch returns)
 
 
 def get_backend_config(group: ProcessGroup | None = None) -> str:
@@ -691,8 +700,10 @@ def _check_tensor(fn: str, tensor: Any, group: ProcessGroup | None = None) -> No
 
 
 def _check_op(op: Any, group: ProcessGroup | None) -> None:
-    value = op.op if isinstance(op, ReduceOp) else op
-    if value == ReduceOp.PREMUL_SUM and _group(group)._backend == Backend.GLOO:
+    if op is ReduceOp.PREMUL_SUM:  # (torch takes it only as a ReduceOp carrying its factor)
+        raise TypeError("ReduceOp.PREMUL_SUM needs its scale factor: it is a ReduceOp made by torch's "
+                        "_make_nccl_premul_sum, not the bare ReduceOp.PREMUL_SUM")
+    if isinstance(op, ReduceOp) and op.op == ReduceOp.PREMUL_SUM and _group(group)._backend == Backend.GLOO:
         raise RuntimeError("Cannot use ReduceOp.PREMUL_SUM with Gloo")
 
 
@@ -738,7 +749,7 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op: bool = 
 def reduce(tensor: Tensor, dst: int | None = None, op=ReduceOp.SUM, group: ProcessGroup | None = None,
            async_op: bool = False, group_dst: int | None = None):
     _check_tensor("reduce", tensor, group)
-    _rank_in(group, dst if group_dst is None else group_dst, "destination")
+    _rank_in(group, dst if group_dst is None else group_dst, "destination", required=True)
     _check_op(op, group)
     return _done(async_op, [tensor])
 
@@ -746,7 +757,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op=ReduceOp.SUM, group: Proce
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
               group_src: int | None = None):
     _check_tensor("broadcast", tensor, group)
-    _rank_in(group, src if group_src is None else group_src, "source")
+    _rank_in(group, src if group_src is None else group_src, "source", required=True)
     return _done(async_op, [tensor])
 
 
@@ -771,8 +782,11 @@ def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, asy
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    """``output_tensor`` (world_size times the input's elements: here as many) takes each rank's input."""
+    """``output_tensor`` (the inputs of every rank concatenated along dim 0: here the input) takes them."""
     _check_tensor("all_gather_into_tensor", input_tensor, group)
+    if tuple(output_tensor.shape) != tuple(input_tensor.shape):  # (gloo's rule: no stacked (world, ...) output)
+        raise RuntimeError(f"all_gather_into_tensor(): invalid tensor size: expected {tuple(input_tensor.shape)} "
+                           f"(world_size 1 times the input's first dimension), got {tuple(output_tensor.shape)}")
     _copy_whole("all_gather_into_tensor", output_tensor, input_tensor)
     return _done(async_op, [output_tensor])
 
@@ -865,14 +879,14 @@ class P2POp:
 def send(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
          group_dst: int | None = None) -> None:
     _check_tensor("send", tensor, group)
-    _rank_in(group, dst if group_dst is None else group_dst, "destination")
+    _rank_in(group, dst if group_dst is None else group_dst, "destination", required=True)
     raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of the current "
                      "process.")
 
 
 def _no_peer(fn: str, tensor: Tensor, group: ProcessGroup | None, peer: int | None, what: str) -> None:
     _check_tensor(fn, tensor, group)
-    _rank_in(group, peer, what)
+    _rank_in(group, peer, what, required=fn == "isend")
     raise RuntimeError(f"{fn}(): {_SELF_SEND}")
 
 
@@ -895,7 +909,9 @@ def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = N
 
 
 def batch_isend_irecv(p2p_op_list: list[P2POp]) -> list[Work]:
-    if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
+    if not p2p_op_list:  # (torch's type: it looks at the first op)
+        raise IndexError("batch_isend_irecv(): p2p_op_list is empty; give it at least one P2POp")
+    if not all(isinstance(p, P2POp) for p in p2p_op_list):
         raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type "
                          "``torch.distributed.P2POp``.")
     return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer) for p in p2p_op_list]
