@@ -88,3 +88,6 @@ FIRST_CLASS_DIMS = ("first-class dimensions (functorch.dim) are not supported by
                     "[] instead")
 NESTED = ("nested tensors are not supported by tinygrad_like: pad the sequences with "
           "torch.nn.utils.rnn.pad_sequence")
+DISTRIBUTED = ("tinygrad_like runs a world of one process (torch.distributed with world size 1): sharding, RPC, "
+               "elastic launch, pipelining and distributed checkpoints need several processes; the collectives and "
+               "DistributedDataParallel work as torch's do on one process")
