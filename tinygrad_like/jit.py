@@ -14,6 +14,7 @@ raise: save a ``state_dict`` with ``torch.save`` instead.
 from __future__ import annotations
 
 import builtins
+import inspect
 import types
 import typing
 from collections.abc import Callable
@@ -196,6 +197,7 @@ CompilationUnit = unsupported_class("torch.jit.CompilationUnit", TORCHSCRIPT + "
                                     "TorchScript source strings, so write the functions in Python instead")
 export_opnames = unsupported_function("torch.jit.export_opnames", TORCHSCRIPT + "; there is no scripted module "
                                       "whose operator names could be listed")
+export_opnames.__signature__ = inspect.signature(lambda m: None)  # (torch's parameters, for inspect.signature)
 
 _fusion = {"onednn": False, "strategy": [("STATIC", 2), ("DYNAMIC", 10)]}
 

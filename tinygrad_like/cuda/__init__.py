@@ -24,7 +24,7 @@ from typing import Any
 from ..backends.cuda.probe import arch_of, probe
 from ..unsupported import VENDOR, unsupported_class, unsupported_function
 from . import graphs, jiterator, memory, nvtx, profiler, random, sparse, streams, tunable  # noqa: F401
-from ._base import CudaUnavailableError, checked_index, device_index, need_cuda, runtime
+from ._base import CudaUnavailableError, checked_index, device_index, need_cuda, runtime, with_params
 from .graphs import CUDAGraph, graph, graph_pool_handle, make_graphed_callables  # noqa: F401
 from .memory import (CUDAPluggableAllocator, MemPool, caching_allocator_alloc, caching_allocator_delete,  # noqa: F401
                      caching_allocator_disabled, caching_allocator_enable, change_current_allocator, empty_cache,
@@ -305,9 +305,10 @@ def device_memory_used(device: Any = None) -> int:
 
 _RUNTIME_API = ("PyTorch's bindings of the CUDA runtime library (cudart) and its cuBLAS/cuSOLVER handles are not part "
                 "of tinygrad_like, which drives the GPU through PyCUDA: use pycuda.driver")
-cudart = unsupported_function("torch.cuda.cudart", _RUNTIME_API)
-current_blas_handle = unsupported_function("torch.cuda.current_blas_handle", VENDOR)
-current_solver_handle = unsupported_function("torch.cuda.current_solver_handle", VENDOR)
+cudart = with_params(unsupported_function("torch.cuda.cudart", _RUNTIME_API), lambda: None)
+current_blas_handle = with_params(unsupported_function("torch.cuda.current_blas_handle", VENDOR), lambda: None)
+current_solver_handle = with_params(unsupported_function("torch.cuda.current_solver_handle", VENDOR), lambda: None)
 GreenContext = unsupported_class(
     "torch.cuda.GreenContext", "green contexts partition a GPU's SMs between CUDA contexts; tinygrad_like uses the "
     "device's one primary context")
+with_params(GreenContext, lambda: None)

@@ -7,6 +7,7 @@ of PyTorch raises on a machine without a GPU), so a program's ``except`` clause 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..backends.cuda.probe import CudaStatus, probe
@@ -14,6 +15,13 @@ from ..backends.cuda.probe import CudaStatus, probe
 
 class CudaUnavailableError(AssertionError, RuntimeError):
     """A CUDA call on a machine where CUDA cannot be used (no PyCUDA, no driver or no GPU)."""
+
+
+def with_params(obj: Any, template: Any) -> Any:
+    """Give a clear-error name torch's parameters (``template``'s signature), so that ``inspect.signature`` of it
+    reads as torch's."""
+    obj.__signature__ = inspect.signature(template)
+    return obj
 
 
 def need_cuda(what: str) -> CudaStatus:

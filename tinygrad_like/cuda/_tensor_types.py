@@ -7,6 +7,7 @@ classes are names only (tinygrad_like's storage is not built from Python).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..backends.cuda.probe import probe
@@ -45,3 +46,6 @@ def _tensor_type(name: str, dtype: DType) -> cudatensortype:
 
 tensor_types = {name: _tensor_type(name, dt) for dt, name in TYPE_NAMES.items()}
 storages = {name: unsupported_class(f"torch.cuda.{name}", STORAGE) for name in STORAGES}
+for _storage in storages.values():  # (torch's parameters, so inspect.signature reads as torch's)
+    _storage.__signature__ = inspect.signature(lambda *args, wrap_storage=None, dtype=None, device=None,
+                                               _internal=False: None)

@@ -7,6 +7,7 @@ A CUDA graph records a stream's kernel launches once and replays them; our CUDA 
 from __future__ import annotations
 
 from ..unsupported import unsupported_class, unsupported_function
+from ._base import with_params
 from .streams import is_current_stream_capturing
 
 __all__ = ["is_current_stream_capturing", "graph_pool_handle", "CUDAGraph", "graph", "make_graphed_callables"]
@@ -14,7 +15,11 @@ __all__ = ["is_current_stream_capturing", "graph_pool_handle", "CUDAGraph", "gra
 GRAPHS = ("CUDA graphs record a stream's kernel launches to replay them; tinygrad_like's CUDA backend launches each "
           "op eagerly and keeps no capture stream, so run the function itself")
 
-CUDAGraph = unsupported_class("torch.cuda.graphs.CUDAGraph", GRAPHS)
-graph = unsupported_class("torch.cuda.graphs.graph", GRAPHS)
-graph_pool_handle = unsupported_function("torch.cuda.graphs.graph_pool_handle", GRAPHS)
-make_graphed_callables = unsupported_function("torch.cuda.graphs.make_graphed_callables", GRAPHS)
+CUDAGraph = with_params(unsupported_class("torch.cuda.graphs.CUDAGraph", GRAPHS), lambda keep_graph=False: None)
+graph = with_params(unsupported_class("torch.cuda.graphs.graph", GRAPHS),
+                    lambda cuda_graph, pool=None, stream=None, capture_error_mode="global", enable_annotations=False,
+                    check_input_liveness=False: None)
+graph_pool_handle = with_params(unsupported_function("torch.cuda.graphs.graph_pool_handle", GRAPHS), lambda: None)
+make_graphed_callables = with_params(unsupported_function("torch.cuda.graphs.make_graphed_callables", GRAPHS),
+                                     lambda callables, sample_args, num_warmup_iters=3, allow_unused_input=False,
+                                     pool=None: None)

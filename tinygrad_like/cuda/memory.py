@@ -20,7 +20,7 @@ from typing import Any
 
 from ..backends.cuda.probe import probe
 from ..unsupported import unsupported_class, unsupported_function
-from ._base import checked_index, device_index, need_cuda, runtime
+from ._base import checked_index, device_index, need_cuda, runtime, with_params
 
 __all__ = ["caching_allocator_alloc", "caching_allocator_delete", "caching_allocator_disabled",
            "caching_allocator_enable", "get_per_process_memory_fraction", "set_per_process_memory_fraction",
@@ -255,9 +255,15 @@ def list_gpu_processes(device: Any = None) -> str:
     return "\n".join(lines)
 
 
-CUDAPluggableAllocator = unsupported_class("torch.cuda.memory.CUDAPluggableAllocator", ALLOCATOR)
-MemPool = unsupported_class("torch.cuda.memory.MemPool", ALLOCATOR)
-change_current_allocator = unsupported_function("torch.cuda.memory.change_current_allocator", ALLOCATOR)
-use_mem_pool = unsupported_function("torch.cuda.memory.use_mem_pool", ALLOCATOR)
-memory_snapshot = unsupported_function("torch.cuda.memory.memory_snapshot", "tinygrad_like's CUDA pool keeps "
-                                       "counters, not a record of each segment; read torch.cuda.memory_stats() instead")
+CUDAPluggableAllocator = with_params(unsupported_class("torch.cuda.memory.CUDAPluggableAllocator", ALLOCATOR),
+                                     lambda path_to_so_file, alloc_fn_name, free_fn_name: None)
+MemPool = with_params(unsupported_class("torch.cuda.memory.MemPool", ALLOCATOR),
+                      lambda allocator=None, use_on_oom=False, no_split=False: None)
+change_current_allocator = with_params(unsupported_function("torch.cuda.memory.change_current_allocator", ALLOCATOR),
+                                       lambda allocator: None)
+use_mem_pool = with_params(unsupported_function("torch.cuda.memory.use_mem_pool", ALLOCATOR),
+                           lambda pool, device=None: None)
+_NO_SEGMENTS = ("tinygrad_like's CUDA pool keeps counters, not a record of each segment; read "
+                "torch.cuda.memory_stats() instead")
+memory_snapshot = with_params(unsupported_function("torch.cuda.memory.memory_snapshot", _NO_SEGMENTS),
+                              lambda mempool_id=None, include_traces=True: None)

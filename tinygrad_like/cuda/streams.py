@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..unsupported import unsupported_class, unsupported_function
-from ._base import checked_index, need_cuda, runtime
+from ._base import checked_index, need_cuda, runtime, with_params
 
 __all__ = ["Stream", "Event", "ExternalStream", "StreamContext", "stream", "current_stream", "default_stream",
            "set_stream", "get_stream_from_external", "is_current_stream_capturing"]
@@ -142,5 +142,7 @@ def is_current_stream_capturing() -> bool:
     return False
 
 
-ExternalStream = unsupported_class("torch.cuda.streams.ExternalStream", ONE_STREAM)
-get_stream_from_external = unsupported_function("torch.cuda.get_stream_from_external", ONE_STREAM)
+ExternalStream = with_params(unsupported_class("torch.cuda.streams.ExternalStream", ONE_STREAM),
+                             lambda stream_ptr, device=None, **kwargs: None)
+get_stream_from_external = with_params(unsupported_function("torch.cuda.get_stream_from_external", ONE_STREAM),
+                                       lambda data_ptr, device=None: None)

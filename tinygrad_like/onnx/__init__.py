@@ -10,6 +10,7 @@ False
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..nn.module import Module
@@ -65,3 +66,6 @@ ONNXProgram = unsupported_class("torch.onnx.ONNXProgram", "an ONNXProgram is wha
                                 + _NO_EXPORT)
 InputObserver = unsupported_class("torch.onnx.InputObserver", "an InputObserver records a model's inputs to infer "
                                   "dynamic shapes for torch.export; " + EXPORT)
+# (torch's parameters, so that inspect.signature of the names reads as torch's)
+ONNXProgram.__signature__ = inspect.signature(lambda model, exported_program: None)
+InputObserver.__signature__ = inspect.signature(lambda value_if_missing=None: None)
