@@ -13,7 +13,7 @@ VERBOSE_ON_CREATION = 2
 
 enabled = True
 deterministic = False
-allow_tf32 = False
+allow_tf32 = None  # (as torch 2.13 reports it: superseded by fp32_precision)
 fp32_precision = "none"
 
 

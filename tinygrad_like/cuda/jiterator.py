@@ -9,7 +9,8 @@ from ..unsupported import unsupported_function
 
 __all__: list[str] = []
 
-JITERATOR = ("the jiterator compiles elementwise kernels from C++ strings at run time inside PyTorch; write the "
+JITERATOR = ("the jiterator compiles elementwise kernels from C++ strings at run time inside PyTorch; tinygrad_like "
+             "has none: write the "
              "kernel in a .cu file and load it with tl.cuda.Kernel")
 
 _create_jit_fn = unsupported_function("torch.cuda.jiterator._create_jit_fn", JITERATOR)

@@ -76,12 +76,17 @@ def memory_stats(device: Any = None) -> dict[str, Any]:
 def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
     """:func:`memory_stats` with the dotted keys split into nested dicts."""
     nested: dict[str, Any] = {}
-    for key, value in memory_stats(device).items():
-        *parents, leaf = key.split(".")
-        where = nested
-        for p in parents:
-            where = where.setdefault(p, {})
-        where[leaf] = value
+    stats = memory_stats(device)
+    for key, value in stats.items():
+        if "." in key:  # (torch's keys; the pool's own plain keys follow, where they do not clash)
+            *parents, leaf = key.split(".")
+            where = nested
+            for p in parents:
+                where = where.setdefault(p, {})
+            where[leaf] = value
+    for key, value in stats.items():
+        if "." not in key:
+            nested.setdefault(key, value)
     return nested
 
 
@@ -166,8 +171,7 @@ def reset_peak_host_memory_stats() -> None:
 def mem_get_info(device: Any = None) -> tuple[int, int]:
     """(free, total) bytes of the GPU, from the driver."""
     checked_index(device, "mem_get_info()")
-    runtime(start=True)
-    return tuple(int(n) for n in importlib.import_module("pycuda.driver").mem_get_info())
+    return tuple(int(n) for n in runtime(start=True).drv.mem_get_info())
 
 
 def get_per_process_memory_fraction(device: Any = None) -> float:
