@@ -172,6 +172,8 @@ CLEAR_ERRORS = {
     "sparse.FloatTensor()": lambda: tl.cuda.sparse.FloatTensor(),
     "jiterator._create_jit_fn": lambda: tl.cuda.jiterator._create_jit_fn("template <typename T> T f(T x) {}"),
     "tunable.enable()": lambda: tl.cuda.tunable.enable(),
+    "nccl.all_reduce": lambda: tl.cuda.nccl.all_reduce([tl.ones(2)]),
+    "nccl.version": lambda: tl.cuda.nccl.version(),
     "tunable.set_filename": lambda: tl.cuda.tunable.set_filename("x.csv"),
     "jit.CompilationUnit": lambda: tl.jit.CompilationUnit("def f(x):\n    return x\n"),
     "jit.export_opnames": lambda: tl.jit.export_opnames(tl.nn.Linear(1, 1)),
@@ -194,6 +196,8 @@ def test_tunable_is_never_enabled_and_turning_it_off_is_fine():
     assert (tl.cuda.tunable.is_enabled(), tl.cuda.tunable.tuning_is_enabled(),
             tl.cuda.tunable.record_untuned_is_enabled()) == (False, False, False)
     tl.cuda.tunable.enable(False)
+    importlib.import_module("torch.cuda.nccl")
+    assert tl.cuda.nccl.is_available([tl.ones(1)]) is torch.cuda.nccl.is_available([torch.ones(1)]) is False
     assert tl.cuda.graphs.is_current_stream_capturing() is False
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..backends.cuda.probe import arch_of, probe
 from ..unsupported import VENDOR, unsupported_class, unsupported_function
-from . import graphs, jiterator, memory, nvtx, profiler, random, sparse, streams, tunable  # noqa: F401
+from . import graphs, jiterator, memory, nccl, nvtx, profiler, random, sparse, streams, tunable  # noqa: F401
 from ._base import CudaUnavailableError, checked_index, device_index, need_cuda, runtime, with_params
 from .graphs import CUDAGraph, graph, graph_pool_handle, make_graphed_callables  # noqa: F401
 from .memory import (CUDAPluggableAllocator, MemPool, caching_allocator_alloc, caching_allocator_delete,  # noqa: F401
