@@ -331,6 +331,23 @@ def test_backend_flags_have_torchs_defaults_and_answers():
     assert b.quantized.engine == "none" and b.quantized.supported_engines == ["none"]
 
 
+def test_cudnn_and_cuda_switches_beside_the_census_as_torchs():
+    b, tb = tl.backends, torch.backends
+    assert (b.cudnn.fp32_precision, b.cudnn.depthwise_kernel, b.cudnn.conv.fp32_precision,
+            b.cudnn.rnn.fp32_precision) == (tb.cudnn.fp32_precision, tb.cudnn.depthwise_kernel,
+                                            tb.cudnn.conv.fp32_precision, tb.cudnn.rnn.fp32_precision)
+    for name in ("cudnn_sdp_enabled", "fp16_bf16_reduction_math_sdp_allowed", "is_flash_attention_available",
+                 "is_ck_sdpa_available", "flash_sdp_enabled", "math_sdp_enabled", "mem_efficient_sdp_enabled"):
+        assert getattr(b.cuda, name)() == getattr(tb.cuda, name)(), name
+    for lib in (tl, torch):
+        with lib.backends.cuda.sdp_kernel(enable_flash=False, enable_cudnn=False):
+            assert not lib.backends.cuda.flash_sdp_enabled() and not lib.backends.cuda.cudnn_sdp_enabled()
+        assert lib.backends.cuda.flash_sdp_enabled() and lib.backends.cuda.cudnn_sdp_enabled()
+        lib.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)
+        assert lib.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()
+        lib.backends.cuda.allow_fp16_bf16_reduction_math_sdp(False)
+
+
 def test_cpu_capability_as_torchs():
     theirs = torch.backends.cpu.get_cpu_capability()
     if theirs not in ("AVX512", "AVX2", "DEFAULT"):
