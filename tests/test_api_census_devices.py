@@ -348,6 +348,17 @@ def test_cudnn_and_cuda_switches_beside_the_census_as_torchs():
         lib.backends.cuda.allow_fp16_bf16_reduction_math_sdp(False)
 
 
+def test_mps_queries_raise_without_mps():
+    assert tl.backends.mps.is_available() is False
+    libs = (tl,) if torch.backends.mps.is_available() else (tl, torch)  # (compared where torch has no MPS either)
+    for name, args in (("is_macos13_or_newer", ()), ("is_macos_or_newer", (13, 0))):
+        for lib in libs:
+            with pytest.raises(RuntimeError, match="without MPS backend"):
+                getattr(lib.backends.mps, name)(*args)
+    with pytest.raises(RuntimeError, match="without MPS backend"):
+        tl.backends.mps.get_name()
+
+
 def test_cpu_capability_as_torchs():
     theirs = torch.backends.cpu.get_cpu_capability()
     if theirs not in ("AVX512", "AVX2", "DEFAULT"):
