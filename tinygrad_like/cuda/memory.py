@@ -34,7 +34,7 @@ __all__ = ["caching_allocator_alloc", "caching_allocator_delete", "caching_alloc
 ALLOCATOR = ("tinygrad_like's CUDA backend has one buffer pool of its own; custom allocators and separate memory pools "
              "cannot be plugged into it")
 
-_state: dict[str, Any] = {"fraction": 1.0, "caching": True, "peak_requested": 0, "peak_reserved": 0}
+_state: dict[str, Any] = {"fraction": 1.0, "caching": True}
 _raw: dict[int, Any] = {}  # address -> pool buffer, for caching_allocator_alloc / _delete
 
 
@@ -44,11 +44,8 @@ def _pool():
 
 
 def _peaks(pool) -> tuple[int, int]:
-    """(peak bytes requested, peak bytes reserved) since the last reset: the pool tracks its in-use peak, and the
-    requested/reserved peaks are sampled here whenever a counter is read."""
-    _state["peak_requested"] = max(_state["peak_requested"], pool.requested)
-    _state["peak_reserved"] = max(_state["peak_reserved"], pool.in_use + pool.cached)
-    return _state["peak_requested"], _state["peak_reserved"]
+    """(peak bytes requested, peak bytes reserved) since the last reset, as the pool tracks them."""
+    return pool.peak_requested, pool.peak_reserved
 
 
 def memory_stats(device: Any = None) -> dict[str, Any]:
@@ -125,8 +122,7 @@ def reset_peak_memory_stats(device: Any = None) -> None:
     pool = _pool()
     if pool is None:
         return
-    pool.peak_in_use = pool.in_use
-    _state["peak_requested"], _state["peak_reserved"] = pool.requested, pool.in_use + pool.cached
+    pool.peak_in_use, pool.peak_requested, pool.peak_reserved = pool.in_use, pool.requested, pool.in_use + pool.cached
 
 
 def reset_max_memory_allocated(device: Any = None) -> None:
