@@ -375,6 +375,10 @@ def test_backend_switches_set_and_restore_as_torchs():
         assert (m.enabled, m.deterministic) == (True, False)
         with m.verbose(m.VERBOSE_ON), lib.backends.mkl.verbose(lib.backends.mkl.VERBOSE_ON):
             pass
+        importlib.import_module(f"{lib.__name__}.backends.miopen")
+        with lib.backends.miopen.flags(immediate=True):
+            assert lib.backends.miopen.immediate is True
+        assert lib.backends.miopen.immediate is False
         n = lib.backends.nnpack
         with n.flags(enabled=False):
             pass
