@@ -209,6 +209,9 @@ def fake_gpu(monkeypatch):
     driver = fake.FakeDriver()
     monkeypatch.setattr(probe_mod, "_status", probe_mod.probe(driver))
     monkeypatch.setattr(runtime_mod, "_runtime", runtime_mod.CudaRuntime(driver))
+    # (a "cuda" device made here binds the fake runtime: keep it out of the registry the next tests use)
+    device_mod = importlib.import_module("tinygrad_like.device")  # (tl.device is the function of that name)
+    monkeypatch.setattr(device_mod, "_devices", dict(device_mod._devices))
     yield driver
 
 
@@ -285,14 +288,15 @@ def test_one_stream_and_real_events(fake_gpu):
 
 def test_seeding_and_rng_state_drive_the_default_generator(fake_gpu):
     c = tl.cuda
-    c.manual_seed(7)
-    assert c.initial_seed() == 7 == tl.initial_seed()
-    state = c.get_rng_state()
-    a = tl.rand(4).tolist()
-    c.set_rng_state(state)
-    assert tl.rand(4).tolist() == a
-    c.set_rng_state_all(c.get_rng_state_all())
-    assert len(c.get_rng_state_all()) == 1 and c.default_generators == (tl.random.default_generator,)
+    with tl.random.fork_rng():  # (the default generator is the process's: leave it as it was)
+        c.manual_seed(7)
+        assert c.initial_seed() == 7 == tl.initial_seed()
+        state = c.get_rng_state()
+        a = tl.rand(4).tolist()
+        c.set_rng_state(state)
+        assert tl.rand(4).tolist() == a
+        c.set_rng_state_all(c.get_rng_state_all())
+        assert len(c.get_rng_state_all()) == 1 and c.default_generators == (tl.random.default_generator,)
 
 
 def test_nvtx_ranges_nest_as_torchs(fake_gpu):
