@@ -41,3 +41,12 @@ def test_untyped_storage_reports_the_whole_storage(lib):
     assert s.data_ptr() == x.data_ptr() and view.data_ptr() == x.data_ptr() + 12
     assert s.tolist()[4:8] == list(b"\x00\x00\x80?")  # (the bytes of 1.0f, little-endian)
     assert str(s.device) == "cpu"
+
+
+@pytest.mark.parametrize("lib", [tl, torch], ids=["tl", "torch"])
+def test_pin_memory_without_an_accelerator_raises_as_torch(lib):
+    if lib.cuda.is_available():
+        pytest.skip("a GPU is here: pinning works")
+    assert not lib.ones(2).is_pinned()
+    with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available"):
+        lib.ones(2).pin_memory()

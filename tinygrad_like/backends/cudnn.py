@@ -14,6 +14,21 @@ benchmark = False
 benchmark_limit = 10
 deterministic = False
 allow_tf32 = True
+fp32_precision = "none"
+depthwise_kernel = "auto"
+
+
+class _FP32Precision:
+    """``conv``/``rnn``: an ``fp32_precision`` attribute, as PyTorch's."""
+
+    def __init__(self, op: str) -> None:
+        self.op, self.fp32_precision = op, "tf32"  # (torch's default, read from allow_tf32; recorded only here)
+
+    def __repr__(self) -> str:
+        return f"<tl.backends.cudnn.{self.op} fp32_precision={self.fp32_precision!r}>"
+
+
+conv, rnn = _FP32Precision("conv"), _FP32Precision("rnn")
 
 
 def is_available() -> bool:

@@ -135,7 +135,7 @@ class PropertiesMixin:
         memory directly, so pinning changes nothing else)."""
         if self._dev.type != "cpu":
             raise RuntimeError(f"cannot pin '{self._dev}' memory: only CPU tensors can be pinned")
-        from . import cuda  # (cuda sits above the tensor layer: only asked when pinning)
+        from .. import cuda  # (cuda sits above the tensor layer: only asked when pinning)
         if not cuda.is_available():
             raise RuntimeError("Cannot access accelerator device when none is available.")
         return self.clone()

@@ -121,6 +121,8 @@ class BufferPool:
         self.requested = 0          # bytes asked for by live buffers
         self.cached = 0             # bytes of blocks on the free lists
         self.peak_in_use = 0
+        self.peak_requested = 0     # (the peaks torch.cuda.max_memory_allocated / _reserved report)
+        self.peak_reserved = 0
         self.driver_allocs = 0
         self.driver_frees = 0
         self.hits = 0
@@ -142,6 +144,8 @@ class BufferPool:
         self.in_use += cls
         self.requested += nbytes
         self.peak_in_use = max(self.peak_in_use, self.in_use)
+        self.peak_requested = max(self.peak_requested, self.requested)
+        self.peak_reserved = max(self.peak_reserved, self.in_use + self.cached)
         return Buffer(block, nbytes)
 
     def _new_block(self, cls: int, nbytes: int) -> _Block:
