@@ -479,9 +479,10 @@ def is_xccl_available() -> bool:
 
 def is_backend_available(backend: str) -> bool:
     """Whether torch's CPU build has ``backend``: gloo, and any backend registered with ``Backend.register_backend``."""
-    if backend.lower() in (Backend.GLOO,):
+    name = str(backend)  # (a name, not a compute backend: tests/test_backend_protocol.py reads `backend.x` as one)
+    if name.lower() in (Backend.GLOO,):
         return True
-    return hasattr(Backend, backend.upper()) and backend.lower() not in Backend.backend_type_map
+    return hasattr(Backend, name.upper()) and name.lower() not in Backend.backend_type_map
 
 
 def is_torchelastic_launched() -> bool:
