@@ -479,7 +479,7 @@ def is_xccl_available() -> bool:
 
 def is_backend_available(backend: str) -> bool:
     """Whether torch's CPU build has ``backend``: gloo, and any backend registered with ``Backend.register_backend``."""
-    name = str(backend)  # (a name, not a compute backend: tests/test_backend_protocol.py reads `backend.x` as one)
+    name = str(backend)  # (a name, not a compute backend, which the backend-protocol test reads attribute calls of)
     if name.lower() in (Backend.GLOO,):
         return True
     return hasattr(Backend, name.upper()) and name.lower() not in Backend.backend_type_map
