@@ -7,8 +7,8 @@ Where tinygrad_like differs:
 
 - draws come from tinygrad_like's generator (``tl.manual_seed`` makes them reproducible here; they are not the
   numbers torch's generator would draw);
-- lgamma, digamma, polygamma, erfinv, the Cholesky factor, the triangular solve and the gamma/Poisson/binomial
-  samplers are this package's own (:mod:`._special`) until the core has them;
+- the special functions, the Cholesky factor, the triangular solve and the Poisson/binomial samplers are the core's;
+  the gamma sampler with its reparameterised gradient is this package's own (:mod:`._special`);
 - ``Dirichlet.rsample`` normalises Gamma draws (the same distribution and reparameterised gradient as torch's
   dedicated kernel); ``Wishart.rsample`` resamples only singular draws (torch 2.13 tests the opposite condition and
   warns on every call); ``GeneralizedPareto`` compares its concentration with a zero of its own dtype (torch's fails
