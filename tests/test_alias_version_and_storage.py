@@ -50,3 +50,25 @@ def test_pin_memory_without_an_accelerator_raises_as_torch(lib):
     assert not lib.ones(2).is_pinned()
     with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available"):
         lib.ones(2).pin_memory()
+
+
+@pytest.mark.parametrize("lib", [tl, torch], ids=["tl", "torch"])
+def test_layout_and_memory_format_constants_as_torch(lib):
+    """torch's top level has these though its __all__ does not list them (safetensors checks
+    ``v.layout != torch.strided`` before saving)."""
+    x = lib.ones(2, 3)
+    assert x.layout == lib.strided and not (x.layout != lib.strided) and x.layout != lib.sparse_coo
+    assert (repr(lib.strided), repr(lib.channels_last)) == ("torch.strided", "torch.channels_last")
+    assert type(lib.strided).__name__ == "layout" and lib.strided != lib.sparse_csr
+
+
+@pytest.mark.parametrize("lib", [tl, torch], ids=["tl", "torch"])
+def test_the_meta_device_can_be_named(lib):
+    meta = lib.device("meta")
+    assert meta.type == "meta" and lib.ones(1).device != meta
+
+
+def test_the_meta_device_refuses_to_hold_tensors_clearly():
+    with pytest.raises(RuntimeError, match="'meta' device holds no data"):
+        tl.zeros(2, device="meta")
+    assert tl.ones(2).layout == tl.ones(2).layout and tl.ones(2).layout != tl.ones(3).layout  # (our Layout's own)

@@ -187,8 +187,33 @@ def _sim_device(spec: str) -> Device:
     return register_device("sim", SimBackend(), 0)
 
 
+class _MetaDeviceError(RuntimeError, AttributeError):
+    """Asking the meta device for a primitive (an AttributeError too, so ``getattr(backend, x, default)`` works)."""
+
+
+class _MetaBackend:
+    """torch's ``meta`` device holds shapes without data; tinygrad_like has no such tensors. The device itself
+    exists, so that programs and libraries can name it (``t.device != torch.device("meta")``); computing on it
+    raises."""
+
+    def __getattr__(self, name: str):
+        raise _MetaDeviceError(f"the 'meta' device holds no data, and tinygrad_like cannot make tensors on it "
+                               f"(asked for {name!r}); use 'cpu'")
+
+
+_META: list[Device] = []
+
+
+def _meta_device(spec: str) -> Device:
+    if spec != "meta":
+        raise RuntimeError(f"device '{spec}' is not available: there is one meta device, 'meta'")
+    if not _META:  # (one object, not registered among the devices that hold tensors)
+        _META.append(Device("meta", None, _MetaBackend()))
+    return _META[0]
+
+
 # device kinds started on first use (their imports and driver calls happen only then)
-_lazy = {"cuda": _cuda_device, "sim": _sim_device}
+_lazy = {"cuda": _cuda_device, "sim": _sim_device, "meta": _meta_device}
 
 
 def register_device(type_: str, backend, index: int = 0) -> Device:

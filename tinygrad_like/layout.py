@@ -127,8 +127,9 @@ class Layout:
         return f"Layout(shape={self.shape}, strides={self.strides}, offset={self.offset})"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Layout) and (self.shape, self.strides, self.offset) == (
-            other.shape, other.strides, other.offset)
+        if not isinstance(other, Layout):
+            return NotImplemented  # (torch.strided answers: every Layout is a strided one)
+        return (self.shape, self.strides, self.offset) == (other.shape, other.strides, other.offset)
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -9,6 +9,8 @@ import math
 import sys
 from typing import Any
 
+from .layout import Layout
+
 __all__ = ["OutOfMemoryError", "AcceleratorError", "FatalError", "AggregationType", "AVG", "SUM", "memory_format",
            "qscheme", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "sym_ite"]
 
@@ -66,6 +68,26 @@ class memory_format(_Constant):  # noqa: N801 - torch's name
     are laid out by their strides alone; the formats are names a program may pass."""
 
 
+class _TensorLayout(_Constant):
+    """torch's tensor layouts (``torch.strided``, ``torch.sparse_coo``...). Every tensor here is strided, and its
+    ``layout`` is the project's richer :class:`~tinygrad_like.layout.Layout` (shape, strides, offset), which compares
+    equal to ``strided``: ``x.layout == torch.strided`` holds as in torch."""
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Layout):
+            return self._name == "strided"
+        return self is other
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = _Constant.__hash__
+
+
+_TensorLayout.__name__ = _TensorLayout.__qualname__ = "layout"  # (torch's class name; not exported: tl.layout is
+# the module of our Layout)
+
+
 class qscheme(_Constant):  # noqa: N801 - torch's name
     """The class of torch's quantization schemes; tinygrad_like has no quantized tensors."""
 
@@ -108,8 +130,15 @@ def sym_ite(b: Any, t: Any, f: Any) -> Any:
     return t if b else f
 
 
-for _n in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
-    globals()[_n] = memory_format._named(_n)
-for _n in ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
-           "per_channel_affine_float_qparams"):
-    globals()[_n] = qscheme._named(_n)
+# the constants themselves: torch's top level has them though its __all__ does not list them (so the census does not
+# see them; programs and libraries use them: ``x.layout != torch.strided``, ``memory_format=torch.channels_last``)
+_CONSTANTS = {
+    _TensorLayout: ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged"),
+    memory_format: ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"),
+    qscheme: ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
+              "per_channel_affine_float_qparams"),
+}
+for _cls, _names in _CONSTANTS.items():
+    for _n in _names:
+        globals()[_n] = _cls._named(_n)
+        __all__.append(_n)
