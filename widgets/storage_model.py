@@ -30,6 +30,7 @@ from tinygrad_like.storage import Storage, live_storages, summarize_writes
 from tinygrad_like.tensor import Tensor
 
 from .layouts import element_reads, strip_columns
+from .storage_groups import Group, default_open, group_text, group_tree, visible
 
 __all__ = ["storage_model", "storage_totals", "transfer_summary", "pool_model", "storage_payload", "collect_names",
            "ipython_namespace", "format_bytes", "tensor_shapes", "pool_text", "devices_in_use", "NO_POOL_TEXT"]
@@ -167,6 +168,20 @@ def collect_names(names: Mapping[str, Any] | None = None, model: Any = None, opt
     return out
 
 
+def module_of(name: str, kind: str) -> str:
+    """The module path a storage's first name belongs to: its parameter's module for a parameter, buffer, gradient
+    (``<param>.grad``) or optimizer state (``<param>.<key>``); ``""`` (the top level) for anything else."""
+    if kind == "grad" and name.endswith(".grad"):
+        param = name[: -len(".grad")]
+    elif kind == "state":
+        param = name.rpartition(".")[0]
+    elif kind in ("param", "buffer"):
+        param = name
+    else:
+        return ""
+    return param.rpartition(".")[0]
+
+
 def _views_of(st: Storage) -> list[Tensor]:
     """The live view tensors the core made over ``st`` (``Storage.views`` holds them weakly)."""
     return [t for t in (r() for r in (st.views or ())) if t is not None]
@@ -188,7 +203,9 @@ def storage_model(storages: Iterable[Storage] | None = None, *, names: Mapping[s
     always contribute theirs.
 
     Keys: ``id``, ``name`` (all names joined by ", "; ``""`` when unknown), ``names`` (list), ``kind`` (the
-    first name's kind, ``""`` when unnamed), ``sort`` (a sort key: model order, then the rest), ``shapes`` (list
+    first name's kind, ``""`` when unnamed), ``group`` (the module path of the first name's parameter:
+    ``"transformer.h.0.attn"`` for ``transformer.h.0.attn.c_attn.weight.exp_avg``; ``""`` for a notebook variable),
+    ``sort`` (a sort key: model order, then the rest), ``shapes`` (list
     of tuples), ``numel``, ``dtype``, ``device``, ``simulated`` (a simulated device: ``sim``), ``residency``
     ("cpu" | "gpu" | "both"), ``dirty`` (None | "cpu" | "gpu"), ``dirty_text``, ``version``, ``nbytes``, ``fence``
     (bool: device work pending), ``last_write`` (None or a dict with ``version``, ``op``, ``site``), ``writes``
@@ -217,6 +234,7 @@ def storage_model(storages: Iterable[Storage] | None = None, *, names: Mapping[s
         found = owner.get(s.id, [])
         all_names = ([s.name] if s.name else []) + [n for n, _, _ in found if n != s.name]
         kind = "name" if s.name else (found[0][1] if found else "")
+        first = all_names[0] if all_names else ""
         sort = min((k for _, _, k in found), default=(0, -1) if s.name else (3, s.id))
         views = [{"label": ", ".join(dict.fromkeys(ns)), "shape": sp[0], "strides": sp[1], "offset": sp[2]}
                  for sp, ns in layouts.get(s.id, {}).items()]
@@ -233,6 +251,7 @@ def storage_model(storages: Iterable[Storage] | None = None, *, names: Mapping[s
             "name": ", ".join(all_names),
             "names": all_names,
             "kind": kind,
+            "group": module_of(first, kind),
             "sort": sort,
             "shapes": shape_of.get(s.id, []),
             "numel": s.numel,
@@ -398,7 +417,9 @@ def pool_text(pools: list[dict]) -> str:
 # ---- payload: what the browser draws (every coordinate in CSS px, origin top-left) ---------------------------
 LEFT = 136       # the label column (lane and view names)
 CELL = 24        # one storage element
-GAP_W = 52       # the elided middle of a long strip
+GAP_W = 52       # the elided middle of a long strip, at least (wider when its count needs it: gap_width)
+GAP_PAD = 8      # between the elided count and the indices either side of it
+CHAR_W = 7.2     # an upper bound of one character's width in the 11 px index text (digits are 7.0 px in DejaVu Sans)
 HEADER_H = 24    # name, details and version badge
 LANE_H = 20      # one copy of the bytes (host or device)
 LANE_GAP = 6     # between the host and the device lane (the transfer arrows cross it)
@@ -406,11 +427,16 @@ INDEX_H = 14     # element indices under the strip
 TRACK_H = 20     # one view over the storage
 BLOCK_GAP = 14   # between two storages
 SECTION_H = 22   # a section title ("named (6)", "other (15)")
+GROUP_H = 24     # a module's row: its fold toggle, path and summary
+INDENT = 14      # per level of the module tree
 RIGHT_W = 200    # the column right of the strips: badges, transfer labels, view details
 MAX_CELLS, HEAD, TAIL = 24, 16, 8
 MAX_TRACKS = 4   # views drawn per storage (the rest are counted)
 EXACT_READS = 1 << 16  # views larger than this mark only their first and last visits (see layouts.element_reads)
 BADGE_H = 18
+#: the legend, in its order: what each colour (or pattern) of the picture means; only those drawn are listed
+LEGEND = (("cpu", "only copy"), ("sync", "in sync"), ("host-newer", "host newer"), ("device-newer", "device newer"),
+          ("stale", "stale copy"), ("absent", "no copy"), ("view", "read by a view"))
 
 
 @lru_cache(maxsize=4096)
@@ -453,16 +479,41 @@ def _tx_text(arrow: str, d: str, s: dict) -> str:
     return f"{arrow} {d} {s['count']}× · {format_bytes(s['bytes'])} · {format_time(s['seconds'])}"
 
 
-def _block(row: dict, y: float, strip_x: float, right_x: float, tx: dict | None) -> dict:
-    """One storage: header, lanes, indices, view tracks and transfer arrows, at ``y`` (TOP-LEFT coordinates)."""
+def gap_width(numels: Iterable[int]) -> float:
+    """The width of the elided middle shared by the strips of storages with ``numels`` elements: its count
+    (``12,456``) fits with :data:`GAP_PAD` to the indices either side, at :data:`CHAR_W` a character (an upper
+    bound: the browser measures, and shortens a count that still would not fit)."""
+    widest = max((len(f"{n - HEAD - TAIL:,}") for n in numels if n > MAX_CELLS), default=0)
+    return max(GAP_W, float(round(widest * CHAR_W + 2 * GAP_PAD)))
+
+
+def block_height(row: dict) -> float:
+    """The height :func:`_block` gives ``row``'s storage (without the gap below it)."""
+    h = HEADER_H + LANE_H + INDEX_H + TRACK_H * min(len(row["views"]), MAX_TRACKS)
+    if row["device"] != "cpu":
+        h += LANE_H + LANE_GAP
+    return h + (14 if len(row["views"]) > MAX_TRACKS else 0)
+
+
+def _relative(label: str, group: str) -> str:
+    """A view's label as shown under its group's row: without the group's path (``weight.exp_avg`` under
+    ``transformer.h.0.attn.c_attn``); the whole label is in its tooltip."""
+    return label[len(group) + 1:] if group and label.startswith(group + ".") else label
+
+
+def _block(row: dict, y: float, strip_x: float, right_x: float, tx: dict | None, *, gap_w: float = GAP_W,
+           x0: float = 0.0, group: str = "") -> dict:
+    """One storage: header, lanes, indices, view tracks and transfer arrows, at ``y`` (TOP-LEFT coordinates); its
+    header starts at ``x0`` (indented under its group), its strip at ``strip_x``."""
     numel = row["numel"]
     columns = strip_columns(numel, max_cells=MAX_CELLS, head=HEAD, tail=TAIL)
     cells, x = [], strip_x
     for c in columns:
         if isinstance(c, tuple):
-            cells.append({"x": x, "w": GAP_W, "gap": True, "text": f"… {c[1] - c[0] + 1:,} …",
-                          "first": c[0], "last": c[1]})
-            x += GAP_W
+            n = c[1] - c[0] + 1
+            cells.append({"x": x, "w": gap_w, "gap": True, "text": f"… {n:,} …", "count": f"{n:,}",
+                          "tip": f"{n:,} elements not drawn: {c[0]:,} to {c[1]:,}", "first": c[0], "last": c[1]})
+            x += gap_w
         else:
             cells.append({"x": x, "w": CELL, "i": c})
             x += CELL
@@ -492,7 +543,7 @@ def _block(row: dict, y: float, strip_x: float, right_x: float, tx: dict | None)
     index_y = ly + 11
     ly += INDEX_H
     tracks = []
-    for k, v in enumerate(row["views"][:MAX_TRACKS]):
+    for v in row["views"][:MAX_TRACKS]:
         marks, distinct = _marks(tuple(v["shape"]), tuple(v["strides"]), v["offset"], numel, tuple(columns))
         vn = 1
         for d in v["shape"]:
@@ -502,7 +553,8 @@ def _block(row: dict, y: float, strip_x: float, right_x: float, tx: dict | None)
         short = f"stride {tuple(v['strides'])} · offset {v['offset']}"
         tracks.append({
             "y": ly + 2, "h": TRACK_H - 4, "label": v["label"] or f"view {_fmt_shape(tuple(v['shape']))}",
-            "named": bool(v["label"]), "color": k, "detail": detail, "short": short,
+            "rel": _relative(v["label"], group) if v["label"] else f"view {_fmt_shape(tuple(v['shape']))}",
+            "named": bool(v["label"]), "detail": detail, "short": short,
             # [column index, storage index, first visit, reads]
             "marks": [list(m) for m in marks],
         })
@@ -534,7 +586,8 @@ def _block(row: dict, y: float, strip_x: float, right_x: float, tx: dict | None)
            ["residency", res], ["copies", _dirty_text(res, dirty)], ["version", str(row["version"])],
            ["fence", "pending" if row["fence"] else "—"]]
     return {
-        "id": row["id"], "y": y, "h": ly - y, "label": row["names"][0] if row["names"] else f"storage #{row['id']}",
+        "id": row["id"], "y": y, "x": x0, "group": group, "h": ly - y,
+        "label": row["names"][0] if row["names"] else f"storage #{row['id']}",
         "names": row["names"], "kind": row["kind"] or "other", "sub": sub, "state": state, "tip": tip,
         "device": row["device"], "dtype": row["dtype"], "residency": res, "dirty": dirty or "",
         "version": row["version"],
@@ -549,39 +602,67 @@ def _block(row: dict, y: float, strip_x: float, right_x: float, tx: dict | None)
 def storage_payload(rows: list[dict], *, totals: dict | None = None, pools: list[dict] | None = None,
                     transfers: dict | None = None, by_storage: Mapping[int, dict] | None = None,
                     text: str = "", device: str = "", dtype: str = "", show_other: bool = False,
-                    max_rows: int = 200) -> dict:
-    """What ``static/storage.js`` draws (see ``static/CONTRACT.md``): the named storages (model order, then the
-    rest), then -- only when ``show_other`` -- the unnamed ones, each filtered by name (substring, any of its
-    names or views; ``#12`` finds storage 12), device and dtype; at most ``max_rows`` blocks."""
+                    max_rows: int = 200, toggled: Mapping[str, bool] | None = None, budget: float = 840) -> dict:
+    """What ``static/storage.js`` draws (see ``static/CONTRACT.md``): the named storages in the model's order,
+    grouped by module into folding groups (``storage_groups``), then -- only when ``show_other`` -- the unnamed
+    ones, each filtered by name (substring, any of its names or views; ``#12`` finds storage 12), device and dtype;
+    at most ``max_rows`` blocks.
+
+    ``toggled``: group path -> open, the groups the learner opened or folded; the others are open or folded by
+    ``storage_groups.default_open`` (all open when few storages match, else levels that fit in ``budget`` px)."""
     totals = storage_totals(rows) if totals is None else totals
+    toggled = toggled or {}
     match = [r for r in rows if _matches(r, text.strip(), device, dtype)]
     named = sorted((r for r in match if r["names"]), key=lambda r: (r["sort"], r["id"]))
     other_all = [r for r in rows if not r["names"]]
     other = [r for r in match if not r["names"]]
-    shown = named + (other if show_other else [])
-    cut = max(len(shown) - max_rows, 0)
-    shown = shown[:max_rows]
-    ncols = max((len(strip_columns(r["numel"], max_cells=MAX_CELLS, head=HEAD, tail=TAIL)) for r in shown),
+    # one strip geometry for everything that matches, drawn or folded: opening a group moves nothing sideways
+    candidates = named + (other if show_other else [])
+    ncols = max((len(strip_columns(r["numel"], max_cells=MAX_CELLS, head=HEAD, tail=TAIL)) for r in candidates),
                 default=8)
-    has_gap = any(r["numel"] > MAX_CELLS for r in shown)
-    strip_w = max(8, ncols - has_gap) * CELL + (GAP_W if has_gap else 0)
+    has_gap = any(r["numel"] > MAX_CELLS for r in candidates)
+    gap_w = gap_width(r["numel"] for r in candidates)
+    strip_w = max(8, ncols - has_gap) * CELL + (gap_w if has_gap else 0)
     strip_x, right_x = LEFT, LEFT + strip_w + 14
     width = right_x + RIGHT_W
-    blocks, sections, y = [], [], 4.0
-    for title, group in ((f"named ({len(named)})", [r for r in shown if r["names"]]),
-                         (f"other ({len(other)})", [r for r in shown if not r["names"]])):
-        if not group:
+    root = group_tree(named)
+    height_of = lambda it: GROUP_H if isinstance(it, Group) else block_height(it) + BLOCK_GAP  # noqa: E731
+    opened = default_open(root, height_of, budget)
+    is_open = lambda path: toggled.get(path, path in opened)  # noqa: E731
+    items = visible(root, is_open) + ([(0, r) for r in other] if show_other else [])
+    n_rows = sum(not isinstance(it, Group) for _, it in items)
+    cut = max(n_rows - max_rows, 0)
+    blocks, groups, sections, y = [], [], [], 4.0
+    drawn = 0
+    for title, part in ((f"named ({len(named)})", [(d, it) for d, it in items if isinstance(it, Group) or it["names"]]),
+                        (f"other ({len(other)})", [(d, it) for d, it in items
+                                                   if not isinstance(it, Group) and not it["names"]])):
+        if not part:
             continue
         sections.append({"y": y, "label": title})
         y += SECTION_H
-        for r in group:
-            b = _block(r, y, strip_x, right_x, (by_storage or {}).get(r["id"]))
+        parent: list[str] = []  # the open groups above the current item, by depth
+        for depth, it in part:
+            del parent[depth:]
+            if isinstance(it, Group):
+                groups.append({"id": it.path, "label": it.path, "depth": depth, "x": depth * INDENT, "y": y,
+                               "h": GROUP_H, "open": bool(is_open(it.path)), "count": it.total,
+                               "text": group_text(it, format_bytes)})
+                parent.append(it.path)
+                y += GROUP_H
+                continue
+            if drawn >= max_rows:
+                continue
+            drawn += 1
+            b = _block(it, y, strip_x, right_x, (by_storage or {}).get(it["id"]), gap_w=gap_w, x0=depth * INDENT,
+                       group=parent[-1] if parent else "")
             blocks.append(b)
             y += b["h"] + BLOCK_GAP
     notes = []
     if cut:
-        notes.append({"level": "info", "text": f"{cut} more storages match but are not drawn (max_rows={max_rows})"})
-    if not blocks:
+        notes.append({"level": "info", "text": f"{cut} more storages match but are not drawn (max_rows={max_rows}): "
+                                               "fold some groups, or filter"})
+    if not blocks and not groups:
         notes.append({"level": "info", "text": "no named storage matches" if rows else "no live storages"})
     tx = transfers or transfer_summary(())
     devices = []
@@ -609,7 +690,32 @@ def storage_payload(rows: list[dict], *, totals: dict | None = None, pools: list
                   "text": f"other ({len(other_all)})"},
         "filters": {"devices": sorted({r["device"] for r in rows}), "dtypes": sorted({r["dtype"] for r in rows})},
         "status": (f"{len(named)} named of {len(rows)} live storages · {format_bytes(totals['bytes'])}"
-                   + (f" · {len(match)} match the filter" if (text or device or dtype) else "")),
-        "legend": [["sync", "in sync"], ["host-newer", "host newer"], ["device-newer", "device newer"],
-                   ["absent", "no copy"]],
+                   + (f" · {len(match)} match the filter" if (text or device or dtype) else "")
+                   + (f" · {len(blocks)} drawn, {len(candidates) - len(blocks)} in folded groups"
+                      if len(blocks) < len(candidates) and not cut else "")),
+        "groups": groups,
+        "legend": legend_of(blocks),
+        # every storage that matches, drawn or folded: the table under the picture (screen readers, copying)
+        "table": [{"id": r["id"], "names": r["names"], "dtype": r["dtype"], "device": r["device"],
+                   "residency": r["residency"], "version": r["version"],
+                   "site": "" if r["last_write"] is None else
+                   f"v{r['last_write']['version']} {r['last_write']['op']} at {r['last_write']['site'] or '?'}"}
+                  for r in candidates],
     }
+
+
+def legend_of(blocks: list[dict]) -> list[list[str]]:
+    """``[[key, text], ...]`` of the colours and patterns the blocks use, in :data:`LEGEND`'s order: each colour of
+    the picture has one meaning, and the legend lists every one drawn (``storage.css`` colours ``tl-st-<key>``)."""
+    used = set()
+    for b in blocks:
+        for lane in b["lanes"]:
+            if not lane["present"]:
+                used.add("absent")
+            elif lane["stale"]:
+                used.add("stale")
+            else:
+                used.add("cpu" if b["state"] in ("cpu", "device-only") else b["state"])
+        if b["tracks"]:
+            used.add("view")
+    return [[k, t] for k, t in LEGEND if k in used]

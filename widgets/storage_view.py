@@ -65,6 +65,11 @@ class StorageView(View):
     weakly). ``user_ns``: True (default) reads the running IPython shell's namespace when there is one, a mapping
     is used as the namespace, False reads none. ``max_rows``: storages drawn.
 
+    Named storages are grouped by module (a parameter with its gradient and optimizer state), in groups that fold
+    (``storage_groups``): a small model starts open, a large one as an overview of its modules that fits the box;
+    the learner opens groups with a click (``toggle``, ``expand``, ``fold_all`` from Python). Every storage can
+    be reached, and the table under the picture lists them all.
+
     Filters (``set_filter(text=, device=, dtype=)``, ``show_other``) are also the widget's traitlets, which the
     browser sets; ``rows`` is the model of every live storage, ``widget.payload`` what is drawn.
     """
@@ -97,6 +102,7 @@ class StorageView(View):
         self.pools: list[dict] = []
         self.updates = 0  # payloads sent
         self._height = height
+        self._toggled: dict[str, bool] = {}  # module path -> open, as the learner left it (the rest: default)
         super().__init__(live=live)
         self.refresh()
 
@@ -163,6 +169,43 @@ class StorageView(View):
             self.close()
         elif content.get("type") == "refresh":
             self.refresh()
+        elif content.get("type") == "toggle" and isinstance(content.get("group"), str):
+            self.toggle(content["group"], content.get("open"))
+        elif content.get("type") == "fold_all":
+            self.fold_all()
+
+    # ---- folding ------------------------------------------------------------------------------------
+    def toggle(self, group: str, open: bool | None = None) -> None:
+        """Open or fold the group of module path ``group`` (``"transformer.h.3"``); ``open=None`` flips it."""
+        if not isinstance(group, str):
+            raise TypeError(f"toggle: the group is a module path (str), got {type(group).__name__}")
+        if open is None:
+            shown = {g["id"]: g["open"] for g in self.widget.payload.get("groups", [])}
+            if group not in shown:
+                raise ValueError(f"toggle: no group {group!r} is drawn; drawn groups: {sorted(shown)[:12]}")
+            open = not shown[group]
+        self._toggled[group] = bool(open)
+        self.refresh()
+
+    def expand(self, *groups: str) -> None:
+        """Open the groups of these module paths (a path and all the groups above it: ``expand("transformer.h.3")``
+        shows that block's modules)."""
+        for g in groups:
+            parts = g.split(".")
+            for i in range(1, len(parts) + 1):
+                self._toggled[".".join(parts[:i])] = True
+        self.refresh()
+
+    def fold_all(self) -> None:
+        """Fold every group: the model's top-level modules, one row each."""
+        self._toggled = {g: False for g in self._group_paths()}
+        self.refresh()
+
+    def _group_paths(self) -> set[str]:
+        from .storage_groups import group_tree
+
+        return {g.path for g in group_tree(sorted((r for r in self.rows if r["names"]),
+                                                   key=lambda r: (r["sort"], r["id"]))).walk()}
 
     def on_widget_change(self, name: str) -> None:
         """A filter or ``show_other`` changed (in the browser or from Python): redraw now."""
@@ -245,14 +288,16 @@ class StorageView(View):
                     for r in self.rows),
               self._tx_count, tuple((p["device"], p["in_use_bytes"], p["cached_bytes"], p["hit_rate"])
                                     for p in self.pools),
-              w.filter_text, w.filter_device, w.filter_dtype, w.show_other, self.max_rows)
+              w.filter_text, w.filter_device, w.filter_dtype, w.show_other, self.max_rows,
+              tuple(sorted(self._toggled.items())))
         if fp == self._fingerprint:
             return False
         self._fingerprint = fp
         w.payload = storage_payload(self.rows, totals=self.totals, pools=self.pools,
                                     transfers=self.transfer_totals(), by_storage=self._tx_by_storage,
                                     text=w.filter_text, device=w.filter_device, dtype=w.filter_dtype,
-                                    show_other=w.show_other, max_rows=self.max_rows)
+                                    show_other=w.show_other, max_rows=self.max_rows, toggled=self._toggled,
+                                    budget=1.5 * w.height)
         self.updates += 1
         return True
 

@@ -15,6 +15,7 @@
 
 const FLASH_MS = 1200;
 const MIN_SCALE = 10 / 11;   // the smallest text (11 px) stays at 10 CSS px or more
+const GAP_PAD = 6;           // at least this between an elided count and the indices either side of it
 
 // (h, s, button, textWidth, fitText, watchVisibility: common.js, put in front of this module)
 function text(x, y, str, cls, anchor) {
@@ -24,6 +25,35 @@ function text(x, y, str, cls, anchor) {
   return t;
 }
 const px = (v) => Math.round(v) + 0.5;   // a 1 px stroke centred on a pixel row
+
+// A name too long for `maxW` px, cut in its middle rather than at its end: its head, "…", and the longest tail that
+// starts after a dot and fits ("transformer.h.3…c_attn.weight"), so names that differ only at the end stay apart.
+function fitMiddle(str, maxW, font) {
+  str = String(str ?? "");
+  if (maxW <= 0 || textWidth(str, font) <= maxW) return str;
+  const headFor = (room) => {   // the longest head that fits in `room` px
+    let lo = 0, hi = str.length;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (textWidth(str.slice(0, mid), font) <= room) lo = mid; else hi = mid - 1; }
+    return str.slice(0, lo);
+  };
+  const ell = textWidth("…", font), minHead = textWidth(str.slice(0, 3), font);
+  for (let d = str.indexOf("."); d >= 0; d = str.indexOf(".", d + 1)) {   // longest tail first
+    const tail = str.slice(d + 1), tw = textWidth(tail, font);
+    if (tail && tw + ell + minHead <= maxW) return headFor(maxW - ell - tw) + "…" + tail;
+  }
+  // no dot-tail fits: characters, two thirds of the room for the tail
+  let lo = 0, hi = str.length;
+  const room = (maxW - ell) * 2 / 3;
+  while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (textWidth(str.slice(str.length - mid), font) <= room) lo = mid; else hi = mid - 1; }
+  const tail = str.slice(str.length - lo);
+  return headFor(maxW - ell - textWidth(tail, font)) + "…" + tail;
+}
+
+// A count too wide for its gap, shortened: 1,234,567 -> 1.2M
+function shortCount(n) {
+  for (const [v, u] of [[1e9, "G"], [1e6, "M"], [1e3, "k"]]) if (n >= v) return (n / v).toFixed(n >= 10 * v ? 0 : 1) + u;
+  return String(n);
+}
 
 function render({ model, el }) {
   // ---- skeleton ----------------------------------------------------------------------------------
@@ -51,8 +81,11 @@ function render({ model, el }) {
   pauseBtn.classList.add("tl-st-pause");
   const closeBtn = button("Close", null, () => model.send({ type: "close" }), "Close this view and stop its updates");
   closeBtn.classList.add("tl-st-close");
+  const foldBtn = button("Fold all", null, () => model.send({ type: "fold_all" }),
+                         "Fold every module group: one row per top-level module");
+  foldBtn.classList.add("tl-st-foldall");
   const legend = h("div", "tl-st-legend");
-  toolbar.append(filter, devSel, dtSel, otherBtn, legend, h("div", "tl-spacer"), pauseBtn, closeBtn);
+  toolbar.append(filter, devSel, dtSel, otherBtn, foldBtn, legend, h("div", "tl-spacer"), pauseBtn, closeBtn);
 
   const statusEl = h("div", "tl-status");
   statusEl.setAttribute("aria-live", "polite");
@@ -84,6 +117,7 @@ function render({ model, el }) {
   let lastVersions = new Map();   // storage id -> version drawn last time (flash when it moves)
   let lastArrows = new Map();     // "id:dir" -> count drawn last time
   let disposed = false;
+  let refocus = null;             // the group row to focus after the next drawing (toggled from the keyboard)
 
   function font(cls) {
     const fam = (root.isConnected && getComputedStyle(root).fontFamily) || "system-ui, sans-serif";
@@ -117,16 +151,33 @@ function render({ model, el }) {
       const rule = s("line", { x1: 0, x2: P.width, y1: px(sec.y + 19), y2: px(sec.y + 19) }, "tl-st-rule");
       rules.push(rule);
     }
+    // module groups: a row each (toggle, path, what it holds); a click or Enter/Space opens or folds it
+    for (const gr of P.groups || []) {
+      const gg = s("g", { "data-group": gr.id, "data-open": gr.open ? "true" : "false", tabindex: 0, role: "button",
+                          "aria-expanded": gr.open ? "true" : "false",
+                          "aria-label": `${gr.open ? "fold" : "open"} ${gr.label}: ${gr.text}` }, "tl-st-group");
+      gg.append(s("rect", { x: gr.x, y: gr.y + 1, width: Math.max(1, P.width - gr.x), height: gr.h - 2, rx: 3 },
+                  "tl-st-group-bg"));
+      gg.append(text(gr.x + 4, gr.y + 16, gr.open ? "▾" : "▸", "tl-st-group-toggle"));
+      const name = fitMiddle(gr.label, Math.min(P.width - gr.x - 40, 420), fLabel);
+      gg.append(text(gr.x + 18, gr.y + 16, name, "tl-st-group-name"));
+      const nx = gr.x + 18 + textWidth(name, fLabel) + 10;
+      gg.append(text(nx, gr.y + 16, fitText(gr.text, P.width - nx - 4, fSmall), "tl-st-group-text"));
+      gg.__tip = [["module", gr.label], ["holds", gr.text], ["", gr.open ? "click to fold" : "click to open"]];
+      g.append(gg);
+    }
     for (const b of blocks) {
-      const bg = s("g", { "data-storage-id": b.id, "data-state": b.state, "data-kind": b.kind }, "tl-st-block");
+      const bg = s("g", { "data-storage-id": b.id, "data-state": b.state, "data-kind": b.kind, "data-group": b.group },
+                   "tl-st-block");
       // header: name (bold) and details (muted), fitted into the space left of the badge column
-      const maxHeader = b.badge.x - 10;
-      const label = fitText(b.label, Math.min(maxHeader, 360), fLabel);
-      const lt = text(0, b.y + 15, label, "tl-st-name");
+      const x0 = b.x || 0;
+      const maxHeader = b.badge.x - 10 - x0;
+      const label = fitMiddle(b.label, Math.min(maxHeader, 360), fLabel);
+      const lt = text(x0, b.y + 15, label, "tl-st-name");
       lt.__tip = b.tip;
       bg.append(lt);
-      const lw = textWidth(label, fLabel) + 10;
-      bg.append(text(lw, b.y + 15, fitText(b.sub, maxHeader - lw, fSmall), "tl-st-sub"));
+      const lw = x0 + textWidth(label, fLabel) + 10;
+      bg.append(text(lw, b.y + 15, fitText(b.sub, b.badge.x - 10 - lw, fSmall), "tl-st-sub"));
       // the lanes: one strip of element cells per copy of the bytes
       for (const lane of b.lanes) {
         const cls = "tl-st-lane" + (lane.present ? "" : " tl-st-absent") + (lane.stale ? " tl-st-stale" : "") +
@@ -155,7 +206,16 @@ function render({ model, el }) {
       // element indices under the strip (short ones under every cell; long ones at the ends of each run)
       for (let i = 0; i < b.cells.length; i++) {
         const c = b.cells[i];
-        if (c.gap) { bg.append(text(c.x + c.w / 2, b.index_y, c.text.replace(/^… | …$/g, ""), "tl-st-index tl-st-gaptext", "middle")); continue; }
+        if (c.gap) {
+          // the elided count, centred in its gap, clear of the indices either side (shortened if it would not be)
+          const n = c.last - c.first + 1;
+          let str = c.count || n.toLocaleString("en");
+          if (textWidth(str, fSmall) + 2 * GAP_PAD > c.w) str = shortCount(n);
+          const gt = text(c.x + c.w / 2, b.index_y, str, "tl-st-index tl-st-gaptext", "middle");
+          gt.__tip = [["elided", c.tip || `${n.toLocaleString("en")} elements not drawn`]];
+          bg.append(gt);
+          continue;
+        }
         const prev = b.cells[i - 1], next = b.cells[i + 1];
         if (c.i < 1000) bg.append(text(c.x + c.w / 2, b.index_y, c.i, "tl-st-index", "middle"));
         else if (!next || next.gap) bg.append(text(c.x + c.w, b.index_y, c.i.toLocaleString("en"), "tl-st-index", "end"));
@@ -163,8 +223,10 @@ function render({ model, el }) {
       }
       // the views: which elements each touches, in what order (first visit), ×n where several read one
       for (const t of b.tracks) {
-        const tg = s("g", { "data-view": t.label }, "tl-st-track tl-st-c" + (t.color % 6));
-        const tl = text(8, t.y + t.h - 4, fitText(t.label, b.strip.x - 14, fSmall),
+        const tg = s("g", { "data-view": t.label }, "tl-st-track");
+        // relative to the block's group (whose row is above), cut in the middle if still too long: the whole
+        // label is in the tooltip
+        const tl = text(8, t.y + t.h - 4, fitMiddle(t.rel || t.label, b.strip.x - 14, fSmall),
                         "tl-st-track-label" + (t.named ? "" : " tl-st-unnamed"));
         tl.__tip = [["view", t.label], ["layout", t.detail]];
         tg.append(tl);
@@ -212,6 +274,11 @@ function render({ model, el }) {
       g.append(bg);
     }
     scene.replaceChildren(g);
+    if (refocus !== null) {
+      const again = [...g.querySelectorAll("g.tl-st-group")].find((e) => e.dataset.group === refocus);
+      if (again) again.focus();
+      refocus = null;
+    }
     lastVersions = seenV;
     lastArrows = seenA;
     size(g, rules, P);
@@ -241,7 +308,7 @@ function render({ model, el }) {
       item.append(h("span", "tl-st-swatch tl-st-" + k), document.createTextNode(t));
       return item;
     }));
-    buildTable(blocks);
+    buildTable(P.table || []);
     root.dataset.blocks = String(blocks.length);
   }
 
@@ -268,17 +335,17 @@ function render({ model, el }) {
   }
 
   // The same storages as a table (for screen readers and for copying numbers out).
-  function buildTable(blocks) {
+  function buildTable(rows) {
     const table = h("table", "tl-storage-table");
     const head = h("tr");
-    for (const c of ["id", "owner", "dtype", "device", "state", "version", "last write"]) head.append(h("th", null, c));
+    for (const c of ["id", "owner", "dtype", "device", "copies", "version", "last write"]) head.append(h("th", null, c));
     table.append(head);
-    for (const b of blocks) {
+    for (const b of rows) {
       const tr = h("tr");
       tr.dataset.storageId = b.id;
       tr.dataset.version = b.version;
       tr.dataset.residency = b.residency;
-      for (const c of [b.id, b.names.join(", ") || "—", b.dtype, b.device, b.state, b.version, b.badge.site || "—"]) {
+      for (const c of [b.id, b.names.join(", ") || "—", b.dtype, b.device, b.residency, b.version, b.site || "—"]) {
         tr.append(h("td", null, c));
       }
       table.append(tr);
@@ -321,6 +388,19 @@ function render({ model, el }) {
     onHover({ target: ev.target, clientX: r.right, clientY: r.bottom });
   });
   svg.addEventListener("focusout", () => { tooltip.hidden = true; });
+
+  // ---- folding: a group row toggles on click, Enter or Space ---------------------------------------
+  function toggleFrom(ev) {
+    const gg = ev.target.closest && ev.target.closest("g.tl-st-group");
+    if (!gg) return false;
+    model.send({ type: "toggle", group: gg.dataset.group, open: gg.dataset.open !== "true" });
+    refocus = ev.type === "keydown" ? gg.dataset.group : null;   // the redrawn row gets the keyboard back
+    return true;
+  }
+  svg.addEventListener("click", toggleFrom);
+  svg.addEventListener("keydown", (ev) => {
+    if ((ev.key === "Enter" || ev.key === " ") && toggleFrom(ev)) { ev.preventDefault(); ev.stopPropagation(); }
+  });
 
   // ---- filters -----------------------------------------------------------------------------------
   let typing = 0;
