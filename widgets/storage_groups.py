@@ -6,7 +6,8 @@ A storage belongs to the module of its parameter (``storage_model.module_of``): 
 optimizer state sit together in ``transformer.h.0.attn.c_attn``. Groups of one storage are dissolved into their
 parent (nothing to fold), and a group holding nothing but one subgroup is replaced by it (``transformer`` ->
 ``transformer.h`` when ``h`` is all it holds). Which groups are open by default: all of them when few storages
-match (:data:`SMALL`), else whole levels of the tree, top down, while the drawing stays within a height budget.
+match (:data:`SMALL`), else the model's structure (groups of groups), level by level from the top, while the drawing
+stays within a height budget; a module's own storages are drawn when the learner opens it.
 
 >>> rows = [{"id": i, "group": g, "kind": "param", "nbytes": 4}
 ...         for i, g in enumerate(["net.a", "net.a", "net.b", "net.b", "net.c", ""])]
@@ -118,18 +119,23 @@ def visible(root: Group, is_open: Callable[[str], bool]) -> list[tuple[int, Grou
 def default_open(root: Group, height_of: Callable[[Group | dict], float], budget: float,
                  small: int = SMALL) -> set[str]:
     """The groups open before the learner opens or folds any: all of them when the tree holds at most ``small``
-    storages; else whole levels, top down, as long as the drawing (``height_of`` each visible item) stays within
-    ``budget`` px."""
+    storages; else the model's structure: whole levels of the groups that hold groups, top down, as long as the
+    drawing (``height_of`` each visible item) stays within ``budget`` px. A group of storages only (a module's
+    parameters) stays folded: its row says what it holds, and a click draws it."""
     if root.total <= small:
         return {g.path for g in root.walk()}
+
+    def structural(groups: Iterable) -> list[Group]:
+        return [g for g in groups if isinstance(g, Group) and any(isinstance(c, Group) for c in g.items)]
+
     opened: set[str] = set()
-    level = [g for g in root.items if isinstance(g, Group)]
+    level = structural(root.items)
     while level:
         trial = opened | {g.path for g in level}
         if sum(height_of(it) for _, it in visible(root, trial.__contains__)) > budget:
             break
         opened = trial
-        level = [c for g in level for c in g.items if isinstance(c, Group)]
+        level = structural(c for g in level for c in g.items)
     return opened
 
 

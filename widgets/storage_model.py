@@ -418,7 +418,7 @@ def pool_text(pools: list[dict]) -> str:
 LEFT = 136       # the label column (lane and view names)
 CELL = 24        # one storage element
 GAP_W = 52       # the elided middle of a long strip, at least (wider when its count needs it: gap_width)
-GAP_PAD = 8      # between the elided count and the indices either side of it
+GAP_PAD = 6      # between the elided count and the indices either side of it
 CHAR_W = 7.2     # an upper bound of one character's width in the 11 px index text (digits are 7.0 px in DejaVu Sans)
 HEADER_H = 24    # name, details and version badge
 LANE_H = 20      # one copy of the bytes (host or device)
@@ -434,6 +434,7 @@ MAX_CELLS, HEAD, TAIL = 24, 16, 8
 MAX_TRACKS = 4   # views drawn per storage (the rest are counted)
 EXACT_READS = 1 << 16  # views larger than this mark only their first and last visits (see layouts.element_reads)
 BADGE_H = 18
+BADGE_COL = 48   # the version badges' column, right of the strips
 #: the legend, in its order: what each colour (or pattern) of the picture means; only those drawn are listed
 LEGEND = (("cpu", "only copy"), ("sync", "in sync"), ("host-newer", "host newer"), ("device-newer", "device newer"),
           ("stale", "stale copy"), ("absent", "no copy"), ("view", "read by a view"))
@@ -645,8 +646,10 @@ def storage_payload(rows: list[dict], *, totals: dict | None = None, pools: list
         for depth, it in part:
             del parent[depth:]
             if isinstance(it, Group):
+                # (as wide as the strips and their badges: the drawing is no wider for it)
                 groups.append({"id": it.path, "label": it.path, "depth": depth, "x": depth * INDENT, "y": y,
-                               "h": GROUP_H, "open": bool(is_open(it.path)), "count": it.total,
+                               "w": right_x + BADGE_COL - depth * INDENT, "h": GROUP_H,
+                               "open": bool(is_open(it.path)), "count": it.total,
                                "text": group_text(it, format_bytes)})
                 parent.append(it.path)
                 y += GROUP_H

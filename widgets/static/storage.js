@@ -156,13 +156,14 @@ function render({ model, el }) {
       const gg = s("g", { "data-group": gr.id, "data-open": gr.open ? "true" : "false", tabindex: 0, role: "button",
                           "aria-expanded": gr.open ? "true" : "false",
                           "aria-label": `${gr.open ? "fold" : "open"} ${gr.label}: ${gr.text}` }, "tl-st-group");
-      gg.append(s("rect", { x: gr.x, y: gr.y + 1, width: Math.max(1, P.width - gr.x), height: gr.h - 2, rx: 3 },
+      const right = gr.x + (gr.w || P.width - gr.x);
+      gg.append(s("rect", { x: gr.x, y: gr.y + 1, width: Math.max(1, right - gr.x), height: gr.h - 2, rx: 3 },
                   "tl-st-group-bg"));
       gg.append(text(gr.x + 4, gr.y + 16, gr.open ? "▾" : "▸", "tl-st-group-toggle"));
-      const name = fitMiddle(gr.label, Math.min(P.width - gr.x - 40, 420), fLabel);
+      const name = fitMiddle(gr.label, Math.min(right - gr.x - 60, 420), fLabel);
       gg.append(text(gr.x + 18, gr.y + 16, name, "tl-st-group-name"));
       const nx = gr.x + 18 + textWidth(name, fLabel) + 10;
-      gg.append(text(nx, gr.y + 16, fitText(gr.text, P.width - nx - 4, fSmall), "tl-st-group-text"));
+      gg.append(text(nx, gr.y + 16, fitText(gr.text, right - nx - 6, fSmall), "tl-st-group-text"));
       gg.__tip = [["module", gr.label], ["holds", gr.text], ["", gr.open ? "click to fold" : "click to open"]];
       g.append(gg);
     }
@@ -310,6 +311,8 @@ function render({ model, el }) {
     }));
     buildTable(P.table || []);
     root.dataset.blocks = String(blocks.length);
+    root.dataset.groups = String((P.groups || []).length);
+    root.dataset.height = String(Math.ceil(P.height || 0));
   }
 
   /** The picture's size: as wide as what was drawn (its bounding box, where the browser lays it out; Python's full
