@@ -63,6 +63,9 @@ def test_gpt_starts_as_an_overview_within_the_box_and_every_storage_is_reachable
     assert [g["label"] for g in p["groups"] if g["depth"] == 1] == ["transformer.wte", "transformer.wpe",
                                                                     "transformer.h", "transformer.ln_f"]
     assert len(p["table"]) == len(named), "the table lists every storage, drawn or folded"
+    # without the loss (no notebook variable): the model alone fits too
+    alone = sm.storage_payload([r for r in view.rows if r["kind"] != "var"], budget=1.5 * BOX)
+    assert alone["height"] <= 1.5 * BOX and "transformer.h.0" in [g["label"] for g in alone["groups"]], alone["height"]
     # every storage is drawn once the groups above it are open, and each group opened alone stays short
     tree = group_tree(sorted(named, key=lambda r: (r["sort"], r["id"])))
     reached, tallest = set(), 0.0
