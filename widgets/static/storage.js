@@ -309,7 +309,7 @@ function render({ model, el }) {
       item.append(h("span", "tl-st-swatch tl-st-" + k), document.createTextNode(t));
       return item;
     }));
-    buildTable(P.table || []);
+    buildTable(P.table_columns || [], P.table || []);
     root.dataset.blocks = String(blocks.length);
     root.dataset.groups = String((P.groups || []).length);
     root.dataset.height = String(Math.ceil(P.height || 0));
@@ -338,19 +338,17 @@ function render({ model, el }) {
   }
 
   // The same storages as a table (for screen readers and for copying numbers out).
-  function buildTable(rows) {
+  function buildTable(columns, rows) {
     const table = h("table", "tl-storage-table");
     const head = h("tr");
-    for (const c of ["id", "owner", "dtype", "device", "copies", "version", "last write"]) head.append(h("th", null, c));
+    for (const c of columns) head.append(h("th", null, c));
     table.append(head);
-    for (const b of rows) {
+    for (const r of rows) {   // [id, owner, dtype, device, copies, version, last write]
       const tr = h("tr");
-      tr.dataset.storageId = b.id;
-      tr.dataset.version = b.version;
-      tr.dataset.residency = b.residency;
-      for (const c of [b.id, b.names.join(", ") || "—", b.dtype, b.device, b.residency, b.version, b.site || "—"]) {
-        tr.append(h("td", null, c));
-      }
+      tr.dataset.storageId = r[0];
+      tr.dataset.version = r[5];
+      tr.dataset.residency = r[4];
+      for (const c of r) tr.append(h("td", null, String(c)));
       table.append(tr);
     }
     const old = tableWrap.querySelector("table");
