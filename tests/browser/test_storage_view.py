@@ -91,6 +91,10 @@ def test_storage_view_renders_the_names(sv):
         return [...svg.querySelectorAll('.tl-st-name, .tl-st-sub, .tl-st-detail')]
           .filter(t => t.getBoundingClientRect().right > right + 1).map(t => t.textContent); }}""")
     assert over == [], f"text past the picture's right edge: {over}"
+    # no two texts overlap, and the track labels of one group read differently (cut in the middle if too long)
+    texts = page.evaluate(TEXTS_JS, ROOT)
+    assert _overlaps(texts) == [], f"overlapping texts: {_overlaps(texts)[:10]}"
+    _assert_distinct_tracks(texts)
 
 
 def test_storage_view_hover_shows_the_write_site(sv):
@@ -267,6 +271,17 @@ COLOURS_JS = """sel => {""" + COLOUR_JS + """
   return {picture: Object.fromEntries(Object.entries(picture).map(([k, v]) => [k, [...v]])), legend}; }"""
 
 
+def _assert_distinct_tracks(texts: list[dict]) -> dict:
+    """Within a group, two different views never show the same track label. Returns (group, text) -> view."""
+    seen: dict[tuple, str] = {}
+    for t in texts:
+        if t["view"] is None:
+            continue
+        key = (t["group"], t["text"])
+        assert seen.setdefault(key, t["view"]) == t["view"], f"{t['view']} and {seen[key]} both read {key}"
+    return seen
+
+
 def _overlaps(texts: list[dict]) -> list[tuple[str, str]]:
     """Pairs of texts whose boxes overlap by more than half a pixel both ways."""
     out = []
@@ -297,12 +312,7 @@ def test_gpt_picture_readable_in_light_and_dark(sv):
             gaps = [t["text"] for t in texts if "tl-st-gaptext" in t["cls"]]
             assert "12,456" in gaps, gaps  # transformer.wte: 65 x 192 elements, 24 drawn
             # track labels: one per view of a block; within a group, different views read differently
-            seen: dict[tuple, str] = {}
-            for t in texts:
-                if t["view"] is None:
-                    continue
-                key = (t["group"], t["text"])
-                assert seen.setdefault(key, t["view"]) == t["view"], f"{t['view']} and {seen[key]} both read {key}"
+            seen = _assert_distinct_tracks(texts)
             assert ("transformer.h.3.attn.c_attn", "weight.exp_avg_sq") in seen, sorted(seen)[:20]
             low = [(t["text"], t["cls"], t["contrast"]) for t in texts if t["contrast"] < 4.5]
             assert low == [], f"{theme}: text under 4.5:1: {low[:10]}"
