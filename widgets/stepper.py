@@ -7,6 +7,11 @@ drawing goes back; ``.grad`` keeps what the engine accumulated until Reset, whic
 back to what it was before the first step). An error met while stepping (a ``VersionMismatchError``) shows in
 the view with its node marked.
 
+The stepper follows its node into folds: the groups that hold the current node open (a run of identical blocks
+too), so the node always has its own box among its module's other ops, and ``state.current_box`` names that box;
+the groups it opened fold again once it leaves them, but the groups the learner opened (a click, ``expand()``,
+a search) stay open.
+
 >>> import tinygrad_like as tl
 >>> from tinygrad_like.widgets import BackwardStepper
 >>> w = tl.randn(3, requires_grad=True)
@@ -24,8 +29,8 @@ import numpy as np
 from tinygrad_like import events
 from tinygrad_like.autograd.function import FREED, Function
 
-from .graph_model import NOT_COMPUTED, GNode, _fmt_shape
-from .graph_view import GraphView
+from .graph_model import NOT_COMPUTED, GNode, _fmt_shape, foldable
+from .graph_view import STEPPING, GraphView
 
 
 def grad_stats(g) -> dict:
@@ -75,15 +80,19 @@ class BackwardStepper(GraphView):
         self.loss, self.gradient = loss, gradient
         self.records: list = []  # the engine's step records, in order
         self._entries: list = []  # per record: [node index, [[input index, gradient norm], ...]]
+        self._norms: list = []  # per record: the norm of each gradient it sent (None for none), computed once
         self.cursor = 0  # records[:cursor] are shown as done
         self.error: Exception | None = None
         self._exhausted = False
         self._gen = None
         self._stepping = False
+        self._ready = False  # (set once the attributes the state needs exist)
+        self._current_box: int | None = None
         super().__init__(loss, model, names=names, height=height)
         self._leaves = [n.obj for n in self.model.nodes if n.kind in ("param", "leaf")]
         self._initial = {id(t): (None if t.grad is None else t.grad.detach().clone()) for t in self._leaves}
         self._total = sum(1 for n in self.model.nodes if n.kind == "op")
+        self._ready = True
         self._send_state()
 
     # ---- driving ---------------------------------------------------------------------------------------------
@@ -109,10 +118,12 @@ class BackwardStepper(GraphView):
             self._send_state()
             return
         self._stepping = True  # (the .grad writes of the steps themselves need no redraw)
+        STEPPING.depth += 1  # (nor do other views of this graph: they catch up after the next cell)
         try:
             self._advance(n)
         finally:
             self._stepping = False
+            STEPPING.depth -= 1
         self._stale = True  # tooltips (.grad) are rebuilt after the cell, the drawing state now
         self._send_state()
 
@@ -171,6 +182,7 @@ class BackwardStepper(GraphView):
             init = self._initial[id(t)]
             t.grad = None if init is None else init.clone()
         self.records, self._entries, self.cursor, self.error, self._exhausted = [], [], 0, None, False
+        self._norms = []
         self._send_state()
 
     def on_message(self, msg: dict) -> None:
@@ -215,8 +227,42 @@ class BackwardStepper(GraphView):
         return None if idx is None else self._box_of(idx)
 
     def _box_of(self, idx: int) -> str:
-        chain = self.model.chains[idx]
-        return next((g for g in chain if g not in self.expanded), self.model.nodes[idx].id)
+        chain, fold = self.model.chains[idx], foldable(self.model)
+        return next((g for g in chain if g not in self.expanded and g in fold), self.model.nodes[idx].id)
+
+    # ---- following the current node into folds -------------------------------------------------------------
+    def _followed(self) -> int | None:
+        """The node the drawing follows: the one that failed when an error is shown, else the current one."""
+        if self.error is not None and self.cursor == len(self.records):
+            node = getattr(self.error, "node", None)
+            idx = self.model.node_for(node) if node is not None else None
+            if idx is not None:
+                return idx
+        cur = self.current
+        return None if cur is None else self.model.node_for(cur.node)
+
+    def _must_show(self) -> set[str]:
+        idx = self._followed()
+        return set() if idx is None else set(self.model.chains[idx])
+
+    def _follow(self) -> bool:
+        """Open the groups holding the followed node (the stepper's own), and fold again those the stepper opened
+        for earlier nodes and has left, unless the learner opened them meanwhile. True when the folding changed."""
+        want = self._must_show()
+        leave = self._stepper_open - want - self._learner_open
+        if not leave and want <= self.expanded:
+            return False
+        self._stepper_open = (self._stepper_open & want) | (want - self.expanded)
+        self.expanded = (self.expanded - leave) | want
+        return True
+
+    def _render(self) -> None:
+        self._rebuild()
+        if self._ready:
+            self._follow()
+        self._send_graph()
+        if self._ready:
+            self._send_state()
 
     def leaf_grads(self) -> list[tuple[str, str]]:
         """(name, state of .grad) per leaf: 'not computed yet' until backward reaches it."""
@@ -235,13 +281,15 @@ class BackwardStepper(GraphView):
     def _step_entry(self, rec) -> list:
         idx = self.model.node_for(rec.node)
         edges = rec.node.next or ()
+        norms = [None if g is None else _norm(g) for g in rec.grads_out]
+        self._norms.append(norms)
         out = []
         for slot, g in enumerate(rec.grads_out):
             if g is None or slot >= len(edges) or edges[slot] is None:
                 continue
             src = self.model.node_for(edges[slot])
             if src is not None:
-                out.append([src, round(_norm(g), 6)])
+                out.append([src, round(norms[slot], 6)])
         return [idx, out]
 
     def _send_state(self) -> None:
@@ -256,8 +304,10 @@ class BackwardStepper(GraphView):
             node = getattr(self.error, "node", None)
             idx = self.model.node_for(node) if node is not None else None
             err = {"node": idx, "text": f"{type(self.error).__name__}: {self.error}"}
+        if self._follow():
+            self._send_graph()
         self.widget.state = {"cursor": self.cursor, "total": self._total, "steps": entries, "filled": filled,
-                             "error": err, "done": self.done, "freed": self._freed()}
+                             "error": err, "done": self.done, "freed": self._freed(), "current_box": self._box_index()}
         self.widget.status = self._status(shown)
         cur = self.current
         if err is not None and err["node"] is not None and self.cursor == len(self.records):
@@ -276,6 +326,21 @@ class BackwardStepper(GraphView):
                     self.on_selected(box)
         elif self.widget.selected:
             self.on_selected(self.widget.selected)
+
+    def _box_index(self) -> int | None:
+        """Index into ``graph.boxes`` of the followed node's own box (None before the first step, or while the
+        learner keeps a group around it folded)."""
+        idx = self._followed()
+        if idx is None:
+            return None
+        graph = self.widget.graph
+        box = graph["owner"][idx]
+        return box if graph["boxes"][box]["kind"] != "group" else None
+
+    @property
+    def current_box(self) -> int | None:
+        """``state.current_box``: the index of the box the drawing centres on (see ``_box_index``)."""
+        return self.widget.state.get("current_box")
 
     def _status(self, shown) -> str:
         if self.error is not None:
@@ -297,9 +362,12 @@ class BackwardStepper(GraphView):
 
     def _node_details(self, n: GNode) -> dict:
         d = super()._node_details(n)
-        rec = next((r for r in reversed(self.records[: self.cursor]) if self.model.node_for(r.node) == n.index), None)
-        if rec is None:
+        at = next((i for i in range(self.cursor - 1, -1, -1) if self.model.node_for(self.records[i].node) == n.index),
+                  None)
+        if at is None:
             return d
+        rec = self.records[at]
+        norms = self._norms[at] if at < len(self._norms) else [None if g is None else _norm(g) for g in rec.grads_out]
         s = grad_stats(rec.grad_in)
         grads = [["incoming", f"{_fmt_shape(s['shape'] or ())} |g| {_fmt(s.get('norm'))}"]]
         edges = rec.node.next or ()
@@ -307,7 +375,7 @@ class BackwardStepper(GraphView):
             if slot >= len(edges) or edges[slot] is None:
                 continue  # not an input that takes part in autograd (an index, an option)
             grads.append([self.input_name(n, slot), "none (no grad needed)" if g is None else
-                          f"{_fmt_shape(tuple(g.shape))} |g| {_fmt(_norm(g))}"])
+                          f"{_fmt_shape(tuple(g.shape))} |g| {_fmt(norms[slot])}"])
         d["grads"] = grads
         d["rows"].append(["backward time", f"{rec.seconds * 1e6:.1f} µs"])
         return d
