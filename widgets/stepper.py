@@ -87,6 +87,7 @@ class BackwardStepper(GraphView):
         self._gen = None
         self._stepping = False
         self._ready = False  # (set once the attributes the state needs exist)
+        self._sending_state = False
         self._current_box: int | None = None
         super().__init__(loss, model, names=names, height=height)
         self._leaves = [n.obj for n in self.model.nodes if n.kind in ("param", "leaf")]
@@ -259,10 +260,17 @@ class BackwardStepper(GraphView):
     def _render(self) -> None:
         self._rebuild()
         if self._ready:
-            self._follow()
-        self._send_graph()
-        if self._ready:
-            self._send_state()
+            self._send_state(graph=True)
+        else:
+            self._send_graph()
+
+    def _send_graph(self) -> None:
+        """A new drawing renumbers the boxes: ``state.current_box`` changes with it, in the same message (the
+        browser never sees a drawing with the index of another drawing's box)."""
+        with self.widget.hold_sync():
+            super()._send_graph()
+            if self._ready and not self._sending_state:
+                self.widget.state = {**self.widget.state, "current_box": self._box_index()}
 
     def leaf_grads(self) -> list[tuple[str, str]]:
         """(name, state of .grad) per leaf: 'not computed yet' until backward reaches it."""
@@ -292,7 +300,19 @@ class BackwardStepper(GraphView):
                 out.append([src, round(norms[slot], 6)])
         return [idx, out]
 
-    def _send_state(self) -> None:
+    def _send_state(self, graph: bool = False) -> None:
+        """Send the state (and the drawing first when ``graph`` or when following the node changed the folding),
+        in one message."""
+        self._sending_state = True
+        try:
+            with self.widget.hold_sync():
+                if self._follow() or graph:
+                    self._send_graph()
+                self._send_state_only()
+        finally:
+            self._sending_state = False
+
+    def _send_state_only(self) -> None:
         shown = self.records[: self.cursor]
         while len(self._entries) < len(self.records):  # each record's norms are computed once
             self._entries.append(self._step_entry(self.records[len(self._entries)]))
@@ -304,8 +324,6 @@ class BackwardStepper(GraphView):
             node = getattr(self.error, "node", None)
             idx = self.model.node_for(node) if node is not None else None
             err = {"node": idx, "text": f"{type(self.error).__name__}: {self.error}"}
-        if self._follow():
-            self._send_graph()
         self.widget.state = {"cursor": self.cursor, "total": self._total, "steps": entries, "filled": filled,
                              "error": err, "done": self.done, "freed": self._freed(), "current_box": self._box_index()}
         self.widget.status = self._status(shown)
