@@ -211,6 +211,12 @@ def test_fold_to_fit_returns_to_the_overview_with_the_current_nodes_groups():
     view.expand(next(g for g in view.model.groups if g not in view.expanded))
     assert not any(n["text"].startswith("Folded to fit") for n in view.widget.graph["notes"])
     view.close()
+    # a graph small enough to show whole has nothing to fold: no note (the browser says "zoom in" itself)
+    x = tl.randn(3, requires_grad=True)
+    view = GraphView((x * 2).sum(), names={"x": x})
+    view.on_message({"type": "fold_to_fit"})
+    assert len(view.widget.graph["boxes"]) == len(view.model.nodes) and not view.widget.graph["notes"]
+    view.close()
 
 
 # ---- a tensor with no graph -----------------------------------------------------------------------------------
@@ -272,3 +278,25 @@ def test_a_stepper_click_does_not_redraw_the_other_views_of_its_graph():
     assert view2.redraws >= 2  # (the first draw, and live redraws: how many depends on how long backward takes)
     for v in (view, s, view2):
         v.close()
+
+
+def test_a_step_that_opens_groups_sends_the_drawing_and_current_box_in_one_message(monkeypatch):
+    """``state.current_box`` indexes ``graph.boxes``: a browser that got one without the other would centre on the
+    wrong box, so a step that changes the folding (or a click that does) sends both together."""
+    model, loss = learner_models.make("gpt")
+    s = BackwardStepper(loss, model)
+    sent = []
+    real = s.widget.send_state
+    monkeypatch.setattr(s.widget, "send_state", lambda key=None: sent.append(
+        {key} if isinstance(key, str) else set(key or ())) or real(key))  # (hold_sync clears its set afterwards)
+    overview = gm.default_expanded(s.model)
+    s.step()
+    while not set(s.model.chains[_current(s)]) - overview:  # until a step opens a folded group
+        s.step()
+    assert any({"graph", "state"} <= k for k in sent) and not any("graph" in k and "state" not in k for k in sent)
+    sent.clear()
+    idx = _current(s)
+    outer = next(g for g in s.model.chains[idx] if g in s.expanded and g not in gm.default_expanded(s.model))
+    s.on_message({"type": "toggle", "id": outer})  # the learner folds it: the box indices change
+    assert any({"graph", "state"} <= k for k in sent) and s.widget.state["current_box"] is None
+    s.close()

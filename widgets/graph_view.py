@@ -277,7 +277,7 @@ class GraphView(View):
 
     def _notes(self, n_boxes: int) -> list[dict]:
         notes = graph_notes(self.model, n_boxes)
-        if self._fold_note:
+        if self._fold_note and n_boxes < len(self.model.nodes):  # (an overview that shows every node folds nothing)
             shown = f"{len(self.model.nodes)} nodes shown as"
             notes = [n for n in notes if not n["text"].startswith(shown)]
             notes.append({"level": "info", "text": f"Folded to fit: {len(self.model.nodes)} nodes shown as {n_boxes} "
