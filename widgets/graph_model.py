@@ -409,10 +409,17 @@ def op_counts(model: GraphModel) -> dict[str, int]:
     return counts
 
 
-def foldable(model: GraphModel) -> set[str]:
+def foldable(model: GraphModel) -> frozenset[str]:
     """The groups that may be drawn folded into one box: those of two ops or more. A box "LayerNorm · 1 op" would
     hide one op behind a click and show nothing the op's own box does not (its second line names the module)."""
-    return {gid for gid, n in op_counts(model).items() if n >= 2}
+    fold = getattr(model, "_foldable", None)
+    if fold is None:
+        fold = frozenset(gid for gid, n in op_counts(model).items() if n >= 2)
+        try:
+            model._foldable = fold
+        except AttributeError:
+            pass
+    return fold
 
 
 def owners(model: GraphModel, expanded: set[str]) -> list[str]:

@@ -2,8 +2,9 @@
 
 Python builds the model and the layout (``graph_model``); the browser (``static/graph.js``, through
 ``graph_widget.GraphWidget``) draws it, zooms, pans, shows a tooltip per node and reports clicks. Large graphs
-start folded by module path (at most about 60 boxes); click a group to expand it. ``view.selected`` is the id
-of the selected box, ``view.selected_node`` its graph node (or group).
+start folded by module path (at most about 60 boxes; a group of one op is never folded); click a group to expand
+it. A tensor with no graph behind it (no ``grad_fn``) shows a note saying why and what to view instead.
+``view.selected`` is the id of the selected box, ``view.selected_node`` its graph node (or group).
 
 A saved notebook shows a static SVG of the same drawing where no kernel runs the widget, and a one-line
 ``text/plain`` summary that stays the same from run to run.

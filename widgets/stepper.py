@@ -94,7 +94,6 @@ class BackwardStepper(GraphView):
         self._stepping = False
         self._ready = False  # (set once the attributes the state needs exist)
         self._sending_state = False
-        self._current_box: int | None = None
         super().__init__(loss, model, names=names, height=height)
         self._leaves = [n.obj for n in self.model.nodes if n.kind in ("param", "leaf")]
         self._initial = {id(t): (None if t.grad is None else t.grad.detach().clone()) for t in self._leaves}
