@@ -300,3 +300,17 @@ def test_a_step_that_opens_groups_sends_the_drawing_and_current_box_in_one_messa
     s.on_message({"type": "toggle", "id": outer})  # the learner folds it: the box indices change
     assert any({"graph", "state"} <= k for k in sent) and s.widget.state["current_box"] is None
     s.close()
+
+
+def test_the_layout_cache_is_bounded_by_boxes(monkeypatch):
+    """A view keeps earlier drawings for a stepper's back and forth, but never more than LAYOUT_CACHE_BOXES boxes of
+    them (the drawing on screen aside): a huge graph is not kept in several copies."""
+    monkeypatch.setattr(gv, "LAYOUT_CACHE_BOXES", 100)
+    model, loss = learner_models.make("gpt")
+    s = BackwardStepper(loss, model)
+    for _ in range(60):
+        s.step()
+        kept = sum(len(p["boxes"]) for p in s._payloads.values())
+        assert kept <= max(100, len(s.widget.graph["boxes"]))
+    assert len(s._payloads) >= 1 and frozenset(s.expanded) in s._payloads
+    s.close()

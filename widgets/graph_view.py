@@ -44,9 +44,10 @@ from .graph_widget import GraphWidget
 #: The "created at" row of an op made while no view listened (the core records lines only for open views).
 NO_SITE = "not recorded: the graph was built before a graph view was open (run the forward pass again to record it)"
 
-#: How many drawings (one per set of expanded groups) a view keeps: stepping back and forth through a model
-#: revisits the same few sets, and each costs a layout (milliseconds to a tenth of a second) the first time.
-LAYOUT_CACHE = 64
+#: How many boxes of earlier drawings (one per set of expanded groups) a view keeps: stepping back and forth through
+#: a model revisits the same few sets, and each costs a layout (milliseconds to a tenth of a second) the first time.
+#: Bounded by boxes, not drawings, so a view of a huge graph does not keep several copies of it (a box is ~1 KB).
+LAYOUT_CACHE_BOXES = 6000
 
 
 class _Stepping:
@@ -292,8 +293,9 @@ class GraphView(View):
         cached = self._payloads.get(key)
         if cached is None:
             cached = graph_payload(self.model, self.expanded, notes=[])
-            if len(self._payloads) >= LAYOUT_CACHE:
-                self._payloads.pop(next(iter(self._payloads)))
+            kept = sum(len(p["boxes"]) for p in self._payloads.values())
+            while self._payloads and kept + len(cached["boxes"]) > LAYOUT_CACHE_BOXES:  # the oldest go first
+                kept -= len(self._payloads.pop(next(iter(self._payloads)))["boxes"])
             self._payloads[key] = cached
         payload = dict(cached)  # (the notes change with the folding note; the drawing does not)
         payload["notes"] = self._notes(len(payload["boxes"]))
