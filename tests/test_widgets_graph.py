@@ -386,12 +386,15 @@ def test_graph_view_select_reveal_details_and_toggle():
     rows = dict(map(tuple, view.widget.details["rows"]))
     assert rows["op"] == "Linear" and rows["module"] == "blocks.17.fc2" and rows["in: weight"].startswith(
         "blocks.17.fc2.weight")
-    # the collapse action (a toggle message on a node) folds its innermost group
+    # the collapse action (a toggle message on a node) folds its innermost group of two ops or more (fc2, a group
+    # of one op, never folds: its box would only hide the Linear)
     view.on_message({"type": "toggle", "id": lin["id"]})
-    assert "group:blocks.17.fc2" not in view.expanded and view.selected == "group:blocks.17.fc2"
+    assert "group:blocks.17" not in view.expanded and view.selected == "group:blocks.17"
+    assert "group:blocks.17" in {b["id"] for b in view.widget.graph["boxes"]}
     n_before = len(view.widget.graph["boxes"])
-    view.on_message({"type": "toggle", "id": "group:blocks.17.fc2"})
-    assert len(view.widget.graph["boxes"]) == n_before + 2  # Linear, weight, bias instead of one box
+    view.on_message({"type": "toggle", "id": "group:blocks.17"})
+    inside = [n for n in view.model.nodes if (n.module or "").startswith("blocks.17")]  # fc1, fc2: op, weight, bias
+    assert len(inside) == 8 and len(view.widget.graph["boxes"]) == n_before - 1 + len(inside)
     view.collapse("blocks")
     assert not any(g.startswith(("group:blocks.", "run:")) for g in view.expanded)
     view.on_message({"type": "reveal", "node": lin["nodes"][0]})
@@ -487,13 +490,13 @@ def test_stepper_steps_back_replays_and_names_gradients():
     s.close()
 
 
-def test_stepper_on_a_folded_graph_outlines_the_group_and_reports_the_module():
+def test_stepper_on_a_folded_graph_opens_its_node_and_reports_the_module():
     m, loss = resmlp_loss(40)
     s = BackwardStepper(loss, m)
     s.step(12)
     cur = s.model.node_for(s.current.node)
     assert s.model.nodes[cur].module.startswith("blocks.")
-    assert s.highlighted.startswith(("run:", "group:"))
+    assert s.highlighted == s.model.nodes[cur].id  # its own box: the run and the block around it opened
     assert f"({s.model.nodes[cur].module})" in s.widget.status
     s.close()
 

@@ -393,32 +393,69 @@ def _natural(path: str) -> list:
 
 
 # ---- what is visible --------------------------------------------------------------------------------------
+def op_counts(model: GraphModel) -> dict[str, int]:
+    """Group id -> number of ops anywhere inside it (computed once per model: its hierarchy does not change)."""
+    counts = getattr(model, "_op_counts", None)
+    if counts is None:
+        counts = dict.fromkeys(model.groups, 0)
+        for n, chain in zip(model.nodes, model.chains):
+            if n.kind == "op":
+                for gid in chain:
+                    counts[gid] += 1
+        try:
+            model._op_counts = counts
+        except AttributeError:  # (a model class with slots: recount next time)
+            pass
+    return counts
+
+
+def foldable(model: GraphModel) -> frozenset[str]:
+    """The groups that may be drawn folded into one box: those of two ops or more. A box "LayerNorm · 1 op" would
+    hide one op behind a click and show nothing the op's own box does not (its second line names the module)."""
+    fold = getattr(model, "_foldable", None)
+    if fold is None:
+        fold = frozenset(gid for gid, n in op_counts(model).items() if n >= 2)
+        try:
+            model._foldable = fold
+        except AttributeError:
+            pass
+    return fold
+
+
 def owners(model: GraphModel, expanded: set[str]) -> list[str]:
-    """For each node, the id of the box that shows it: its outermost collapsed group, or the node itself."""
+    """For each node, the id of the box that shows it: its outermost collapsed group, or the node itself. A group
+    of one op never stands for its nodes, expanded or not."""
+    fold = foldable(model)
     out = []
     for n, chain in zip(model.nodes, model.chains):
-        out.append(next((g for g in chain if g not in expanded), n.id))
+        out.append(next((g for g in chain if g not in expanded and g in fold), n.id))
     return out
 
 
 def default_expanded(model: GraphModel, max_boxes: int = MAX_BOXES) -> set[str]:
     """Expand groups breadth-first while the drawing stays within ``max_boxes`` boxes; runs of identical
-    blocks stay folded. A graph that fits is shown whole."""
-    n_boxes = len(set(owners(model, set())))
-    expanded: set[str] = set()
-    queue = list(model.top)
+    blocks stay folded, groups of one op are always open. A graph that fits is shown whole."""
+    if len(model.nodes) <= max_boxes:  # small enough to show every node, runs included
+        return set(model.groups)
+    fold = foldable(model)
+    expanded = set(model.groups) - fold
+
+    def opened(gid: str) -> int:  # boxes a group shows when opened (its one-op subgroups open with it)
+        g = model.groups[gid]
+        return len(g.members) + sum(1 if c in fold else opened(c) for c in g.children)
+
+    n_boxes = len(set(owners(model, expanded)))
+    queue = [g for g in model.top if g in fold]
     while queue:
         gid = queue.pop(0)
         g = model.groups[gid]
         if g.kind == "run":
             continue
-        grows = len(g.children) + len(g.members) - 1
+        grows = opened(gid) - 1
         if n_boxes + grows <= max_boxes:
             expanded.add(gid)
             n_boxes += grows
-            queue.extend(g.children)
-    if len(model.nodes) <= max_boxes:  # small enough to show every node, runs included
-        expanded = set(model.groups)
+            queue.extend(c for c in g.children if c in fold)
     return expanded
 
 

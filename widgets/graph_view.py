@@ -2,8 +2,9 @@
 
 Python builds the model and the layout (``graph_model``); the browser (``static/graph.js``, through
 ``graph_widget.GraphWidget``) draws it, zooms, pans, shows a tooltip per node and reports clicks. Large graphs
-start folded by module path (at most about 60 boxes); click a group to expand it. ``view.selected`` is the id
-of the selected box, ``view.selected_node`` its graph node (or group).
+start folded by module path (at most about 60 boxes; a group of one op is never folded); click a group to expand
+it. A tensor with no graph behind it (no ``grad_fn``) shows a note saying why and what to view instead.
+``view.selected`` is the id of the selected box, ``view.selected_node`` its graph node (or group).
 
 A saved notebook shows a static SVG of the same drawing where no kernel runs the widget, and a one-line
 ``text/plain`` summary that stays the same from run to run.
@@ -33,6 +34,7 @@ from .graph_model import (
     _us,
     build_graph,
     default_expanded,
+    foldable,
     graph_notes,
     graph_payload,
 )
@@ -41,6 +43,22 @@ from .graph_widget import GraphWidget
 
 #: The "created at" row of an op made while no view listened (the core records lines only for open views).
 NO_SITE = "not recorded: the graph was built before a graph view was open (run the forward pass again to record it)"
+
+#: How many boxes of earlier drawings (one per set of expanded groups) a view keeps: stepping back and forth through
+#: a model revisits the same few sets, and each costs a layout (milliseconds to a tenth of a second) the first time.
+#: Bounded by boxes, not drawings, so a view of a huge graph does not keep several copies of it (a box is ~1 KB).
+LAYOUT_CACHE_BOXES = 6000
+
+
+class _Stepping:
+    """While a BackwardStepper runs backward nodes (a click on Step, outside any cell), other views of the same graph
+    only mark themselves stale and catch up after the next cell: redrawing them on each node would make the first
+    click (before the shared live-redraw budget kicks in) cost a whole redraw of every sibling view."""
+
+    depth = 0
+
+
+STEPPING = _Stepping()
 
 
 class GraphView(View):
@@ -59,6 +77,10 @@ class GraphView(View):
         self.model: GraphModel = build_graph(tensor, model, names, timings)
         self._index_events()
         self.expanded: set[str] = default_expanded(self.model, max_boxes)
+        self._learner_open: set[str] = set()  # groups the learner opened (expand, click, search): left open
+        self._stepper_open: set[str] = set()  # groups a stepper opened to show its node: folded again when it leaves
+        self._fold_note = False  # folded to fit (a "fold_to_fit" message): say so above the drawing
+        self._payloads: dict[frozenset, dict] = {}  # expanded set -> drawing, for this model
         self._height = height
         self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line
         super().__init__(live=live)
@@ -93,9 +115,10 @@ class GraphView(View):
 
     def reveal(self, index: int) -> None:
         """Expand the groups around node ``index`` and select it."""
-        chain = self.model.chains[index]
-        if any(g not in self.expanded for g in chain):
-            self.expanded |= set(chain)
+        chain = set(self.model.chains[index])
+        self._opened_by_learner(chain)
+        if not chain <= self.expanded:
+            self.expanded |= chain
             self._send_graph()
         self.widget.selected = self.model.nodes[index].id
 
@@ -103,17 +126,43 @@ class GraphView(View):
         """Unfold a group: "blocks.3", "group:blocks.3" or a run id such as "run:blocks.0-39". The groups around it
         unfold too, so that it shows: ``expand("blocks.3")`` opens the run "blocks.0-39 x40" folded around it."""
         gid = self._group_id(group)
-        g = gid
+        chain, g = set(), gid
         while g is not None:
-            self.expanded.add(g)
+            chain.add(g)
             g = self.model.groups[g].parent
+        self._opened_by_learner(chain)
+        self.expanded |= chain
         self._send_graph()
 
     def collapse(self, group: str) -> None:
         gid = self._group_id(group)
         inner = {g for g in self.expanded if g == gid or self._inside(g, gid)}
         self.expanded -= inner
+        self._learner_open -= inner
+        self._stepper_open -= inner
         self._send_graph()
+
+    def fold_to_fit(self) -> None:
+        """What the browser asks when Fit would shrink the labels below 10 px: back to the overview (the default
+        folding, plus the groups that must stay open: a stepper's current node), with a note saying so."""
+        keep = self._must_show()
+        base = default_expanded(self.model, self.max_boxes)
+        self._stepper_open = keep - base
+        self._learner_open = set()
+        self.expanded = base | keep
+        self._fold_note = True
+        self._send_graph()
+
+    def _must_show(self) -> set[str]:
+        """Groups that stay open whatever the learner folds (none; a stepper keeps its current node's groups)."""
+        return set()
+
+    def _opened_by_learner(self, groups: set[str]) -> None:
+        """The learner opened these (a click, ``expand``, a search): no stepper folds them again; the drawing is no
+        longer the folded overview."""
+        self._learner_open |= groups
+        self._stepper_open -= groups
+        self._fold_note = False
 
     def toggle(self, box_id: str) -> None:
         """What a click on a group does: expand it, or collapse it when expanded. For a node, collapse the
@@ -122,7 +171,8 @@ class GraphView(View):
             (self.collapse if box_id in self.expanded else self.expand)(box_id)
             self.widget.selected = box_id
         elif box_id.startswith("n"):
-            chain = self.model.chains[int(box_id[1:])]
+            fold = foldable(self.model)  # (a group of one op never folds: fold the innermost one that does)
+            chain = [g for g in self.model.chains[int(box_id[1:])] if g in fold]
             if chain:
                 self.collapse(chain[-1])
                 self.widget.selected = chain[-1]
@@ -133,6 +183,8 @@ class GraphView(View):
             self.toggle(str(msg.get("id", "")))
         elif kind == "reveal":
             self.reveal(int(msg["node"]))
+        elif kind == "fold_to_fit":
+            self.fold_to_fit()
 
     def on_shared_select(self, node) -> None:
         """Another view (a KernelTimeline bar) selected ``node``: select its box if this graph shows it."""
@@ -189,7 +241,12 @@ class GraphView(View):
         self.model = build_graph(self.tensor, self.module, self.names, self.timings)
         if len(self.model.nodes) != len(old.nodes):  # a different graph: fold it afresh
             self.expanded = default_expanded(self.model, self.max_boxes)
-        self.expanded &= set(self.model.groups)
+            self._learner_open, self._stepper_open = set(), set()
+        groups = set(self.model.groups)
+        self.expanded &= groups
+        self._learner_open &= groups
+        self._stepper_open &= groups
+        self._payloads = {}  # (the drawings show the old model's tooltips and marks)
         self._index_events()
 
     def _index_events(self) -> None:
@@ -212,15 +269,35 @@ class GraphView(View):
             if shown:
                 self._stale = True
                 return
-        elif kind is events.BackwardStep and id(event.node) not in self._own:
-            return  # (the backward of another graph, e.g. every later step of a training loop)
+        elif kind is events.BackwardStep:
+            if id(event.node) not in self._own:
+                return  # (the backward of another graph, e.g. every later step of a training loop)
+            if STEPPING.depth:
+                self._stale = True  # a stepper's click: redraw after the next cell, not on the click
+                return
         super()._on_event(event)
 
     def _notes(self, n_boxes: int) -> list[dict]:
-        return graph_notes(self.model, n_boxes)
+        notes = graph_notes(self.model, n_boxes)
+        if self._fold_note and n_boxes < len(self.model.nodes):  # (an overview that shows every node folds nothing)
+            shown = f"{len(self.model.nodes)} nodes shown as"
+            notes = [n for n in notes if not n["text"].startswith(shown)]
+            notes.append({"level": "info", "text": f"Folded to fit: {len(self.model.nodes)} nodes shown as {n_boxes} "
+                                                   f"boxes; open a group to read its ops."})
+        if isinstance(self.tensor, Tensor) and self.tensor.grad_fn is None:
+            notes.append({"level": "warn", "text": no_graph_note(self.tensor)})
+        return notes
 
     def _send_graph(self) -> None:
-        payload = graph_payload(self.model, self.expanded, notes=None)
+        key = frozenset(self.expanded)
+        cached = self._payloads.get(key)
+        if cached is None:
+            cached = graph_payload(self.model, self.expanded, notes=[])
+            kept = sum(len(p["boxes"]) for p in self._payloads.values())
+            while self._payloads and kept + len(cached["boxes"]) > LAYOUT_CACHE_BOXES:  # the oldest go first
+                kept -= len(self._payloads.pop(next(iter(self._payloads)))["boxes"])
+            self._payloads[key] = cached
+        payload = dict(cached)  # (the notes change with the folding note; the drawing does not)
         payload["notes"] = self._notes(len(payload["boxes"]))
         self.widget.graph = payload
         if self.widget.selected:
@@ -303,6 +380,23 @@ class GraphView(View):
 
     def _repr_mimebundle_(self, **kwargs):
         return add_svg(super()._repr_mimebundle_(**kwargs), self.to_svg())
+
+
+def no_graph_note(t: Tensor) -> str:
+    """Why a tensor has no graph behind it (its ``grad_fn`` is None), from its state, and what to do instead."""
+    if t.requires_grad:
+        return ("No graph to draw: this tensor is a leaf (requires_grad=True, grad_fn=None), made directly rather "
+                "than computed from other tensors, so autograd recorded nothing before it. Backward ends here and "
+                "fills its .grad. View a result computed from it instead, e.g. GraphView(loss, model).")
+    import tinygrad_like as tl
+
+    why = ("it was computed while gradients were off (you are inside no_grad() or inference_mode() now)"
+           if not tl.is_grad_enabled() else
+           "it was computed under no_grad() or inference_mode(), or from tensors that do not require grad, or "
+           "detached")
+    return (f"No graph to draw: this tensor has requires_grad=False and grad_fn=None: {why}, so autograd recorded "
+            f"no graph. Make the inputs you want gradients for with requires_grad=True (or use a model's "
+            f"parameters), compute outside no_grad(), then view the result.")
 
 
 def _plain(v) -> bool:

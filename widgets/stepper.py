@@ -7,6 +7,11 @@ drawing goes back; ``.grad`` keeps what the engine accumulated until Reset, whic
 back to what it was before the first step). An error met while stepping (a ``VersionMismatchError``) shows in
 the view with its node marked.
 
+The stepper follows its node into folds: the groups that hold the current node open (a run of identical blocks
+too), so the node always has its own box among its module's other ops, and ``state.current_box`` names that box;
+the groups it opened fold again once it leaves them, but the groups the learner opened (a click, ``expand()``,
+a search) stay open.
+
 >>> import tinygrad_like as tl
 >>> from tinygrad_like.widgets import BackwardStepper
 >>> w = tl.randn(3, requires_grad=True)
@@ -24,8 +29,8 @@ import numpy as np
 from tinygrad_like import events
 from tinygrad_like.autograd.function import FREED, Function
 
-from .graph_model import NOT_COMPUTED, GNode, _fmt_shape
-from .graph_view import GraphView
+from .graph_model import NOT_COMPUTED, GNode, _fmt_shape, foldable
+from .graph_view import STEPPING, GraphView
 
 
 def grad_stats(g) -> dict:
@@ -44,8 +49,14 @@ def _fmt(v) -> str:
 
 
 def _norm(g) -> float:
-    a = np.asarray(g.detach().numpy(), dtype=np.float64)
-    return float(np.sqrt((a * a).sum())) if a.size else 0.0
+    """L2 norm, summed in float64 without a float64 copy of the gradient (a ResNet's last convolution sends 2.4M)."""
+    a = np.ravel(g.detach().numpy())
+    if not a.size:
+        return 0.0
+    if a.dtype.kind == "f" and a.dtype.itemsize >= 4:
+        return float(np.sqrt(np.einsum("i,i->", a, a, dtype=np.float64)))
+    a = np.abs(a).astype(np.float64)  # (half floats, complex)
+    return float(np.sqrt(np.dot(a, a)))
 
 
 class _Root:
@@ -75,15 +86,19 @@ class BackwardStepper(GraphView):
         self.loss, self.gradient = loss, gradient
         self.records: list = []  # the engine's step records, in order
         self._entries: list = []  # per record: [node index, [[input index, gradient norm], ...]]
+        self._norms: list = []  # per record: the norm of each gradient it sent (None for none), computed once
         self.cursor = 0  # records[:cursor] are shown as done
         self.error: Exception | None = None
         self._exhausted = False
         self._gen = None
         self._stepping = False
+        self._ready = False  # (set once the attributes the state needs exist)
+        self._sending_state = False
         super().__init__(loss, model, names=names, height=height)
         self._leaves = [n.obj for n in self.model.nodes if n.kind in ("param", "leaf")]
         self._initial = {id(t): (None if t.grad is None else t.grad.detach().clone()) for t in self._leaves}
         self._total = sum(1 for n in self.model.nodes if n.kind == "op")
+        self._ready = True
         self._send_state()
 
     # ---- driving ---------------------------------------------------------------------------------------------
@@ -109,10 +124,12 @@ class BackwardStepper(GraphView):
             self._send_state()
             return
         self._stepping = True  # (the .grad writes of the steps themselves need no redraw)
+        STEPPING.depth += 1  # (nor do other views of this graph: they catch up after the next cell)
         try:
             self._advance(n)
         finally:
             self._stepping = False
+            STEPPING.depth -= 1
         self._stale = True  # tooltips (.grad) are rebuilt after the cell, the drawing state now
         self._send_state()
 
@@ -171,6 +188,7 @@ class BackwardStepper(GraphView):
             init = self._initial[id(t)]
             t.grad = None if init is None else init.clone()
         self.records, self._entries, self.cursor, self.error, self._exhausted = [], [], 0, None, False
+        self._norms = []
         self._send_state()
 
     def on_message(self, msg: dict) -> None:
@@ -215,8 +233,49 @@ class BackwardStepper(GraphView):
         return None if idx is None else self._box_of(idx)
 
     def _box_of(self, idx: int) -> str:
-        chain = self.model.chains[idx]
-        return next((g for g in chain if g not in self.expanded), self.model.nodes[idx].id)
+        chain, fold = self.model.chains[idx], foldable(self.model)
+        return next((g for g in chain if g not in self.expanded and g in fold), self.model.nodes[idx].id)
+
+    # ---- following the current node into folds -------------------------------------------------------------
+    def _followed(self) -> int | None:
+        """The node the drawing follows: the one that failed when an error is shown, else the current one."""
+        if self.error is not None and self.cursor == len(self.records):
+            node = getattr(self.error, "node", None)
+            idx = self.model.node_for(node) if node is not None else None
+            if idx is not None:
+                return idx
+        cur = self.current
+        return None if cur is None else self.model.node_for(cur.node)
+
+    def _must_show(self) -> set[str]:
+        idx = self._followed()
+        return set() if idx is None else set(self.model.chains[idx])
+
+    def _follow(self) -> bool:
+        """Open the groups holding the followed node (the stepper's own), and fold again those the stepper opened
+        for earlier nodes and has left, unless the learner opened them meanwhile. True when the folding changed."""
+        want = self._must_show()
+        leave = self._stepper_open - want - self._learner_open
+        if not leave and want <= self.expanded:
+            return False
+        self._stepper_open = (self._stepper_open & want) | (want - self.expanded)
+        self.expanded = (self.expanded - leave) | want
+        return True
+
+    def _render(self) -> None:
+        self._rebuild()
+        if self._ready:
+            self._send_state(graph=True)
+        else:
+            self._send_graph()
+
+    def _send_graph(self) -> None:
+        """A new drawing renumbers the boxes: ``state.current_box`` changes with it, in the same message (the
+        browser never sees a drawing with the index of another drawing's box)."""
+        with self.widget.hold_sync():
+            super()._send_graph()
+            if self._ready and not self._sending_state:
+                self.widget.state = {**self.widget.state, "current_box": self._box_index()}
 
     def leaf_grads(self) -> list[tuple[str, str]]:
         """(name, state of .grad) per leaf: 'not computed yet' until backward reaches it."""
@@ -235,16 +294,30 @@ class BackwardStepper(GraphView):
     def _step_entry(self, rec) -> list:
         idx = self.model.node_for(rec.node)
         edges = rec.node.next or ()
+        norms = [None if g is None else _norm(g) for g in rec.grads_out]
+        self._norms.append(norms)
         out = []
         for slot, g in enumerate(rec.grads_out):
             if g is None or slot >= len(edges) or edges[slot] is None:
                 continue
             src = self.model.node_for(edges[slot])
             if src is not None:
-                out.append([src, round(_norm(g), 6)])
+                out.append([src, round(norms[slot], 6)])
         return [idx, out]
 
-    def _send_state(self) -> None:
+    def _send_state(self, graph: bool = False) -> None:
+        """Send the state (and the drawing first when ``graph`` or when following the node changed the folding),
+        in one message."""
+        self._sending_state = True
+        try:
+            with self.widget.hold_sync():
+                if self._follow() or graph:
+                    self._send_graph()
+                self._send_state_only()
+        finally:
+            self._sending_state = False
+
+    def _send_state_only(self) -> None:
         shown = self.records[: self.cursor]
         while len(self._entries) < len(self.records):  # each record's norms are computed once
             self._entries.append(self._step_entry(self.records[len(self._entries)]))
@@ -257,7 +330,7 @@ class BackwardStepper(GraphView):
             idx = self.model.node_for(node) if node is not None else None
             err = {"node": idx, "text": f"{type(self.error).__name__}: {self.error}"}
         self.widget.state = {"cursor": self.cursor, "total": self._total, "steps": entries, "filled": filled,
-                             "error": err, "done": self.done, "freed": self._freed()}
+                             "error": err, "done": self.done, "freed": self._freed(), "current_box": self._box_index()}
         self.widget.status = self._status(shown)
         cur = self.current
         if err is not None and err["node"] is not None and self.cursor == len(self.records):
@@ -276,6 +349,21 @@ class BackwardStepper(GraphView):
                     self.on_selected(box)
         elif self.widget.selected:
             self.on_selected(self.widget.selected)
+
+    def _box_index(self) -> int | None:
+        """Index into ``graph.boxes`` of the followed node's own box (None before the first step, or while the
+        learner keeps a group around it folded)."""
+        idx = self._followed()
+        if idx is None:
+            return None
+        graph = self.widget.graph
+        box = graph["owner"][idx]
+        return box if graph["boxes"][box]["kind"] != "group" else None
+
+    @property
+    def current_box(self) -> int | None:
+        """``state.current_box``: the index of the box the drawing centres on (see ``_box_index``)."""
+        return self.widget.state.get("current_box")
 
     def _status(self, shown) -> str:
         if self.error is not None:
@@ -297,9 +385,12 @@ class BackwardStepper(GraphView):
 
     def _node_details(self, n: GNode) -> dict:
         d = super()._node_details(n)
-        rec = next((r for r in reversed(self.records[: self.cursor]) if self.model.node_for(r.node) == n.index), None)
-        if rec is None:
+        at = next((i for i in range(self.cursor - 1, -1, -1) if self.model.node_for(self.records[i].node) == n.index),
+                  None)
+        if at is None:
             return d
+        rec = self.records[at]
+        norms = self._norms[at] if at < len(self._norms) else [None if g is None else _norm(g) for g in rec.grads_out]
         s = grad_stats(rec.grad_in)
         grads = [["incoming", f"{_fmt_shape(s['shape'] or ())} |g| {_fmt(s.get('norm'))}"]]
         edges = rec.node.next or ()
@@ -307,7 +398,7 @@ class BackwardStepper(GraphView):
             if slot >= len(edges) or edges[slot] is None:
                 continue  # not an input that takes part in autograd (an index, an option)
             grads.append([self.input_name(n, slot), "none (no grad needed)" if g is None else
-                          f"{_fmt_shape(tuple(g.shape))} |g| {_fmt(_norm(g))}"])
+                          f"{_fmt_shape(tuple(g.shape))} |g| {_fmt(norms[slot])}"])
         d["grads"] = grads
         d["rows"].append(["backward time", f"{rec.seconds * 1e6:.1f} µs"])
         return d
