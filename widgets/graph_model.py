@@ -171,6 +171,11 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
     """The graph reachable from ``root`` (a Tensor, or a graph node): parameters named by their module path
     (through ``model``, or through the modules recorded when the graph was built), other tensors through
     ``names`` ({"x": x} or {id(x): "x"})."""
+    with _gc_paused():  # (many small objects, no cycles: see _gc_paused)
+        return _build_graph(root, model, names, timings)
+
+
+def _build_graph(root, model, names, timings) -> GraphModel:
     if isinstance(root, Function):
         tensor, root_fn = None, root
     elif isinstance(root, Tensor):

@@ -5,7 +5,9 @@ LSTM projections, ``..._reverse`` for the backward direction), shapes, gate orde
 output; GRU: reset, update, new) and initialisation (every weight U(-1/sqrt(hidden), 1/sqrt(hidden))), so a
 torch ``state_dict`` loads as it is. Inputs are (L, N, H_in) (or (N, L, H_in) with ``batch_first``) or unbatched
 (L, H_in); the input projection of a whole sequence is one matrix multiply, then each time step is a small graph
-of Tensor ops (so every gradient, and ``create_graph``, comes from the autograd engine).
+of Tensor ops (so every gradient, and ``create_graph``, comes from the autograd engine). While scopes are recorded
+(``sites.record_scopes``: graph views), each layer and time step pushes a ``sites.Marker``, so a graph groups a
+recurrent layer's ops by layer (``rnn.l0``, ``rnn.l0_reverse``) and time step (``rnn.l0.t3``).
 
 A :class:`~tinygrad_like.nn.utils.rnn.PackedSequence` input runs each sequence over its own steps only, as torch's:
 the sequences still running at step t are the first ``batch_sizes[t]`` (they are sorted longest first), so a step
@@ -234,7 +236,10 @@ class RNNBase(Module):
             outs = []
             for d in range(dirs):
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
-                if rec:  # while scopes are recorded, the layer's ops (its steps inside) go in a group: ``rnn.l0``
+                # While scopes are recorded, the layer's ops (its steps inside) go in a group, ``rnn.l0``: the unit a
+                # fused one-node layer would replace (its node made here lands in that group, and a view can open it
+                # into the steps it stands for).
+                if rec:
                     outer = sites.enter(sites.Marker(f"l{layer}" + ("_reverse" if d else ""),
                                                      f"layer {layer}" + (" reverse" if d else ""), "layer",
                                                      f"{type(self).__name__} layer"))
