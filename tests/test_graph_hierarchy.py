@@ -381,3 +381,45 @@ def _walk(fn):
         out.append(f)
         stack.extend(f.next or ())
     return out
+
+
+def test_a_bare_lstm_as_the_model_still_groups_by_layer_and_step():
+    tl.manual_seed(0)
+    lstm = nn.LSTM(3, 4, 2)
+    out, _ = lstm(tl.randn(5, 2, 3))
+    for model in (None, lstm):  # (without a model: the outermost module recorded)
+        g = build_graph(out.sum(), model)
+        assert g.groups["group:l1"].label == "LSTM · layer 1" and g.groups["group:l1"].short == "layer 1"
+        assert g.groups["run:l0.t0-4"].label == "t = 0–4 ×5"
+        assert g.groups["group:l0.t2"].label == "LSTM · layer 0 · t = 2"
+
+
+def test_a_loop_over_a_cell_outside_any_module_is_one_group_per_call():
+    """A learner's notebook loop: the cell is the outermost module, called once per step."""
+    tl.manual_seed(0)
+    cell = nn.GRUCell(3, 4)
+    h, x = None, tl.randn(4, 2, 3)
+    for t in range(4):
+        h = cell(x[t], h)
+    for model in (None, cell):
+        g = build_graph(h.sum(), model)
+        run = g.groups["run:GRUCell (call 1-4)"]
+        assert run.label == "GRUCell (calls 1–4) ×4" and len(run.children) == 4
+        assert [n.label for n in ops_in(g, "GRUCell (call 3)")].count("Sigmoid") == 2
+        for expanded in (set(), set(g.groups)):
+            assert graph_checks.upward_edges(gm.graph_payload(g, expanded)) == []
+    g = build_graph(cell(x[0]).sum(), cell)
+    assert g.groups == {}, "called once, the model itself is no group"
+
+
+def test_a_model_called_twice_in_one_graph_is_two_groups():
+    """A siamese loss: ``model(a)`` and ``model(b)`` in one graph are two boxes, their layers inside each."""
+    tl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 3), nn.Tanh())
+    loss = (model(tl.randn(2, 3)) - model(tl.randn(2, 3))).pow(2).sum()
+    g = build_graph(loss, model)
+    assert {"group:Sequential (call 1)", "group:Sequential (call 2)", "group:Sequential (call 2).0"} <= set(g.groups)
+    assert g.groups["group:Sequential (call 2).0"].short == "Sequential (call 2).0"
+    for expanded in (set(), set(g.groups)):
+        p = gm.graph_payload(g, expanded)
+        assert graph_checks.upward_edges(p) == [] and bare_index_texts(p) == []

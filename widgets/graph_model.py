@@ -270,8 +270,9 @@ def _call_paths(fns: list[Function], scopes: list, mod_names: dict[int, str], ty
     """Each op's group path, from the scope it ran in: the innermost named module's path (or a recurrent layer's
     marker under it, ``rnn.l0.t3``), with the calls of a module called more than once in this graph numbered in
     forward order, ``layer1.0.relu (call 2)``, and a child's path under the call it ran in (``block (call 2).fc``).
+    The model itself (path "") is no group, unless it is called more than once: ``LSTMCell (call 3)``.
     Fills ``types`` for the numbered paths; returns (paths, {marker path: Marker})."""
-    # per call (the identity of its Scope): [raw path, path below the caller's or None, caller, first op, entry]
+    # per call (the identity of its Scope): [raw path, ".name" below its caller or None, caller, first op, entry]
     calls: dict[object, list] = {}
     innermost: dict[int, object] = {}  # id(scope) -> the innermost named call (None: no named module)
     chain_of: dict[object, list] = {}  # a call -> it and the calls around it, innermost first
@@ -286,12 +287,17 @@ def _call_paths(fns: list[Function], scopes: list, mod_names: dict[int, str], ty
                 if type(entry) is Marker:
                     if parent_raw is None:
                         continue  # a marker outside any named module has nothing to hang from
-                    raw, rel = f"{parent_raw}.{entry.name}", "." + entry.name
+                    raw, rel = f"{parent_raw}.{entry.name}".lstrip("."), "." + entry.name
                 else:
                     raw = mod_names.get(id(entry))
-                    if not raw:
-                        continue  # an unnamed module, or the model itself (path "")
-                    rel = raw[len(parent_raw):] if parent_raw and raw.startswith(parent_raw + ".") else None
+                    if raw is None:
+                        continue  # a module neither the model's nor a recorded outermost one
+                    if raw == "":
+                        rel = None  # the model itself
+                    elif parent_raw == "" or parent_raw is not None and raw.startswith(parent_raw + "."):
+                        rel = "." + raw if parent_raw == "" else raw[len(parent_raw):]
+                    else:
+                        rel = None  # a module registered elsewhere: its own path
                 if token not in calls:
                     calls[token] = [raw, rel, parent_tok if rel is not None else None, None, entry]
                     chain_of[token] = [token] + (chain_of[parent_tok] if parent_tok is not None else [])
@@ -309,23 +315,33 @@ def _call_paths(fns: list[Function], scopes: list, mod_names: dict[int, str], ty
     resolved: dict[object, str] = {}
     markers: dict[str, Marker] = {}
     for d in sorted(set(depth.values())):
-        slots: dict[str, list] = {}
+        slots: dict[object, list] = {}
         for t, c in calls.items():
-            if depth[t] == d:
-                base = resolved[c[2]] + c[1] if c[2] is not None else c[0]
-                slots.setdefault(base, []).append((c[3], t))
-        for base, same in slots.items():
+            if depth[t] != d:
+                continue
+            if c[0] == "":  # the model: called once it is no group; called again, "GPT (call 2)"
+                slot = ("model", id(c[4]))
+            elif c[2] is not None:
+                up = resolved[c[2]]
+                slot = up + c[1] if up else c[1][1:]
+            else:
+                slot = c[0]
+            slots.setdefault(slot, []).append((c[3], t))
+        for slot, same in slots.items():
             same.sort(key=lambda st: st[0])
             for i, (_, t) in enumerate(same, 1):
-                path = base if len(same) == 1 else f"{base} (call {i})"
-                resolved[t] = path
                 entry = calls[t][4]
+                if isinstance(slot, tuple):
+                    path = "" if len(same) == 1 else f"{type(entry).__name__} (call {i})"
+                else:
+                    path = slot if len(same) == 1 else f"{slot} (call {i})"
+                resolved[t] = path
                 if type(entry) is Marker:
                     markers[path] = entry
                     types[path] = entry.type_name
-                else:
+                elif path:
                     types.setdefault(path, type(entry).__name__)
-    return [None if t is None else resolved[t] for t in out_calls], markers
+    return [resolved[t] or None if t is not None else None for t in out_calls], markers
 
 
 def _place_params(nodes: list[GNode], edges) -> None:
@@ -575,8 +591,9 @@ def _hierarchy(nodes: list[GNode], types: dict[str, str], edges=(), markers: dic
         mk = markers.get(g.path) if g.kind == "module" else None
         if mk is None:
             return g.label if g.kind == "run" else full_name(g.path, root_type)
-        up = groups[f"group:{g.path.rsplit('.', 1)[0]}"]
-        return f"{up.label} · {mk.label}"
+        if "." not in g.path:  # a layer of the model itself (a bare nn.LSTM): "LSTM · layer 0"
+            return f"{root_type} · {mk.label}" if root_type else mk.label
+        return f"{groups['group:' + g.path.rsplit('.', 1)[0]].label} · {mk.label}"
 
     for g in sorted(groups.values(), key=lambda g: g.path.count(".")):
         kind = g.type_name
