@@ -119,6 +119,43 @@ def user_site(skip_internal: bool = True) -> Site | None:
     return make_site(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
 
 
+# ---- the scope: one per call -------------------------------------------------------------------------
+class Scope(tuple):
+    """``context.scope`` while scopes are recorded: the modules (and :class:`Marker` s) whose forward runs,
+    outermost first. A new one is made per call, so its identity names that call, and ``up`` is the caller's
+    scope (one level up): a graph tells the two calls of a shared module apart, and in which call of a block a
+    child's op ran, by walking ``up``. (A tuple subclass has no ``__slots__`` room: ``up`` lives in its dict.)"""
+
+    up: tuple
+
+
+class Marker:
+    """A named part of one module's forward that graphs draw as a group of its own (a recurrent layer's layer
+    ``l0`` and time step ``t3``), pushed on the scope like a module, and only while scopes are recorded.
+
+    ``name`` is the path component (``rnn.l0.t3``), ``label`` what a learner reads ("t = 3"), ``kind`` what it
+    is ("layer", "step") and ``type_name`` the group's type ("LSTM step")."""
+
+    __slots__ = ("name", "label", "kind", "type_name")
+
+    def __init__(self, name: str, label: str, kind: str, type_name: str = "") -> None:
+        self.name, self.label, self.kind, self.type_name = name, label, kind, type_name
+
+    def __repr__(self) -> str:
+        return f"<Marker {self.name}>"
+
+
+def enter(entry) -> tuple:
+    """Push ``entry`` (a :class:`Marker`) on this thread's scope; returns the scope to restore afterwards
+    (``context.scope = outer``). Call it only while scopes are recorded (``events.ORIGINS``)."""
+    ctx = context
+    outer = ctx.scope
+    s = _tuple_new(Scope, (*outer, entry))
+    s.up = outer
+    ctx.scope = s
+    return outer
+
+
 # ---- origins of graph nodes -------------------------------------------------------------------------
 class Origin(NamedTuple):
     """Where a graph node was made: the user's code and line, and the module scope at that moment.
@@ -132,7 +169,7 @@ class Origin(NamedTuple):
 
     code: CodeType | None  # the user's code object (None if lines were not recorded or no user frame was found)
     lineno: int
-    scope: tuple  # nn.Module objects whose forward was running, outermost first; () outside any module
+    scope: tuple  # nn.Module objects (and Markers) whose forward was running, outermost first; () outside any
 
     @property
     def site(self) -> Site | None:
@@ -143,10 +180,10 @@ class Origin(NamedTuple):
     @property
     def module(self):
         """The innermost module whose forward made the node, or None."""
-        return self.scope[-1] if self.scope else None
+        return next((m for m in reversed(self.scope) if type(m) is not Marker), None)
 
     def __repr__(self) -> str:
-        mods = "/".join(type(m).__name__ for m in self.scope)
+        mods = "/".join(m.name if type(m) is Marker else type(m).__name__ for m in self.scope)
         return f"<Origin {self.site}{' in ' + mods if mods else ''}>"
 
 

@@ -7,8 +7,12 @@ Two steps, both pure Python and unit-tested without a browser:
   edges between them, and a hierarchy of groups by module path (``blocks`` -> ``blocks.3`` ->
   ``blocks.3.fc1``). A node's module comes from the scope the core recorded when it was created
   (``node.origin``, see ``tinygrad_like.sites.record_origins``), else from the parameters it consumes.
-  Runs of identical sibling blocks (``blocks.0`` ... ``blocks.39``) become one more group level, drawn as
-  "blocks.0–39 ×40".
+  A module called more than once in the graph gets a group per call (``layer1.0.relu (call 2)``), so every
+  edge runs down; a recurrent layer's ops go by layer and time step (``rnn.l0.t3``, from the markers
+  ``nn.RNN``/``LSTM``/``GRU`` push while scopes are recorded). Runs of identical sibling blocks
+  (``blocks.0`` ... ``blocks.39``), time steps or calls become one more group level, drawn as "blocks.0–39 ×40",
+  "t = 0–15 ×16" or "cell (calls 1–16) ×16". Children of a ``Sequential`` are named with their parent's path
+  ("blocks.5", "downsample.0"), never by a bare index.
 * :func:`layout` turns a model and the set of expanded groups into the drawing: one box per visible node or
   collapsed group, edges between boxes as polylines, frames around expanded groups. Only what is visible is
   laid out; where each box and edge goes is ``graph_layout``'s job.
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 
 from tinygrad_like import Tensor, events
 from tinygrad_like.autograd.function import Function
+from tinygrad_like.sites import Marker
 
 from .graph_layout import CHAR_W, FRAME_CHAR_W, MARGIN, MAX_W, MIN_W, SUB_CHAR_W, Box, assign_layers, place
 
@@ -72,6 +77,8 @@ class Group:
     children: list = field(default_factory=list)  # child group ids
     members: list = field(default_factory=list)  # node indices directly inside
     size: int = 0  # node indices anywhere inside
+    short: str = ""  # its name inside its parent's frame: "relu (call 2)", "downsample.0", "t = 3"
+    marker: str = ""  # a recurrent layer's part ("layer", "step"; see sites.Marker), "" for a module or a run
 
     @property
     def module(self) -> str:
@@ -93,6 +100,7 @@ class GraphModel:
     root: int  # the output node
     index: dict[int, int]  # id(Function or Tensor) -> node index
     device: str = "cpu"  # the output's device (what the ops ran on)
+    root_type: str = ""  # the model's class name: a top-level Sequential's children read "Sequential[0]"
 
     def node_for(self, obj) -> int | None:
         """The index of the node drawn for a Function or a leaf Tensor (None when it is not in the graph)."""
@@ -163,6 +171,11 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
     """The graph reachable from ``root`` (a Tensor, or a graph node): parameters named by their module path
     (through ``model``, or through the modules recorded when the graph was built), other tensors through
     ``names`` ({"x": x} or {id(x): "x"})."""
+    with _gc_paused():  # (many small objects, no cycles: see _gc_paused)
+        return _build_graph(root, model, names, timings)
+
+
+def _build_graph(root, model, names, timings) -> GraphModel:
     if isinstance(root, Function):
         tensor, root_fn = None, root
     elif isinstance(root, Tensor):
@@ -181,8 +194,9 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
                     seen.add(id(inp))
                     stack.append(inp)
     scopes = [getattr(getattr(fn, "origin", None), "scope", ()) or () for fn in fns]
-    roots = {id(s[0]): s[0] for s in scopes if s}
+    roots = {id(s[0]): s[0] for s in scopes if s and type(s[0]) is not Marker}
     mod_names, pnames, types = _module_names(model, list(roots.values()))
+    paths, markers = _call_paths(fns, scopes, mod_names, types)
     named: dict[int, str] = {}  # the caller's own names (names=): leaf tensors, not the model's parameters
     if names:
         named = {id(t): n for n, t in names.items()} if isinstance(next(iter(names), None), str) else dict(names)
@@ -197,8 +211,7 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
         index[id(obj)] = n.index
         return n.index
 
-    for fn, scope in zip(fns, scopes):
-        module = next((mod_names[id(m)] for m in reversed(scope) if id(m) in mod_names), None) or None
+    for fn, module in zip(fns, paths):
         add(_op_node(fn, timings, module), fn)
     for fn in fns:
         dst = index[id(fn)]
@@ -229,9 +242,127 @@ def build_graph(root, model=None, names: dict | None = None, timings: Timings | 
     else:
         root_index = 0
     _infer_modules(nodes, edges)
-    groups, top, chains = _hierarchy(nodes, types)
+    _place_params(nodes, edges)
+    root_type = type(model).__name__ if model is not None else (
+        type(next(iter(roots.values()))).__name__ if len(roots) == 1 else "")
+    groups, top, chains = _hierarchy(nodes, types, edges, markers, root_type)
     device = str(tensor.device) if tensor is not None else (nodes[-1].device if nodes else "cpu")
-    return GraphModel(nodes, edges, groups, top, chains, root_index, index, device)
+    return GraphModel(nodes, edges, groups, top, chains, root_index, index, device, root_type)
+
+
+def _levels(scope) -> list[tuple[object, object]]:
+    """A scope's entries (modules and markers), outermost first, each with the call it ran in: the identity of
+    that level's ``sites.Scope`` (one per call). A plain tuple (not made by a call) counts as one call per entry."""
+    out: list[tuple[object, object]] = []
+    s = scope
+    while s:
+        up = getattr(s, "up", None)
+        if up is None:
+            out.extend((e, ("entry", id(e))) for e in reversed(s))
+            break
+        out.append((s[-1], id(s)))
+        s = up
+    out.reverse()
+    return out
+
+
+def _call_paths(fns: list[Function], scopes: list, mod_names: dict[int, str], types: dict[str, str]):
+    """Each op's group path, from the scope it ran in: the innermost named module's path (or a recurrent layer's
+    marker under it, ``rnn.l0.t3``), with the calls of a module called more than once in this graph numbered in
+    forward order, ``layer1.0.relu (call 2)``, and a child's path under the call it ran in (``block (call 2).fc``).
+    The model itself (path "") is no group, unless it is called more than once: ``LSTMCell (call 3)``.
+    Fills ``types`` for the numbered paths; returns (paths, {marker path: Marker})."""
+    # per call (the identity of its Scope): [raw path, ".name" below its caller or None, caller, first op, entry]
+    calls: dict[object, list] = {}
+    innermost: dict[int, object] = {}  # id(scope) -> the innermost named call (None: no named module)
+    chain_of: dict[object, list] = {}  # a call -> it and the calls around it, innermost first
+    out_calls: list = []
+    for fn, scope in zip(fns, scopes):
+        key = id(scope)
+        if key in innermost:
+            tok = innermost[key]
+        else:
+            tok = parent_raw = parent_tok = None
+            for entry, token in _levels(scope):
+                if type(entry) is Marker:
+                    if parent_raw is None:
+                        continue  # a marker outside any named module has nothing to hang from
+                    raw, rel = f"{parent_raw}.{entry.name}".lstrip("."), "." + entry.name
+                else:
+                    raw = mod_names.get(id(entry))
+                    if raw is None:
+                        continue  # a module neither the model's nor a recorded outermost one
+                    if raw == "":
+                        rel = None  # the model itself
+                    elif parent_raw == "" or parent_raw is not None and raw.startswith(parent_raw + "."):
+                        rel = "." + raw if parent_raw == "" else raw[len(parent_raw):]
+                    else:
+                        rel = None  # a module registered elsewhere: its own path
+                if token not in calls:
+                    calls[token] = [raw, rel, parent_tok if rel is not None else None, None, entry]
+                    chain_of[token] = [token] + (chain_of[parent_tok] if parent_tok is not None else [])
+                parent_raw, parent_tok = raw, token
+            tok = innermost[key] = parent_tok
+        out_calls.append(tok)
+        if tok is not None:
+            seq = getattr(fn, "seq", 0)
+            for t in chain_of[tok]:
+                c = calls[t]
+                if c[3] is None or seq < c[3]:
+                    c[3] = seq
+    # resolve outermost first: a call's path is its caller's (already numbered) plus its own name
+    depth = {t: len(chain_of[t]) for t in calls}
+    resolved: dict[object, str] = {}
+    markers: dict[str, Marker] = {}
+    for d in sorted(set(depth.values())):
+        slots: dict[object, list] = {}
+        for t, c in calls.items():
+            if depth[t] != d:
+                continue
+            if c[0] == "":  # the model: called once it is no group; called again, "GPT (call 2)"
+                slot = ("model", id(c[4]))
+            elif c[2] is not None:
+                up = resolved[c[2]]
+                slot = up + c[1] if up else c[1][1:]
+            else:
+                slot = c[0]
+            slots.setdefault(slot, []).append((c[3], t))
+        for slot, same in slots.items():
+            same.sort(key=lambda st: st[0])
+            for i, (_, t) in enumerate(same, 1):
+                entry = calls[t][4]
+                if isinstance(slot, tuple):
+                    path = "" if len(same) == 1 else f"{type(entry).__name__} (call {i})"
+                else:
+                    path = slot if len(same) == 1 else f"{slot} (call {i})"
+                resolved[t] = path
+                if type(entry) is Marker:
+                    markers[path] = entry
+                    types[path] = entry.type_name
+                elif path:
+                    types.setdefault(path, type(entry).__name__)
+    return [resolved[t] or None if t is not None else None for t in out_calls], markers
+
+
+def _place_params(nodes: list[GNode], edges) -> None:
+    """A parameter sits in the deepest group holding every op that reads it, below its own module (a recurrent
+    layer's ``weight_hh_l0`` in ``rnn.l0``, beside its time steps); the parameter of a module called more than
+    once sits beside the calls (``fc (call 1)``, ``fc (call 2)``), not in a group of its own."""
+    readers: dict[int, list] = {}
+    for src, dst, _, _ in edges:
+        if nodes[src].kind == "param" and nodes[dst].kind == "op":
+            readers.setdefault(src, []).append(nodes[dst].module)
+    op_paths = {n.module for n in nodes if n.kind == "op" and n.module}
+    for i, mods in readers.items():
+        n = nodes[i]
+        own = n.module
+        if own is None or None in mods:
+            continue
+        common = _common_prefix(list(mods))
+        if common and common.startswith(own + ".") and " (call " not in common[len(own):]:
+            n.module = common
+        elif own not in op_paths and not any(m.startswith(own + ".") for m in mods):
+            n.module = common  # its module's ops are all in numbered calls: the group around them
 
 
 def _op_node(fn: Function, timings, module: str | None) -> GNode:
@@ -292,18 +423,72 @@ def _common_prefix(paths: list[str]) -> str | None:
     return ".".join(common) or None
 
 
-_INDEXED = re.compile(r"^(.*?)(\d+)$")
+_INDEX = re.compile(r"^((?:.*\.)?)(\d+)$")  # a numbered child: "blocks.3", or "3" at the top
+_STEP = re.compile(r"^(.*\.t)(\d+)$")  # a recurrent layer's time step: "rnn.l0.t3"
+_CALL = re.compile(r"^(.*) \(call (\d+)\)$")  # one call of a module called more than once: "relu (call 2)"
+_BARE = re.compile(r"^(\d+)((?: \(call \d+\))?)$")  # a path component that is only an index
 
 
-def _hierarchy(nodes: list[GNode], types: dict[str, str]):
-    """Groups by module path, with runs of identical numbered siblings folded into one more level."""
+def full_name(path: str, root_type: str = "") -> str:
+    """A group's path as a learner reads it: the path, except that a top-level ``Sequential``'s child, whose path
+    is a bare index ("0"), is named by the model's class: "Sequential[0]" ("Sequential[0].fc")."""
+    first, dot, rest = path.partition(".")
+    m = _BARE.match(first)
+    if m:
+        first = f"{root_type or 'model'}[{m.group(1)}]{m.group(2)}"
+    return first + dot + rest
+
+
+def short_name(path: str, root_type: str = "") -> str:
+    """The end of a path that names it inside its parent's frame: "fc1", "relu (call 2)", and for a child of a
+    ``Sequential``/``ModuleList`` its parent's name too ("blocks.5", "downsample.0"), never a bare index."""
+    parts = path.split(".")
+    i = len(parts) - 1
+    while i > 0 and _BARE.match(parts[i]):
+        i -= 1
+    return full_name(".".join(parts[i:]), root_type) if i == 0 else ".".join(parts[i:])
+
+
+def _run_key(g: Group) -> tuple | None:
+    """(kind, stem, number) of a group that can fold with its numbered siblings into a run, else None."""
+    if g.marker == "step":
+        m = _STEP.match(g.path)
+        return None if m is None else ("step", m.group(1), int(m.group(2)))
+    if g.marker:
+        return None
+    m = _CALL.match(g.path)
+    if m:
+        return "call", m.group(1), int(m.group(2))
+    m = _INDEX.match(g.path)
+    return None if m is None else ("index", m.group(1), int(m.group(2)))
+
+
+def _run_names(kind: str, stem: str, a: int, b: int, root_type: str) -> tuple[str, str]:
+    """The path (the run's id) and the label of a run of numbered siblings a..b."""
+    k = b - a + 1
+    if kind == "call":
+        return f"{stem} (call {a}-{b})", f"{short_name(stem, root_type)} (calls {a}–{b}) ×{k}"
+    if kind == "step":
+        return f"{stem}{a}-{b}", f"t = {a}–{b} ×{k}"
+    label = f"{root_type or 'model'}[{a}–{b}] ×{k}" if stem == "" else f"{full_name(stem, root_type)}{a}–{b} ×{k}"
+    return f"{stem}{a}-{b}", label
+
+
+def _hierarchy(nodes: list[GNode], types: dict[str, str], edges=(), markers: dict | None = None,
+               root_type: str = ""):
+    """Groups by module path (a call of a module called more than once, a recurrent layer's layer and time step
+    each one more group), with runs of identical numbered siblings (blocks, time steps, calls) folded into one
+    more level."""
+    markers = markers or {}
     groups: dict[str, Group] = {}
 
     def ensure(path: str) -> str:
         gid = f"group:{path}"
         if gid not in groups:
             parent = ensure(path.rsplit(".", 1)[0]) if "." in path else None
-            groups[gid] = Group(gid, "module", path, path, parent, types.get(path, ""))
+            mk = markers.get(path)
+            groups[gid] = Group(gid, "module", path, path, parent, types.get(path, ""),
+                                marker=mk.kind if mk is not None else "")
             if parent is not None:
                 groups[parent].children.append(gid)
         return gid
@@ -312,6 +497,28 @@ def _hierarchy(nodes: list[GNode], types: dict[str, str]):
         if n.module:
             groups[ensure(n.module)].members.append(n.index)
     top = [g.id for g in groups.values() if g.parent is None]
+
+    # forward order (ops by creation; leaves first, the output last) and consumers, to keep runs convex
+    order = [getattr(n.obj, "seq", 0) if n.kind == "op" else (float("inf") if n.kind == "output" else -1)
+             for n in nodes]
+    consumers: list[list[int]] = [[] for _ in nodes]
+    for src, dst, _, _ in edges:
+        consumers[src].append(dst)
+
+    def convex(members: set[int]) -> bool:
+        """Whether no path leaves ``members`` and comes back: folded into one box, they keep every edge
+        running down (two calls of ResNet's ``relu`` with a conv between them do not fold)."""
+        hi = max((order[i] for i in members), default=-1)
+        stack = [d for i in members for d in consumers[i] if d not in members and order[d] < hi]
+        seen = set(stack)
+        while stack:
+            for d in consumers[stack.pop()]:
+                if d in members:
+                    return False
+                if d not in seen and order[d] < hi:
+                    seen.add(d)
+                    stack.append(d)
+        return True
 
     def signature(gid: str) -> tuple:
         g, base = groups[gid], len(groups[gid].path) + 1
@@ -327,31 +534,40 @@ def _hierarchy(nodes: list[GNode], types: dict[str, str]):
         return g.type_name, tuple(sorted(items.items()))
 
     def fold_runs(child_ids: list[str], parent: str | None) -> list[str]:
-        numbered = []
+        numbered: dict[tuple, list] = {}
         for c in child_ids:
-            m = _INDEXED.match(groups[c].path)
-            if m and (m.group(1) == "" or m.group(1).endswith(".")):
-                numbered.append((int(m.group(2)), c))
-        numbered.sort()
-        out, i = [c for c in child_ids if c not in {c for _, c in numbered}], 0
-        while i < len(numbered):
-            j, sig = i + 1, signature(numbered[i][1])
-            while j < len(numbered) and numbered[j][0] == numbered[j - 1][0] + 1 and signature(numbered[j][1]) == sig:
-                j += 1
-            run = [c for _, c in numbered[i:j]]
-            if len(run) >= 2:
-                first = groups[run[0]].path
-                stem = first[: len(first) - len(str(numbered[i][0]))]
-                path = f"{stem}{numbered[i][0]}-{numbered[j - 1][0]}"
-                rid = f"run:{path}"
-                groups[rid] = Group(rid, "run", path, f"{stem}{numbered[i][0]}–{numbered[j - 1][0]} ×{len(run)}",
-                                    parent, groups[run[0]].type_name, children=run)
-                for c in run:
-                    groups[c].parent = rid
-                out.append(rid)
-            else:
-                out.extend(run)
-            i = j
+            key = _run_key(groups[c])
+            if key is not None:
+                numbered.setdefault(key[:2], []).append((key[2], c))
+        in_runs = {c for same in numbered.values() for _, c in same}
+        out = [c for c in child_ids if c not in in_runs]
+        for (kind, stem), same in numbered.items():
+            same.sort()
+            i = 0
+            while i < len(same):
+                j, sig = i + 1, signature(same[i][1])
+                while j < len(same) and same[j][0] == same[j - 1][0] + 1 and signature(same[j][1]) == sig:
+                    j += 1
+                if j - i >= 2 and not convex({k for _, c in same[i:j] for k in _all_nodes(groups, c)}):
+                    j = i + 1  # not convex as a whole: grow it one sibling at a time while it stays so
+                    inside = set(_all_nodes(groups, same[i][1]))
+                    while j < len(same) and same[j][0] == same[j - 1][0] + 1 and signature(same[j][1]) == sig:
+                        grown = inside | set(_all_nodes(groups, same[j][1]))
+                        if not convex(grown):
+                            break
+                        inside, j = grown, j + 1
+                run = [c for _, c in same[i:j]]
+                if len(run) >= 2:
+                    path, label = _run_names(kind, stem, same[i][0], same[j - 1][0], root_type)
+                    rid = f"run:{path}"
+                    groups[rid] = Group(rid, "run", path, label, parent, groups[run[0]].type_name, children=run,
+                                        short=label, marker=groups[run[0]].marker)
+                    for c in run:
+                        groups[c].parent = rid
+                    out.append(rid)
+                else:
+                    out.extend(run)
+                i = j
         return sorted(out, key=lambda c: _natural(groups[c].path))
 
     for gid in list(groups):
@@ -370,10 +586,22 @@ def _hierarchy(nodes: list[GNode], types: dict[str, str]):
         chains.append(tuple(reversed(chain)))
         for gid in chain:
             groups[gid].size += 1
-    for g in groups.values():
+
+    def title(g: Group) -> str:  # (parents first: a group's parent is made before it)
+        mk = markers.get(g.path) if g.kind == "module" else None
+        if mk is None:
+            return g.label if g.kind == "run" else full_name(g.path, root_type)
+        if "." not in g.path:  # a layer of the model itself (a bare nn.LSTM): "LSTM · layer 0"
+            return f"{root_type} · {mk.label}" if root_type else mk.label
+        return f"{groups['group:' + g.path.rsplit('.', 1)[0]].label} · {mk.label}"
+
+    for g in sorted(groups.values(), key=lambda g: g.path.count(".")):
         kind = g.type_name
         n_ops = sum(1 for i in _all_nodes(groups, g.id) if nodes[i].kind == "op")
-        g.label = g.label if g.kind == "run" else g.path
+        g.label = title(g)
+        if g.kind == "module":
+            mk = markers.get(g.path)
+            g.short = mk.label if mk is not None else short_name(g.path, root_type)
         ops = f"{n_ops} op" if n_ops == 1 else f"{n_ops} ops"
         g.type_name = f"{kind} · {ops}" if kind else ops
     return groups, top, chains
@@ -477,14 +705,14 @@ def boxes_for(model: GraphModel, expanded: set[str]) -> tuple[list[Box], list[st
         b = boxes.get(bid)
         if b is None:
             if bid == n.id:
-                b = Box(bid, n.kind, _node_label(n), _node_sub(n), [])
+                b = Box(bid, n.kind, _node_label(n), _node_sub(n, model), [])
             else:
                 g = model.groups[bid]
-                label = g.label if g.kind == "run" else g.path
+                label = g.label
                 up = model.groups.get(g.parent) if g.parent in expanded else None
-                if g.kind == "module" and up is not None and up.kind == "module" and len(up.children) + len(
-                        up.members) >= 2:  # the parent's frame names the rest of the path: "norm", not "blocks.1.norm"
-                    label = g.path[len(up.path) + 1:]
+                if g.kind == "module" and up is not None and (g.marker or up.kind == "module" and len(
+                        up.children) + len(up.members) >= 2):
+                    label = g.short  # the parent's frame names the rest: "norm" (not "blocks.1.norm"), "t = 3"
                 b = Box(bid, "group", label, g.type_name, [], expandable=True)
             boxes[bid] = b
         b.nodes.append(n.index)
@@ -498,13 +726,19 @@ def boxes_for(model: GraphModel, expanded: set[str]) -> tuple[list[Box], list[st
 
 def _node_label(n: GNode) -> str:
     """A parameter shows its own name ("weight"); its module is on the second line and in its frame."""
-    return n.label.rsplit(".", 1)[-1] if n.kind == "param" and n.module else n.label
+    return n.label.rsplit(".", 1)[-1] if n.kind == "param" else n.label
 
 
-def _node_sub(n: GNode) -> str:
+def _node_sub(n: GNode, model: GraphModel | None = None) -> str:
+    """The second line: the module that made an op, or owns a parameter (as its frame names it: "fc1",
+    "relu (call 2)", "downsample.0", "t = 3"), and the shape."""
     shape = _fmt_shape(n.shape) if n.shape or n.kind != "op" else "()"
-    if n.module and n.kind in ("op", "param"):
-        return f"{n.module.rsplit('.', 1)[-1]} · {shape}"
+    root_type = model.root_type if model is not None else ""
+    if n.kind == "param" and "." in n.label:  # (its own module: it may sit in a group around that module's calls)
+        return f"{short_name(n.label.rsplit('.', 1)[0], root_type)} · {shape}"
+    if n.module and n.kind == "op":
+        g = model.groups.get(f"group:{n.module}") if model is not None else None
+        return f"{g.short if g is not None else short_name(n.module, root_type)} · {shape}"
     return shape
 
 
@@ -626,7 +860,8 @@ def node_tip(model: GraphModel, n: GNode) -> list[list[str]]:
     """The hover rows of a node: what it is, its output, where it was made, its saved tensors and times."""
     rows: list[list[str]] = []
     if n.kind == "op":
-        rows += [["op", n.label], ["module", n.module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
+        module = full_name(n.module, model.root_type) if n.module else "—"
+        rows += [["op", n.label], ["module", module], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
                  ["device", model.device], ["created at", n.site or "not recorded"]]
         if n.saved and n.saved[0].get("freed"):
             rows.append(["saved", "freed after backward"])
@@ -649,7 +884,11 @@ def group_tip(model: GraphModel, gid: str) -> list[list[str]]:
     ids = _all_nodes(model.groups, gid)
     n_ops = sum(1 for i in ids if model.nodes[i].kind == "op")
     rows = [["group", g.label], ["contains", f"{len(ids)} nodes, {n_ops} ops"]]
-    if g.kind == "run":
+    if g.kind == "run" and g.marker == "step":
+        rows.append(["steps", f"{len(g.children)} identical time steps"])
+    elif g.kind == "run" and g.path.endswith(")"):
+        rows.append(["calls", f"{len(g.children)} identical calls of the same module"])
+    elif g.kind == "run":
         rows.append(["blocks", f"{len(g.children)} identical {g.type_name.split(' · ')[0] or 'blocks'}"])
     rows.append(["click", "to expand"])
     return rows

@@ -30,6 +30,8 @@ from .backward_hooks import BackwardHook
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 _EXTRA_STATE = "_extra_state"  # the state_dict key of a module's get_extra_state(), as in torch
 
+_Scope, _new_scope = sites.Scope, tuple.__new__  # a module call's scope while scopes are recorded
+
 
 class Parameter(Tensor):
     """A tensor that a ``Module`` registers as a learnable parameter (``requires_grad=True``).
@@ -176,7 +178,8 @@ class Module:
         if events.ORIGINS:  # graph nodes made inside get this module in their origin's scope
             ctx = sites.context  # (per thread; a tuple, so each node keeps the snapshot it saw for free)
             outer = ctx.scope
-            ctx.scope = (*outer, self)
+            ctx.scope = scope = _new_scope(_Scope, (*outer, self))  # (one per call: see sites.Scope)
+            scope.up = outer
             try:  # (inline, not a helper: every frame here is one more for sites.origin() to walk past)
                 if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks:
                     return _call_with_hooks(self, args, kwargs)

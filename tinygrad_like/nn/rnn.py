@@ -5,7 +5,9 @@ LSTM projections, ``..._reverse`` for the backward direction), shapes, gate orde
 output; GRU: reset, update, new) and initialisation (every weight U(-1/sqrt(hidden), 1/sqrt(hidden))), so a
 torch ``state_dict`` loads as it is. Inputs are (L, N, H_in) (or (N, L, H_in) with ``batch_first``) or unbatched
 (L, H_in); the input projection of a whole sequence is one matrix multiply, then each time step is a small graph
-of Tensor ops (so every gradient, and ``create_graph``, comes from the autograd engine).
+of Tensor ops (so every gradient, and ``create_graph``, comes from the autograd engine). While scopes are recorded
+(``sites.record_scopes``: graph views), each layer and time step pushes a ``sites.Marker``, so a graph groups a
+recurrent layer's ops by layer (``rnn.l0``, ``rnn.l0_reverse``) and time step (``rnn.l0.t3``).
 
 A :class:`~tinygrad_like.nn.utils.rnn.PackedSequence` input runs each sequence over its own steps only, as torch's:
 the sequences still running at step t are the first ``batch_sizes[t]`` (they are sorted longest first), so a step
@@ -27,6 +29,7 @@ import math
 import numbers
 import warnings
 
+from .. import events, sites
 from ..creation import empty, zeros
 from ..functions import stack
 from ..tensor import Tensor
@@ -174,15 +177,23 @@ class RNNBase(Module):
             return [_gru_step(x_t, state[0], w_hh, b_hh)]
         return [_rnn_step(x_t, state[0], w_hh, b_hh, self.mode == "RNN_RELU")]
 
+    def _step_marker(self, t: int):
+        """While scopes are recorded, time step ``t``'s ops go in a group of their own (``rnn.l0.t3``)."""
+        return sites.Marker(f"t{t}", f"t = {t}", "step", f"{type(self).__name__} step")
+
     def _direction(self, xp: Tensor, state: list, weights: tuple, reverse: bool, batch_sizes: list | None):
         """One direction of one layer over the projected inputs ``xp``: (L, N, gates) padded, or (sum of lengths,
         gates) packed with ``batch_sizes``. Returns (output, final state)."""
+        rec = events.ORIGINS  # (a step's scope is restored by the caller's on an error)
         if batch_sizes is None:
             steps = xp.shape[0]
             ys = [None] * steps
             for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+                outer = sites.enter(self._step_marker(t)) if rec else None
                 state = self._cell(xp[t], state, *weights)
                 ys[t] = state[0]
+                if rec:
+                    sites.context.scope = outer
             return (stack(ys) if steps else xp.new_zeros((0, xp.shape[1], state[0].shape[-1]))), state
         starts = [0]
         for b in batch_sizes:
@@ -191,22 +202,28 @@ class RNNBase(Module):
         if not reverse:
             ended = []  # the final states of the sequences that stopped, in the order they stopped
             for t, b in enumerate(batch_sizes):
+                outer = sites.enter(self._step_marker(t)) if rec else None
                 if b < state[0].shape[0]:  # sequences b.. had their last step at t - 1
                     ended.append([s[b:] for s in state])
                     state = [s[:b] for s in state]
                 state = self._cell(xp[starts[t]:starts[t + 1]], state, *weights)
                 ys[t] = state[0]
+                if rec:
+                    sites.context.scope = outer
             if ended:  # the last to stop are the first after the running ones
                 state = [F.cat([s] + [e[i] for e in reversed(ended)]) for i, s in enumerate(state)]
         else:
             initial = state
             state = [s[:batch_sizes[-1]] for s in initial]
             for t in range(len(batch_sizes) - 1, -1, -1):
+                outer = sites.enter(self._step_marker(t)) if rec else None
                 b, have = batch_sizes[t], state[0].shape[0]
                 if b > have:  # sequences have..b start here (their last step), from their initial states
                     state = [F.cat([s, s0[have:b]]) for s, s0 in zip(state, initial)]
                 state = self._cell(xp[starts[t]:starts[t + 1]], state, *weights)
                 ys[t] = state[0]
+                if rec:
+                    sites.context.scope = outer
         return F.cat(ys), state
 
     def _run(self, x: Tensor, hs: list, batch_sizes: list | None = None):
@@ -214,13 +231,25 @@ class RNNBase(Module):
         (layers * dirs, N, H). Returns (output, final states)."""
         dirs = 2 if self.bidirectional else 1
         finals = [[] for _ in hs]
+        rec = events.ORIGINS
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
-                xp = F.linear(x, w_ih, b_ih)  # the whole sequence's input projection at once
-                state = [h[layer * dirs + d] for h in hs]
-                y, state = self._direction(xp, state, (w_hh, b_hh, w_hr), bool(d), batch_sizes)
+                # While scopes are recorded, the layer's ops (its steps inside) go in a group, ``rnn.l0``: the unit a
+                # fused one-node layer would replace (its node made here lands in that group, and a view can open it
+                # into the steps it stands for).
+                if rec:
+                    outer = sites.enter(sites.Marker(f"l{layer}" + ("_reverse" if d else ""),
+                                                     f"layer {layer}" + (" reverse" if d else ""), "layer",
+                                                     f"{type(self).__name__} layer"))
+                try:
+                    xp = F.linear(x, w_ih, b_ih)  # the whole sequence's input projection at once
+                    state = [h[layer * dirs + d] for h in hs]
+                    y, state = self._direction(xp, state, (w_hh, b_hh, w_hr), bool(d), batch_sizes)
+                finally:
+                    if rec:
+                        sites.context.scope = outer
                 for f, s in zip(finals, state):
                     f.append(s)
                 outs.append(y)
