@@ -328,7 +328,7 @@ class GraphView(View):
             ops = [m.nodes[i] for i in ids if m.nodes[i].kind == "op"]
             rows = [["group", g.label], ["kind", g.type_name], ["nodes", str(len(ids))], ["ops", str(len(ops))]]
             if g.kind == "run":
-                rows.append(["blocks", ", ".join(m.groups[c].path for c in g.children[:4])
+                rows.append(["blocks", ", ".join(m.groups[c].short for c in g.children[:4])
                              + (" …" if len(g.children) > 4 else "")])
             return {"title": g.label, "rows": rows, "saved": [], "grads": [],
                     "actions": ["collapse" if box_id in self.expanded else "expand"]}
@@ -336,11 +336,17 @@ class GraphView(View):
             return {}
         return self._node_details(m.nodes[int(box_id[1:])])
 
+    def _module_label(self, n: GNode) -> str | None:
+        """The node's module as the drawing names it ("layer1.0.relu (call 2)", "Sequential[0]"), not its raw path."""
+        g = self.model.groups.get(f"group:{n.module}") if n.module else None
+        return g.label if g is not None else n.module
+
     def _node_details(self, n: GNode) -> dict:
         m = self.model
-        title = f"{n.label} · {n.module}" if n.module and n.kind == "op" else n.label
+        module = self._module_label(n)
+        title = f"{n.label} · {module}" if n.module and n.kind == "op" else n.label
         if n.kind == "op":
-            rows = [["op", n.label], ["module", n.module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
+            rows = [["op", n.label], ["module", module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
                     ["device", m.device], ["created at", n.site or NO_SITE]]
             for src, dst, slot, shape in m.edges:
                 if dst == n.index:
