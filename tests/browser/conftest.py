@@ -431,6 +431,24 @@ def kernel_repr(page, expr: str) -> str | None:
              return r.status === 'ok' ? r.data['text/plain'] : `${r.ename}: ${r.evalue}`; }""", expr)
 
 
+def kernel_exec(page, code: str, timeout_ms: int = COMMAND_MS) -> None:
+    """Run ``code`` in the notebook's kernel silently (no cell, no history, no Out entry), as a test's way to drive
+    a view from Python (e.g. ``stepper.step(500)``); raises with the kernel's error if it fails. Lab and Notebook 7
+    only."""
+    if page.frontend == "voila":
+        raise RuntimeError("Voila's page has no handle on its kernel")
+    err = page.evaluate(
+        """async ([code, ms]) => {
+             const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+             const done = k.requestExecute({code, silent: true, store_history: false}).done;
+             const reply = await Promise.race([done, new Promise((_, no) =>
+               setTimeout(() => no(new Error(`no reply in ${ms} ms`)), ms))]);
+             const c = reply.content;
+             return c.status === 'ok' ? null : `${c.ename}: ${c.evalue}`; }""", [code, timeout_ms])
+    if err is not None:
+        raise RuntimeError(f"kernel_exec({code!r}) failed: {err}")
+
+
 #: JavaScript for colour checks, to put at the start of an arrow function's body: ``paint(...layers)`` composites CSS
 #: colours on a 1x1 canvas (so alpha, color-mix() and color(srgb ...) all work) and returns [r, g, b]; ``lum(rgb)``
 #: is the WCAG relative luminance, ``contrast(x, y)`` the WCAG contrast ratio of two painted colours.
