@@ -71,7 +71,7 @@ TAG_CELLS_JS = """(cells) => {
 DRAWN_JS = """(sels) => sels.every(sel => { const r = document.querySelector(sel);
   return r && +r.dataset.boxes > 0 && r.querySelectorAll('g.tl-box').length === +r.dataset.boxes; })"""
 
-# Resolves once the view has stopped moving: zoom, transform and box count the same for 4 frames (or after maxMs).
+# Resolves once the view has stopped moving: zoom, transform and box count the same for 3 frames (or after maxMs).
 SETTLE_JS = """async ([sel, maxMs]) => {
   const root = document.querySelector(sel), svg = root && root.querySelector('svg');
   const frame = () => new Promise(r => requestAnimationFrame(r));
@@ -81,7 +81,7 @@ SETTLE_JS = """async ([sel, maxMs]) => {
     await frame();
     const key = [root.dataset.zoom, svg ? svg.style.transform : '', root.dataset.boxes,
                  root.querySelectorAll('g.tl-box').length].join('|');
-    if (key === last) { if (++same >= 4) return true; } else { same = 0; last = key; }
+    if (key === last) { if (++same >= 3) return true; } else { same = 0; last = key; }
   }
   return false;
 }"""
