@@ -24,6 +24,8 @@ Run with ``pytest -m browser tests/browser`` (``make test`` does; the main ``pyt
   and ``wait_idle`` do not exist there (the page *is* the run), ``notebook`` is the rendered cells;
   ``cell_errors()`` still finds tracebacks and stderr (Voila renders both as application/vnd.jupyter.stderr;
   its stdout is text/plain there).
+* ``kernel_repr(page, expr)`` and ``kernel_exec(page, code)``: an expression's repr, or silent code, in the page's
+  kernel (no cell, no history), for a test that reads or drives a view from Python.
 * ``open_frontend(frontend, name)``: any of the three (``"jupyterlab"``, ``"notebook7"``, ``"voila"``), with
   every cell run and the kernel idle -- a parametrised test's way in. ``open_page(browser, server, frontend,
   name)`` and ``close_page(page)`` are the same as plain functions, for module-scoped pages.

@@ -5,9 +5,10 @@
 re-runs (a nanoGPT forward pass and its ``GraphView``). Everything is measured on what the page draws (the DOM of
 ``widgets/static/graph.js``, the hooks of ``widgets/static/CONTRACT.md``), not on the payload Python sent:
 
-* **edges through boxes**: every drawn edge path (``path.tl-edge``, sampled along its length, in the drawing's
-  coordinates) against every drawn box (``g.tl-box``'s shape, 1 px inset as in ``widgets/graph_checks.py``), its
-  own two ends excepted: 0 at the first view and after expanding the top groups;
+* **edges through boxes**: every drawn edge path (``path.tl-edge``: the vertices of its polyline, or points 1.5 px
+  apart along a curved path, in the drawing's coordinates) against every drawn box (``g.tl-box``'s shape, 1 px
+  inset as in ``widgets/graph_checks.py``), its own two ends (from the payload) excepted: 0 at the first view and
+  after expanding the top groups;
 * **labels after expanding**: a click on a folded group; then ``data-label-px`` (a label's size on the screen)
   is 10 or more, the new boxes' labels are drawn at 10 CSS px or more where they are on screen, at least one new
   box is on screen and the group's frame is in the view. The first group is opened from the Fit zoom (Fit on the
