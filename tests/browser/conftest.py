@@ -24,6 +24,8 @@ Run with ``pytest -m browser tests/browser`` (``make test`` does; the main ``pyt
   and ``wait_idle`` do not exist there (the page *is* the run), ``notebook`` is the rendered cells;
   ``cell_errors()`` still finds tracebacks and stderr (Voila renders both as application/vnd.jupyter.stderr;
   its stdout is text/plain there).
+* ``kernel_repr(page, expr)`` and ``kernel_exec(page, code)``: an expression's repr, or silent code, in the page's
+  kernel (no cell, no history), for a test that reads or drives a view from Python.
 * ``open_frontend(frontend, name)``: any of the three (``"jupyterlab"``, ``"notebook7"``, ``"voila"``), with
   every cell run and the kernel idle -- a parametrised test's way in. ``open_page(browser, server, frontend,
   name)`` and ``close_page(page)`` are the same as plain functions, for module-scoped pages.
@@ -429,6 +431,24 @@ def kernel_repr(page, expr: str) -> str | None:
                                                    user_expressions: {r: expr}}).done;
              const r = reply.content.user_expressions.r;
              return r.status === 'ok' ? r.data['text/plain'] : `${r.ename}: ${r.evalue}`; }""", expr)
+
+
+def kernel_exec(page, code: str, timeout_ms: int = COMMAND_MS) -> None:
+    """Run ``code`` in the notebook's kernel silently (no cell, no history, no Out entry), as a test's way to drive
+    a view from Python (e.g. ``stepper.step(500)``); raises with the kernel's error if it fails. Lab and Notebook 7
+    only."""
+    if page.frontend == "voila":
+        raise RuntimeError("Voila's page has no handle on its kernel")
+    err = page.evaluate(
+        """async ([code, ms]) => {
+             const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+             const done = k.requestExecute({code, silent: true, store_history: false}).done;
+             const reply = await Promise.race([done, new Promise((_, no) =>
+               setTimeout(() => no(new Error(`no reply in ${ms} ms`)), ms))]);
+             const c = reply.content;
+             return c.status === 'ok' ? null : `${c.ename}: ${c.evalue}`; }""", [code, timeout_ms])
+    if err is not None:
+        raise RuntimeError(f"kernel_exec({code!r}) failed: {err}")
 
 
 #: JavaScript for colour checks, to put at the start of an arrow function's body: ``paint(...layers)`` composites CSS
