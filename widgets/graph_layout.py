@@ -22,6 +22,11 @@ DUMMY_W = 10.0  # the width a long edge takes where it passes through a layer
 FRAME_PAD, FRAME_HEAD = 8.0, 16.0  # a group frame's padding and the height of its label row
 FRAME_GAP = 12.0  # between a frame and a box or frame beside it
 FRAME_CHAR_W = 6.4  # a 10.5 px frame label's average character width
+FRAME_LABEL_W = 20.0  # a frame is at least its label's text width plus this
+# A frame's label row, where graph.js draws the label (10.5 px text from x + 8, baseline y + 13): edges keep out of
+# [x + LABEL_X0, x + LABEL_X1 + text width] x [y, y + LABEL_H], with LABEL_CLEAR px to spare on either side
+LABEL_X0, LABEL_X1, LABEL_H, LABEL_CLEAR = 4.0, 8.0, 15.0, 3.0
+JOG_H, JOG_Y = 14.0, 15.0  # the jog row's extra height under a layer's label rows, and its height above the boxes
 
 
 @dataclass
@@ -93,7 +98,8 @@ def assign_layers(n: int, edges: list[tuple[int, int]], chain_of: list[tuple] | 
 
 def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box_chain: list[tuple],
            label_w: dict[str, float]) -> tuple[dict, dict]:
-    """Place the boxes; return each edge's polyline and each frame's rectangle (x0, y0, x1, y1).
+    """Place the boxes; return each edge's polyline and each frame's rectangle (x0, y0, x1, y1). ``label_w``:
+    each frame's label text width.
 
     x: igraph's Sugiyama layout (crossing reduction) on the boxes plus one dummy vertex per layer a long edge
     crosses gives each vertex an ideal position. Each layer is then ordered so that every frame's members sit
@@ -193,7 +199,7 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
                     gap = FRAME_GAP
                 constrain(a, b, half[a] + half[b] + gap)
         for g, i in fid.items():
-            constrain(total + 2 * i, total + 2 * i + 1, label_w[g])  # the frame is as wide as its label
+            constrain(total + 2 * i, total + 2 * i + 1, label_w[g] + FRAME_LABEL_W)  # as wide as its label
         order = sorted(range(n_items), key=key.__getitem__)
         x = [0.0] * n_items
         for it in order:
@@ -213,6 +219,10 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
     for chain in chains.values():
         if len(chain) == 3:
             ideal[chain[1]] = ((x[chain[0]] + x[chain[2]]) / 2 - MARGIN - half[chain[1]]) / unit
+    for lane in _lanes(chains, n):  # a long skip edge, and the boxes of a stream it joins, on one vertical line
+        lane_x = max(x[v] for v in lane)
+        for v in lane:
+            ideal[v] = (lane_x - MARGIN - half[v]) / unit
     # A frame's left side starts where the first pass pulled it in to its members, so a frame widened for its
     # label grows to the right (the sweep alone would widen it to the left, away from what it holds).
     x, pred, succ = solve(ideal, {it: x[it] for it in range(total, n_items) if kind[it] == "L"})
@@ -220,19 +230,47 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
     x = [v - shift for v in x]
     _straighten(chains, x, n, pred, succ)
 
-    # y: a layer's top leaves room for the label rows (and paddings) of the frames that start or end next to it
+    # Edges run vertically through every layer they pass (at their own box, or at their dummy's slot, which the
+    # placement keeps clear of boxes) and bend only in the channels between layers, beside the frames' label
+    # rows: where a label sits over an edge's way down, the edge passes just right of it and turns under it,
+    # in a jog row that the layer then gets below its label rows.
     n_layers = max(vlayer, default=-1) + 1
+    blocked: dict[int, list[tuple[float, float]]] = {}  # layer -> x spans of the label rows above it
+    for g, i in fid.items():
+        x0 = x[total + 2 * i]
+        lab = (x0 + LABEL_X0 - LABEL_CLEAR, x0 + LABEL_X1 + label_w[g] + LABEL_CLEAR)
+        blocked.setdefault(span[g][0], []).append(lab)
+    blocked = {lay: _merge(spans) for lay, spans in blocked.items()}
+    ends: dict[tuple[int, int], tuple[float, float]] = {}  # (vertex, vertex above it) -> (x through labels, x in)
+    jog = [0.0] * (n_layers + 1)
+    for chain in chains.values():
+        for u, w in zip(chain, chain[1:]):
+            if vlayer[u] > vlayer[w]:
+                u, w = w, u
+            port = end = x[w]
+            for lo_x, hi_x in blocked.get(vlayer[w], ()):
+                if lo_x < x[w] < hi_x:
+                    port = end = hi_x
+                    if w >= n or x[w] + half[w] - 6 < hi_x:  # (a box reaching past the label takes it straight)
+                        end = x[w]
+                        jog[vlayer[w]] = JOG_H
+                    break
+            ends[(w, u)] = (port, end)
+
+    # y: a layer's top leaves room for the label rows (and paddings) of the frames that start or end next to it
     heads, feet = [0] * (n_layers + 1), [0] * (n_layers + 1)
     for g in fid:
         lo, hi = span[g]
         outer = [h for h in prefix[g][:-1]]
         heads[lo] = max(heads[lo], 1 + sum(1 for h in outer if span[h][0] == lo))
         feet[hi] = max(feet[hi], 1 + sum(1 for h in outer if span[h][1] == hi))
-    top, ytop = MARGIN + 16.0, []
+    top, ytop, free = MARGIN + 16.0, [], []
     for lay in range(n_layers):
-        top += heads[lay] * (FRAME_HEAD + FRAME_PAD)
+        top += heads[lay] * (FRAME_HEAD + FRAME_PAD) + (jog[lay] if heads[lay] else 0.0)
         ytop.append(top)
-        top += BOX_H + LAYER_GAP + feet[lay] * FRAME_PAD
+        top += BOX_H + feet[lay] * FRAME_PAD
+        free.append((top, top + LAYER_GAP))  # the channel's band that nothing is drawn in but edges
+        top += LAYER_GAP
     y = [ytop[lay] + BOX_H / 2 for lay in vlayer]
     for i, b in enumerate(boxes):
         b.x, b.y = round(x[i], 1), round(y[i], 1)
@@ -244,17 +282,97 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
     for g in sorted(fid, key=lambda g: -len(prefix[g])):  # inner frames first: an outer one goes round them
         lo, hi = span[g]
         inner = inside.get(g, ())
-        y0 = min([ytop[lo] - FRAME_PAD] + [rects[h][1] - FRAME_PAD for h in inner]) - FRAME_HEAD
+        y0 = min([ytop[lo] - FRAME_PAD - jog[lo]] + [rects[h][1] - FRAME_PAD for h in inner]) - FRAME_HEAD
         y1 = max([ytop[hi] + BOX_H + FRAME_PAD] + [rects[h][3] + FRAME_PAD for h in inner])
         rects[g] = (x[total + 2 * fid[g]], y0, x[total + 2 * fid[g] + 1], y1)
     points = {}
     for (s, t), chain in chains.items():
         down = layers[s] <= layers[t]
-        pts = [[x[s], y[s] + (BOX_H / 2 if down else -BOX_H / 2)]]
-        pts += [[x[v], y[v]] for v in chain[1:-1]]
-        pts.append([x[t], y[t] - (BOX_H / 2 if down else -BOX_H / 2)])
-        points[(s, t)] = [[round(a, 1), round(b, 1)] for a, b in pts]
+        pts = _route(chain if down else chain[::-1], x, vlayer, ytop, free, ends, n)
+        points[(s, t)] = [[round(a, 1), round(b, 1)] for a, b in (pts if down else pts[::-1])]
     return points, rects
+
+
+def _merge(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Overlapping intervals merged, sorted."""
+    out: list[list[float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def _route(chain, x, vlayer, ytop, free, ends, n) -> list[tuple[float, float]]:
+    """The polyline of one edge, top to bottom, through its chain (upper end, dummies, lower end).
+
+    Inside a layer's row (the band of its boxes) the edge is vertical, so it can cross no box. Between two rows
+    it goes from the upper vertex's bottom across the channel's free band (which holds nothing) to where it
+    passes the label rows of the frames starting below (``ends``: straight above its slot, or just right of a
+    label that sits over it), then down; past the labels it turns to its slot in the jog row, and runs down to
+    the lower vertex's top (the arrowhead comes in vertically, on a segment long enough to hold it).
+    """
+    u = chain[0]
+    pts = [(x[u], ytop[vlayer[u]] + BOX_H)]
+    for w in chain[1:]:
+        lw = vlayer[w]
+        if lw != vlayer[u] + 1:  # (no chain skips a layer; an edge within a layer just joins its ends)
+            pts.append((x[w], ytop[lw]))
+            u = w
+            continue
+        port, end = ends[(w, u)]
+        pts.append((port, free[vlayer[u]][1]))
+        if port != end:
+            pts.append((port, ytop[lw] - JOG_Y))
+            pts.append((end, ytop[lw] - JOG_Y))
+        pts.append((end, ytop[lw]))
+        if w >= n:
+            pts.append((end, ytop[lw] + BOX_H))
+        u = w
+    out = [pts[0]]
+    for p in pts[1:]:  # drop repeated points and the middle of three on one vertical line
+        if p == out[-1]:
+            continue
+        if len(out) >= 2 and out[-2][0] == out[-1][0] == p[0]:
+            out[-1] = p
+        else:
+            out.append(p)
+    return out
+
+
+def _lanes(chains: dict, n: int) -> list[list[int]]:
+    """The side lanes: each long edge (one passing two layers or more) with its dummies, joined with the long
+    edges it shares an end with when that end has no other long edge in or out (the Adds of a residual stream:
+    one skip edge in, one out). Each lane's vertices go on one vertical line, so the stream reads as a straight
+    line with the blocks beside it."""
+    longs = [c for c in chains.values() if len(c) >= 4]
+    ins: dict[int, int] = {}
+    outs: dict[int, int] = {}
+    for c in longs:
+        outs[c[0]] = outs.get(c[0], 0) + 1
+        ins[c[-1]] = ins.get(c[-1], 0) + 1
+    parent: dict[int, int] = {}
+
+    def find(v: int) -> int:
+        while parent.setdefault(v, v) != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for c in longs:
+        members = list(c[1:-1])
+        if outs[c[0]] == 1 and ins.get(c[0], 0) <= 1:
+            members.append(c[0])
+        if ins[c[-1]] == 1 and outs.get(c[-1], 0) <= 1:
+            members.append(c[-1])
+        root = find(members[0])
+        for v in members[1:]:
+            parent[find(v)] = root
+    lanes: dict[int, list[int]] = {}
+    for v in parent:
+        lanes.setdefault(find(v), []).append(v)
+    return list(lanes.values())
 
 
 def _straighten(chains, x, n, pred, succ) -> None:

@@ -504,7 +504,7 @@ def _layout(model: GraphModel, expanded: set[str]) -> dict:
     chain_of = [box_chain[b.id] for b in boxes]
     layers = assign_layers(len(boxes), list(bedges), chain_of)
     points, rects = place(boxes, layers, list(bedges), chain_of,
-                           {g: text_width(_frame_label(model, g), FRAME_CHAR_W) + 20 for g in framed})
+                           {g: text_width(_frame_label(model, g), FRAME_CHAR_W) for g in framed})
     edges = [{"s": s, "t": t, "points": points[(s, t)], "label": lab, "pairs": [list(p) for p in pairs]}
              for (s, t), (lab, pairs) in bedges.items()]
     frames = sorted(({"id": g, "label": _frame_label(model, g), "depth": _depth(model, g), "x": round(x0, 1),
