@@ -44,13 +44,17 @@ class Box:
     stale: bool = False
 
 
-def assign_layers(n: int, edges: list[tuple[int, int]], chain_of: list[tuple] | None = None) -> list[int]:
+def assign_layers(n: int, edges: list[tuple[int, int]], chain_of: list[tuple] | None = None,
+                  params: set[int] | None = None) -> list[int]:
     """Longest-path layers (inputs on top); a source that feeds something sits just above its first consumer.
     Edges that would close a cycle (a folded group used twice) are ignored for the layering.
 
     An edge that enters or leaves a frame (``chain_of``: the frames around each box) spans two layers, so the
     frames of consecutive blocks never share a layer: a block's parameters sit below the previous block, not
-    beside it (which would push the frames apart sideways into a staircase)."""
+    beside it (which would push the frames apart sideways into a staircase).
+
+    ``params``: the boxes that are parameters; an op whose inputs are all parameters (or such ops) moves down
+    next to its first consumer too."""
     succ: list[list[int]] = [[] for _ in range(n)]
     for s, t in edges:
         succ[s].append(t)
@@ -79,20 +83,38 @@ def assign_layers(n: int, edges: list[tuple[int, int]], chain_of: list[tuple] | 
         for w in dag[v]:
             indeg[w] += 1
     has_pred = [d > 0 for d in indeg]
+
+    def step(v: int, w: int) -> int:  # (a source moves next to its consumer below: its edges need no extra layer)
+        return 2 if chain_of is not None and has_pred[v] and chain_of[v] != chain_of[w] else 1
+
     layer = [0] * n
     ready = [v for v in range(n) if indeg[v] == 0]
+    order = []
     while ready:
         v = ready.pop()
+        order.append(v)
         for w in dag[v]:
-            # (a source moves next to its consumer below, so its edges need no extra layer)
-            step = 2 if chain_of is not None and has_pred[v] and chain_of[v] != chain_of[w] else 1
-            layer[w] = max(layer[w], layer[v] + step)
+            layer[w] = max(layer[w], layer[v] + step(v, w))
             indeg[w] -= 1
             if indeg[w] == 0:
                 ready.append(w)
-    for v in range(n):
-        if not has_pred[v] and dag[v]:
-            layer[v] = max(0, min(layer[w] for w in dag[v]) - 1)
+    # What depends on sources only (a parameter, and the ops that reshape or transpose it before use) moves down
+    # next to its first consumer: left on top, a BatchNorm's weight -> Reshape would open its frame at the top
+    # of the graph and stretch it down to the BatchNorm, through every layer between.
+    # (Sources move down whatever they are; the ops after them only after a parameter: ops on the data input
+    # are the graph itself.)
+    pure = [not p for p in has_pred]
+    if params is not None:
+        preds: list[list[int]] = [[] for _ in range(n)]
+        for v in range(n):
+            for w in dag[v]:
+                preds[w].append(v)
+        for v in order:  # (in topological order: an op is pure when all its inputs are parameters or pure)
+            if has_pred[v]:
+                pure[v] = all((u in params) if not has_pred[u] else pure[u] for u in preds[v])
+    for v in reversed(order):
+        if pure[v] and dag[v]:
+            layer[v] = max(layer[v], min(layer[w] - step(v, w) for w in dag[v]))
     return layer
 
 
@@ -219,13 +241,35 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
     for chain in chains.values():
         if len(chain) == 3:
             ideal[chain[1]] = ((x[chain[0]] + x[chain[2]]) / 2 - MARGIN - half[chain[1]]) / unit
-    for lane in _lanes(chains, n):  # a long skip edge, and the boxes of a stream it joins, on one vertical line
-        lane_x = max(x[v] for v in lane)
+    lanes = _lanes(chains, n)
+    for lane in lanes:  # a long skip edge, and the boxes of a stream it joins, on one vertical line
+        lane_x = max(x[v] for v in lane)  # (the sweep only pushes right: the rightmost is where all can go)
         for v in lane:
             ideal[v] = (lane_x - MARGIN - half[v]) / unit
     # A frame's left side starts where the first pass pulled it in to its members, so a frame widened for its
     # label grows to the right (the sweep alone would widen it to the left, away from what it holds).
-    x, pred, succ = solve(ideal, {it: x[it] for it in range(total, n_items) if kind[it] == "L"})
+    left = {it: x[it] for it in range(total, n_items) if kind[it] == "L"}
+    x, pred, succ = solve(ideal, left)
+    # A lane that runs into a frame under its label (at the frame's left, where the label is) would have to bend
+    # round it: the lane moves to the right of what it passes instead, and of the label (a third pass, only
+    # where a lane needs it). The blocks then hang to the left of the stream.
+    blocked = _label_spans(x, fid, span, label_w, total)
+    moved = False
+    on_lane = {v for lane in lanes for v in lane}
+    row_right: dict[tuple, float] = {}  # (layer, frames) -> the right edge of the rightmost other vertex there
+    for v in range(total):
+        if v not in on_lane:
+            k = (vlayer[v], vchain[v])
+            row_right[k] = max(row_right.get(k, -1e18), x[v] + half[v])
+    for lane in lanes:
+        past = max((b for v in lane for a, b in blocked.get(vlayer[v], ()) if a < x[v] < b), default=None)
+        if past is not None:
+            moved = True
+            right = max(row_right.get((vlayer[v], vchain[v]), -1e18) + H_GAP + half[v] for v in lane)
+            for v in lane:
+                ideal[v] = (max(past, right) - MARGIN - half[v]) / unit
+    if moved:
+        x, pred, succ = solve(ideal, left)
     shift = min(x[it] - half[it] for it in range(n_items)) - MARGIN if n_items else 0.0
     x = [v - shift for v in x]
     _straighten(chains, x, n, pred, succ)
@@ -235,12 +279,7 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
     # rows: where a label sits over an edge's way down, the edge passes just right of it and turns under it,
     # in a jog row that the layer then gets below its label rows.
     n_layers = max(vlayer, default=-1) + 1
-    blocked: dict[int, list[tuple[float, float]]] = {}  # layer -> x spans of the label rows above it
-    for g, i in fid.items():
-        x0 = x[total + 2 * i]
-        lab = (x0 + LABEL_X0 - LABEL_CLEAR, x0 + LABEL_X1 + label_w[g] + LABEL_CLEAR)
-        blocked.setdefault(span[g][0], []).append(lab)
-    blocked = {lay: _merge(spans) for lay, spans in blocked.items()}
+    blocked = _label_spans(x, fid, span, label_w, total)
     ends: dict[tuple[int, int], tuple[float, float]] = {}  # (vertex, vertex above it) -> (x through labels, x in)
     jog = [0.0] * (n_layers + 1)
     for chain in chains.values():
@@ -291,6 +330,15 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
         pts = _route(chain if down else chain[::-1], x, vlayer, ytop, free, ends, n)
         points[(s, t)] = [[round(a, 1), round(b, 1)] for a, b in (pts if down else pts[::-1])]
     return points, rects
+
+
+def _label_spans(x, fid, span, label_w, total) -> dict[int, list[tuple[float, float]]]:
+    """Per layer, the x spans (merged, sorted) of the label rows of the frames that start there."""
+    out: dict[int, list[tuple[float, float]]] = {}
+    for g, i in fid.items():
+        x0 = x[total + 2 * i]
+        out.setdefault(span[g][0], []).append((x0 + LABEL_X0 - LABEL_CLEAR, x0 + LABEL_X1 + label_w[g] + LABEL_CLEAR))
+    return {lay: _merge(spans) for lay, spans in out.items()}
 
 
 def _merge(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -344,8 +392,8 @@ def _route(chain, x, vlayer, ytop, free, ends, n) -> list[tuple[float, float]]:
 def _lanes(chains: dict, n: int) -> list[list[int]]:
     """The side lanes: each long edge (one passing two layers or more) with its dummies, joined with the long
     edges it shares an end with when that end has no other long edge in or out (the Adds of a residual stream:
-    one skip edge in, one out). Each lane's vertices go on one vertical line, so the stream reads as a straight
-    line with the blocks beside it."""
+    one skip edge in, one out), and with lanes that a lone edge continues. Each lane's vertices go on one vertical
+    line, so the stream reads as a straight line with the blocks beside it."""
     longs = [c for c in chains.values() if len(c) >= 4]
     ins: dict[int, int] = {}
     outs: dict[int, int] = {}
@@ -369,6 +417,17 @@ def _lanes(chains: dict, n: int) -> list[list[int]]:
         root = find(members[0])
         for v in members[1:]:
             parent[find(v)] = root
+    # two lanes joined by the only edge out of one's end into the other's start, the only edge in there, are one
+    # stream (a residual Add, then the ReLU that opens the next block)
+    deg_out: dict[int, int] = {}
+    deg_in: dict[int, int] = {}
+    for c in chains.values():
+        deg_out[c[0]] = deg_out.get(c[0], 0) + 1
+        deg_in[c[-1]] = deg_in.get(c[-1], 0) + 1
+    for c in chains.values():
+        a, b = c[0], c[-1]
+        if len(c) == 2 and a in parent and b in parent and deg_out[a] == 1 and deg_in[b] == 1:
+            parent[find(b)] = find(a)
     lanes: dict[int, list[int]] = {}
     for v in parent:
         lanes.setdefault(find(v), []).append(v)
