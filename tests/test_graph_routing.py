@@ -208,3 +208,52 @@ def test_random_dags_with_frames_route_clear_of_boxes_and_labels(seed):
               for f in ("a", "a.x", "a.y", "b")}
     widths = [rng.choice([64, 90, 150, 230]) for _ in range(n)]
     assert_routed(lay_out(widths, edges, chains, labels), f"seed {seed}")
+
+
+def test_parameters_and_the_ops_on_them_sit_just_above_their_consumer():
+    """A BatchNorm's weight -> Reshape -> Mul: the parameter and its reshape sit in the rows just above the Mul
+    (or two above, into a frame), not at the top of the graph (which stretched the BatchNorm's frame down through
+    every layer between)."""
+    model, loss = _small_resnet()
+    g = build_graph(loss, model)
+    p = gm.graph_payload(g, set(g.groups))
+    rows = sorted({b["y"] for b in p["boxes"]})
+    row = {y: i for i, y in enumerate(rows)}
+    feeds: dict[int, list[int]] = {}
+    for e in p["edges"]:
+        feeds.setdefault(e["t"], []).append(e["s"])
+    params = {i for i, b in enumerate(p["boxes"]) if b["kind"] == "param"}
+    on_params = {i for i, b in enumerate(p["boxes"]) if i in feeds and set(feeds[i]) <= params}
+    assert on_params, "the ResNet's BatchNorms reshape their weights"
+    for e in p["edges"]:
+        if e["s"] in params | on_params:
+            s, t = p["boxes"][e["s"]], p["boxes"][e["t"]]
+            # (two rows where the edge enters a frame: frames of consecutive blocks never share a row)
+            assert row[t["y"]] - row[s["y"]] <= 2, (s["label"], s["sub"], t["label"])
+    bn = [f for f in p["frames"] if "BatchNorm2d" in f["label"]]
+    assert bn and max(f["h"] for f in bn) < 0.2 * p["height"]
+
+
+def test_the_static_svg_draws_each_edge_as_the_browser_does():
+    """The saved picture's edges are the payload's routed polylines, the last segment stopping an arrowhead
+    short of the target (graph.js edgePath), with a marker that starts there."""
+    import xml.etree.ElementTree as ET
+
+    from tinygrad_like.widgets.graph_svg import graph_svg
+
+    model, loss = _tiny_gpt()
+    g = build_graph(loss, model)
+    p = gm.graph_payload(g, set(g.groups))
+    root = ET.fromstring(graph_svg(p))
+    ns = "{http://www.w3.org/2000/svg}"
+    lines = root.iter(f"{ns}polyline")
+    marker = next(root.iter(f"{ns}marker"))
+    assert marker.get("refX") == "0" and float(marker.get("markerWidth")) == ARROW
+    for e, line in zip(p["edges"], lines, strict=True):
+        drawn = [tuple(map(float, q.split(","))) for q in line.get("points").split()]
+        pts = e["points"]
+        assert len(drawn) == len(pts) and all(d == pytest.approx(tuple(q), abs=0.06) for d, q in zip(drawn, pts[:-1]))
+        (ax, ay), (bx, by) = pts[-2], pts[-1]
+        length = ((bx - ax) ** 2 + (by - ay) ** 2) ** 0.5  # (every last segment is long enough for the arrowhead)
+        stop = (bx - (bx - ax) * ARROW / length, by - (by - ay) * ARROW / length)
+        assert drawn[-1] == pytest.approx(stop, abs=0.06)
