@@ -3,7 +3,10 @@
 ``graph_model.layout`` decides *what* is drawn (one :class:`Box` per visible node or folded group, the frames of
 expanded groups); this module decides *where*: longest-path layers top to bottom, igraph's Sugiyama crossing
 reduction for the order within a layer, then separation constraints so that no two boxes overlap and every
-frame holds exactly its members. Pure Python on plain data; nothing here knows about tensors or modules.
+frame holds exactly its members, long skip edges (a residual stream) on straight lanes of their own, and edges
+routed clear of every box and frame label: vertical wherever they pass a row of boxes, bending only in the
+channels between rows (``graph_checks`` measures it). Pure Python on plain data; nothing here knows about
+tensors or modules.
 """
 
 from __future__ import annotations
@@ -128,8 +131,12 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
     together (siblings by the mean position of their members, the same order in every layer), and placed left
     to right under separation constraints: boxes never overlap, a frame's left and right sides are shared by
     all layers it spans, and a box outside a frame stays outside it. Every constraint runs from an item to one
-    later in one global order (the sort key), so one sweep in that order solves them.
-    y: layers top to bottom, with room above a layer for the label rows of the frames that start there.
+    later in one global order (the sort key), so one sweep in that order solves them. A second sweep puts each
+    lane (a long skip edge, with the stream boxes it joins: ``_lanes``) on one vertical line.
+    y: layers top to bottom, with room above a layer for the label rows of the frames that start there (and a
+    jog row under them where an edge must turn in under a label).
+    Edges: see ``_route``; none crosses a box or a frame's label row, and each ends on a segment long enough
+    for the browser's arrowhead.
     """
     import igraph
 
