@@ -1,5 +1,6 @@
 """How long the graph views' Python side takes on large graphs: building the model, folding it, and the layered
-layout (python-igraph's Sugiyama) of the default view and of the whole graph expanded.
+layout (python-igraph's Sugiyama) of the default view and of the whole graph expanded, and how clean the latter is
+(``graph_checks``: edges through boxes or frame labels, overlapping boxes; all three should be 0).
 
     python benchmarks/graph_layout.py [--blocks 500]
 
@@ -18,6 +19,7 @@ import time
 import _env
 from _resmlp import make
 
+from tinygrad_like.widgets import graph_checks as checks
 from tinygrad_like.widgets import graph_model as gm
 
 
@@ -42,13 +44,18 @@ def main() -> None:
     full_s, full = timed(lambda: gm.layout(g, set(g.groups)), repeat=3)
     run = next(gid for gid in g.groups if gid.startswith("run:"))
     expand_s, expanded = timed(lambda: gm.graph_payload(g, default | {run}))
+    whole = gm.graph_payload(g, set(g.groups))
     print(json.dumps({
         "benchmark": "graph_layout", "machine": _env.machine_info("igraph"),
         "graph": {"blocks": args.blocks, "nodes": len(g.nodes), "ops": len(g.ops), "groups": len(g.groups)},
         "build_graph_ms": round(build_s * 1e3, 2),
         "default_view": {"boxes": len(payload["boxes"]), "payload_ms": round(payload_s * 1e3, 2)},
         "expand_run": {"boxes": len(expanded["boxes"]), "payload_ms": round(expand_s * 1e3, 2)},
-        "everything_expanded": {"boxes": len(full["boxes"]), "layout_ms": round(full_s * 1e3, 2)},
+        "everything_expanded": {"boxes": len(full["boxes"]), "layout_ms": round(full_s * 1e3, 2),
+                                "width": whole["width"], "height": whole["height"],
+                                "edge_box_crossings": len(checks.edge_box_crossings(whole)),
+                                "edge_label_crossings": len(checks.edge_label_crossings(whole)),
+                                "box_overlaps": len(checks.box_overlaps(whole))},
     }, indent=2))
 
 

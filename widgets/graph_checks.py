@@ -93,3 +93,25 @@ def box_overlaps(graph: dict) -> list[tuple[int, int]]:
         o = (r[i + 1:, 0] < r[i, 2]) & (r[i + 1:, 2] > r[i, 0]) & (r[i + 1:, 1] < r[i, 3]) & (r[i + 1:, 3] > r[i, 1])
         out.extend((i, i + 1 + int(j)) for j in np.flatnonzero(o))
     return out
+
+
+#: graph.js's arrowhead length: an edge's last segment must be longer than 1.5 of it for the path to stop short and
+#: the arrowhead to fill the gap (a shorter one leaves the arrowhead sticking into the target box)
+ARROW = 7.0
+
+
+def detached_edges(graph: dict) -> list[int]:
+    """Edges that do not leave their source's bottom (top, for an edge drawn upwards) or enter their target's top
+    (bottom) within the box's width, or whose last segment is too short to hold the arrowhead."""
+    b = graph["boxes"]
+    out = []
+    for i, e in enumerate(graph["edges"]):
+        s, t, p = b[e["s"]], b[e["t"]], e["points"]
+        sign = 1.0 if t["y"] > s["y"] else -1.0
+        ok = (len(p) >= 2 and abs(p[0][1] - (s["y"] + sign * s["h"] / 2)) < 0.06 and abs(p[0][0] - s["x"]) <= s["w"] / 2
+              and abs(p[-1][1] - (t["y"] - sign * t["h"] / 2)) < 0.06 and abs(p[-1][0] - t["x"]) <= t["w"] / 2
+              and sign * (p[-1][1] - p[-2][1]) > 0
+              and np.hypot(p[-1][0] - p[-2][0], p[-1][1] - p[-2][1]) > 1.5 * ARROW)
+        if not ok:
+            out.append(i)
+    return out

@@ -7,6 +7,7 @@ colours that read on light and dark pages (the SVG carries its own background). 
 
 from __future__ import annotations
 
+import math
 import textwrap
 from html import escape
 
@@ -18,6 +19,19 @@ VISITED, CURRENT, FILLED, FAILED = "#c8e6c9", "#ef6c00", "#ffd54f", "#ffcdd2"
 NOTE_FILL = {"info": "#e3f2fd", "warn": "#fff3e0", "error": "#fdecea"}
 NOTE_EDGE = {"info": "#1976d2", "warn": "#ef6c00", "error": "#d32f2f"}
 NOTE_LINE, NOTE_CHAR_W = 14.0, 6.2  # a banner line's height and an 11 px character's width
+ARROW = 7.0  # the arrowhead's length, as graph.js draws it (its path stops this short; the marker fills the gap)
+
+
+def edge_points(points: list, cut: float = ARROW) -> list[tuple[float, float]]:
+    """An edge's polyline as the browser draws it (graph.js ``edgePath``): the routed points, straight segments,
+    the last one stopping ``cut`` px short of the target where it is long enough, for the arrowhead to fill."""
+    p = [(float(x), float(y)) for x, y in points]
+    if len(p) >= 2 and cut > 0:
+        (ax, ay), (bx, by) = p[-2], p[-1]
+        length = math.hypot(bx - ax, by - ay)
+        if length > cut * 1.5:
+            p[-1] = (bx - (bx - ax) * cut / length, by - (by - ay) * cut / length)
+    return p
 
 
 def _wrap(text: str, width: int, max_lines: int = 10) -> list[str]:
@@ -53,8 +67,9 @@ def graph_svg(graph: dict, state: dict | None = None, max_width: float = 900.0) 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:.0f}" height="{total_h * scale:.0f}" '
            f'viewBox="0 0 {width:.1f} {total_h:.1f}" font-family="sans-serif">',
            f'<rect width="{width:.1f}" height="{total_h:.1f}" fill="#ffffff"/>',
-           '<defs><marker id="a" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="6" markerHeight="6" '
-           'orient="auto"><path d="M0,0L8,4L0,8z" fill="#888"/></marker></defs>']
+           f'<defs><marker id="a" viewBox="0 0 10 10" refX="0" refY="5" markerUnits="userSpaceOnUse" '
+           f'markerWidth="{ARROW:g}" markerHeight="{ARROW:g}" orient="auto" preserveAspectRatio="none">'
+           '<path d="M0 0 L10 5 L0 10 z" fill="#888"/></marker></defs>']
     y = 6.0
     for lvl, rows in wrapped:
         h = len(rows) * NOTE_LINE + 4
@@ -72,8 +87,9 @@ def graph_svg(graph: dict, state: dict | None = None, max_width: float = 900.0) 
                    f'<text x="{f["x"] + 6}" y="{f["y"] + 11}" font-size="10" fill="#5e35b1">'
                    f'{escape(f["label"])}</text>')
     for e in edges:
-        pts = " ".join(f"{x},{y}" for x, y in e["points"])
-        out.append(f'<polyline points="{pts}" fill="none" stroke="#999" stroke-width="1.2" marker-end="url(#a)"/>')
+        pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in edge_points(e["points"]))
+        out.append(f'<polyline points="{pts}" fill="none" stroke="#999" stroke-width="1.2" stroke-linejoin="round" '
+                   f'marker-end="url(#a)"/>')
     for i, b in enumerate(boxes):
         fill, stroke = COLOURS.get(b["kind"], COLOURS["op"])
         if i == failed:
