@@ -789,7 +789,7 @@ def _layout(model: GraphModel, expanded: set[str]) -> dict:
 
 def _frame_label(model: GraphModel, gid: str) -> str:
     g = model.groups[gid]
-    return g.label if g.kind == "run" else f"{g.path} · {g.type_name}"
+    return g.label if g.kind == "run" else f"{g.label} · {g.type_name}"
 
 
 def _framed_groups(model: GraphModel, boxes: list[Box], own: list[str], expanded: set[str]):
