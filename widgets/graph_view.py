@@ -133,6 +133,12 @@ class GraphView(View):
             self.toggle(str(msg.get("id", "")))
         elif kind == "reveal":
             self.reveal(int(msg["node"]))
+        elif kind == "pause":  # the toolbar's Pause / Resume / Close (every view has them: see View)
+            self.pause()
+        elif kind == "resume":
+            self.resume()
+        elif kind == "close":
+            self.close()
 
     def on_shared_select(self, node) -> None:
         """Another view (a KernelTimeline bar) selected ``node``: select its box if this graph shows it."""

@@ -15,7 +15,8 @@ from .owned_widget import OwnedWidget
 
 
 class GraphWidget(OwnedWidget):
-    """SVG graph with zoom, pan, hover, click-to-select, search, group folding and backward stepping."""
+    """SVG graph with zoom, pan, hover, click-to-select, search, group folding, backward stepping, Pause and
+    Close."""
 
     _esm = module("graph.js")  # (static/common.js in front: see _static.py)
     _css = styles("graph.css")
@@ -28,7 +29,11 @@ class GraphWidget(OwnedWidget):
     stepper = traitlets.Bool(False).tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Int(560).tag(sync=True)
+    #: shown by the Pause/Resume button, set by the view's pause()/resume() (the button sends "pause"/"resume");
+    #: the View base class observes it: no live redraws while paused, one redraw on resume if something changed
+    paused = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, owner, **kwargs) -> None:
-        super().__init__(owner, **kwargs)  # messages (toggle, step, back, run, reset, reveal) go to the view
+        # messages (toggle, step, back, run, reset, reveal, fold_to_fit, pause, resume, close) go to the view
+        super().__init__(owner, **kwargs)
         self.observe_for_owner("on_selected", "selected")
