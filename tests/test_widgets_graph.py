@@ -725,3 +725,20 @@ def test_the_pause_and_close_buttons_messages_pause_resume_and_close_the_view(cl
     msg({"type": "close"}, [])
     assert view not in _base._OPEN
     assert view.widget.comm is None  # closed: ipywidgets no longer holds it
+
+
+def test_the_graph_goes_to_the_browser_as_one_buffer_of_json():
+    """``graph`` is a dict in Python and one binary buffer of UTF-8 JSON on the wire (graph.js decodes it): ipywidgets
+    then has no nested state to search for buffers. NumPy numbers in it are sent as numbers."""
+    from tinygrad_like.widgets.graph_widget import _graph_to_json
+
+    m, loss = mlp_loss()
+    view = GraphView(loss, m)
+    try:
+        state = view.widget.get_state("graph")["graph"]
+        assert isinstance(state, memoryview)
+        assert json.loads(bytes(state).decode("utf-8")) == json.loads(json.dumps(view.widget.graph))
+        assert isinstance(view.widget.graph, dict)
+        assert json.loads(bytes(_graph_to_json({"w": np.float32(1.5), "n": np.int64(3)}, None))) == {"w": 1.5, "n": 3}
+    finally:
+        view.close()

@@ -362,9 +362,18 @@ function render({ model, el }) {
     return { label: `600 12px ${fam}`, sub: `10.5px ${fam}` };
   }
 
+  /** The `graph` trait: UTF-8 JSON in a binary buffer (a DataView; see graph_widget.py), or a plain object. */
+  function readGraph() {
+    const g = model.get("graph");
+    if (g && g.buffer instanceof ArrayBuffer) {
+      return g.byteLength ? JSON.parse(new TextDecoder().decode(new Uint8Array(g.buffer, g.byteOffset, g.byteLength))) : {};
+    }
+    return g || {};
+  }
+
   /** A new graph: index it, then make the elements of what is near the view (all of it for a small graph). */
   function build() {
-    G = Object.assign({ boxes: [], edges: [], frames: [], nodes: [], owner: [], notes: [] }, model.get("graph") || {});
+    G = Object.assign({ boxes: [], edges: [], frames: [], nodes: [], owner: [], notes: [] }, readGraph());
     F = fonts();
     const nb = G.boxes.length, ne = G.edges.length;
     boxEls = new Array(nb).fill(null); edgeEls = new Array(ne).fill(null); hitEls = new Array(ne).fill(null);
@@ -408,8 +417,13 @@ function render({ model, el }) {
     if (fitting) { clearTimeout(pendingFit); pendingFit = 0; }
     const expanded = pendingExpand != null ? G.frames[frameIdx.get(pendingExpand)] : null;
     pendingExpand = null;
-    if (!culling) { for (let i = 0; i < G.frames.length; i++) makeFrame(i); for (let i = 0; i < ne; i++) makeEdge(i);
-                    for (let i = 0; i < nb; i++) makeBox(i); }
+    if (!culling) {   // a small graph: every element now
+      for (let i = 0; i < G.frames.length; i++) makeFrame(i);
+      for (let i = 0; i < ne; i++) if (edgeBounds[i]) makeEdge(i);
+      for (let i = 0; i < nb; i++) makeBox(i);
+    }
+    root.dataset.drawn = String(nDrawn);
+    delete root.dataset.filling;
     applyState(true);
     applySelected("keep");
     if (fitting) fitAnyway();
