@@ -426,9 +426,13 @@ function render({ model, el }) {
     delete root.dataset.filling;
     applyState(true);
     applySelected("keep");
+    const stepper = !!model.get("stepper"), cb = currentBox != null ? G.boxes[currentBox] : null;
     if (fitting) fitAnyway();
+    // an expanded group that holds the stepper's current node: show that node, readable (it is in the frame)
+    else if (expanded && stepper && cb && cb.x >= expanded.x && cb.x <= expanded.x + expanded.w &&
+             cb.y >= expanded.y && cb.y <= expanded.y + expanded.h) showBox(currentBox, 0.02, true, 300);
     else if (expanded) showExpanded(expanded);
-    else if (model.get("stepper")) follow();
+    else if (stepper) follow();
     if (!fitting) zoomNote.hidden = true;
     // an open result list is made again from the new nodes; a closed one stays closed (picking a result closes it
     // and makes Python send a new graph: re-running the search then opened the list again, over the drawing)
