@@ -451,4 +451,7 @@ def test_big_graph_pause_resume_and_close(gv):
     expect(closed.first).to_have_text("closed", timeout=ACTION_MS)
     if (c := kernel_repr(page, "big.widget.comm is None")) is not None:  # (asked after the close message)
         assert c == "True", c
-    expect(page.locator(".tl-graph-closed")).to_have_text("closed", timeout=ACTION_MS)
+    left = page.locator(".tl-graph-closed")
+    expect(left).to_have_text("closed", timeout=ACTION_MS)
+    expect(left).to_be_visible()
+    expect(page.locator(BIG)).to_have_count(0)  # (the view itself is gone with its widget)
