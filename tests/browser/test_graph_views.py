@@ -8,7 +8,8 @@ order: select a node (the details come back from Python), zoom with the wheel an
 group from a zoom where the labels are too small (the view zooms until they are 10 px), Step x3 / Back x1 in the
 stepper and a Step after zooming out (the view follows the current box), photograph the page in the light and the
 dark theme; then on ``big``: only what is near the view has elements, and after a pan the boxes now in view do;
-Fit asks Python to fold it (``fold_to_fit``) and fits what comes back; Pause / Resume / Close. The selectors are
+Fit asks Python to fold it (``fold_to_fit``) and fits what comes back; Pause / Resume / Close (and none of them on
+a fourth view, ``boxed``, shown inside a VBox as the Dashboard shows its views). The selectors are
 the CSS hooks written down in ``widgets/static/CONTRACT.md``.
 
 Screenshots (look at them): ``test-artifacts/browser/graph_<frontend>_<light|dark>.png``.
@@ -25,7 +26,7 @@ import pytest
 from .conftest import COLOUR_JS, FRONTENDS, drawn_page, kernel_repr, light_then_dark
 
 NB = "graph_views.ipynb"
-GRAPH = ".tl-graph-view:not(.tl-test-big) .tl-graph"  # GraphView's root
+GRAPH = ".tl-graph-view:not(.tl-test-big):not(.tl-test-boxed) .tl-graph"  # GraphView's root
 BIG = ".tl-test-big .tl-graph"              # the third view's root: every group open, culled
 STEPPER = ".tl-backward-stepper .tl-graph"  # BackwardStepper's root
 RENDER_MS = 60_000
@@ -425,6 +426,18 @@ def test_big_graph_fit_folds_it_to_the_overview_or_says_to_zoom_in(gv):
             big.get_by_role("button", name="Zoom in", exact=True).click()
             _wait_data(page, BIG, "zoom", f"v !== '{z}'")
         expect(note).to_be_hidden()
+
+
+def test_a_view_inside_a_widget_container_leaves_pause_and_close_to_it(gv):
+    from playwright.sync_api import expect
+
+    page = gv
+    boxed = page.locator(".tl-test-boxed .tl-graph")
+    boxed.scroll_into_view_if_needed()
+    expect(boxed.locator(".tl-zoombar")).to_be_visible()
+    expect(boxed.locator("button.tl-close")).to_be_hidden()
+    expect(boxed.locator("button.tl-pause")).to_be_hidden()
+    expect(page.locator(GRAPH).locator("button.tl-close")).to_be_visible()  # (a view shown by itself has them)
 
 
 def test_big_graph_pause_resume_and_close(gv):

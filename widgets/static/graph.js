@@ -1001,6 +1001,9 @@ function render({ model, el }) {
   root.addEventListener("keydown", onKey);
 
   const ro = new ResizeObserver(() => {
+    // inside another widget container (the Dashboard's tabs), the container's own Pause and Close act for this view:
+    // a Close here would leave an empty tab
+    viewBar.hidden = !!(el.parentElement && el.parentElement.closest(".widget-container"));
     const r = view.getBoundingClientRect();
     if (!r.width || !r.height) return;
     // keep the world point at the view centre fixed across a resize
