@@ -699,3 +699,49 @@ def test_a_selected_group_names_its_module_as_a_node_does():
         assert view.selected_node.module == "h.2.fc"
     finally:
         view.close()
+
+
+@pytest.mark.parametrize("cls", [GraphView, BackwardStepper])
+def test_the_pause_and_close_buttons_messages_pause_resume_and_close_the_view(cls):
+    """The toolbar's Pause / Resume / Close send {"type": "pause" | "resume" | "close"} (static/CONTRACT.md): they
+    reach the view through the widget's message handler, the `paused` trait shows the state, a write while paused
+    waits for Resume, and Close frees the view and closes its widget."""
+    from tinygrad_like.widgets import _base
+
+    x = tl.randn(3, requires_grad=True)
+    w = tl.randn(3, requires_grad=True)
+    view = cls((x * w).sum(), names={"x": x, "w": w})
+    msg = view.widget._handle_custom_msg  # (what ipywidgets calls with a message from the browser)
+    assert view.widget.paused is False and not view.paused
+    msg({"type": "pause"}, [])
+    assert view.widget.paused is True and view.paused
+    before = view.redraws
+    with tl.no_grad():
+        w.mul_(2)  # modifies a tensor the graph saved: the view is stale, but paused it does not redraw
+    view.after_cell()
+    assert view.redraws == before and view._stale
+    msg({"type": "resume"}, [])
+    assert view.widget.paused is False and not view.paused
+    assert view.redraws == before + 1 and not view._stale  # caught up once on resume
+    assert any(b["stale"] for b in view.widget.graph["boxes"])
+    assert view in _base._OPEN and view.widget.comm is not None
+    msg({"type": "close"}, [])
+    assert view not in _base._OPEN
+    assert view.widget.comm is None  # closed: ipywidgets no longer holds it
+
+
+def test_the_graph_goes_to_the_browser_as_one_buffer_of_json():
+    """``graph`` is a dict in Python and one binary buffer of UTF-8 JSON on the wire (graph.js decodes it): ipywidgets
+    then has no nested state to search for buffers. NumPy numbers in it are sent as numbers."""
+    from tinygrad_like.widgets.graph_widget import _graph_to_json
+
+    m, loss = mlp_loss()
+    view = GraphView(loss, m)
+    try:
+        state = view.widget.get_state("graph")["graph"]
+        assert isinstance(state, memoryview)
+        assert json.loads(bytes(state).decode("utf-8")) == json.loads(json.dumps(view.widget.graph))
+        assert isinstance(view.widget.graph, dict)
+        assert json.loads(bytes(_graph_to_json({"w": np.float32(1.5), "n": np.int64(3)}, None))) == {"w": 1.5, "n": 3}
+    finally:
+        view.close()

@@ -185,6 +185,12 @@ class GraphView(View):
             self.reveal(int(msg["node"]))
         elif kind == "fold_to_fit":
             self.fold_to_fit()
+        elif kind == "pause":  # the toolbar's Pause / Resume / Close (every view has them: see View)
+            self.pause()
+        elif kind == "resume":
+            self.resume()
+        elif kind == "close":
+            self.close()
 
     def on_shared_select(self, node) -> None:
         """Another view (a KernelTimeline bar) selected ``node``: select its box if this graph shows it."""

@@ -8,19 +8,39 @@ closed view can be garbage collected while ipywidgets still keeps the widget in 
 
 from __future__ import annotations
 
+import json
+import numbers
+
 import traitlets
 
 from ._static import module, styles
 from .owned_widget import OwnedWidget
 
 
+def _plain(value):
+    """What json cannot encode by itself: NumPy numbers (as Python numbers), anything else as its text."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return str(value)
+
+
+def _graph_to_json(value: dict, widget) -> memoryview:
+    """The graph payload as one binary buffer of UTF-8 JSON (graph.js decodes it). Sent as a dict, ipywidgets walks
+    every dict and list in it looking for binary buffers before the message is encoded: 66,000 calls and about as
+    long as the encoding itself on a 4,000-box graph."""
+    return memoryview(json.dumps(value, separators=(",", ":"), default=_plain).encode())
+
+
 class GraphWidget(OwnedWidget):
-    """SVG graph with zoom, pan, hover, click-to-select, search, group folding and backward stepping."""
+    """SVG graph with zoom, pan, hover, click-to-select, search, group folding, backward stepping, Pause and
+    Close."""
 
     _esm = module("graph.js")  # (static/common.js in front: see _static.py)
     _css = styles("graph.css")
 
-    graph = traitlets.Dict().tag(sync=True)
+    graph = traitlets.Dict().tag(sync=True, to_json=_graph_to_json)  # (a dict here, UTF-8 JSON bytes on the wire)
     state = traitlets.Dict({"cursor": 0, "steps": [], "filled": [], "error": None, "done": False,
                             "total": 0}).tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
@@ -28,7 +48,11 @@ class GraphWidget(OwnedWidget):
     stepper = traitlets.Bool(False).tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Int(560).tag(sync=True)
+    #: shown by the Pause/Resume button, set by the view's pause()/resume() (the button sends "pause"/"resume");
+    #: the View base class observes it: no live redraws while paused, one redraw on resume if something changed
+    paused = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, owner, **kwargs) -> None:
-        super().__init__(owner, **kwargs)  # messages (toggle, step, back, run, reset, reveal) go to the view
+        # messages (toggle, step, back, run, reset, reveal, fold_to_fit, pause, resume, close) go to the view
+        super().__init__(owner, **kwargs)
         self.observe_for_owner("on_selected", "selected")

@@ -2,10 +2,15 @@
 a real browser, in each of the three front-ends a reader may use: JupyterLab, Notebook 7 and Voila.
 
 ``graph_views.ipynb`` builds a 40-block residual MLP (330 graph nodes, folded into 11 boxes) and shows both
-views. Per front-end the notebook is opened and run once (a module-scoped page); the tests below then click
-through it in order: select a node (the details come back from Python), zoom with the wheel and the button,
-expand the folded group, Step x3 / Back x1 in the stepper, and finally photograph the page in the light and
-the dark theme. The selectors are the CSS hooks written down in ``widgets/static/CONTRACT.md``.
+views, then a third ``GraphView`` (``big``) of a 60-block model with every group open (490 boxes, 22,000 px tall).
+Per front-end the notebook is opened and run once (a module-scoped page); the tests below then click through it in
+order: select a node (the details come back from Python), zoom with the wheel and the button, expand the folded
+group from a zoom where the labels are too small (the view zooms until they are 10 px), Step x3 / Back x1 in the
+stepper and a Step after zooming out (the view follows the current box), photograph the page in the light and the
+dark theme; then on ``big``: only what is near the view has elements, and after a pan the boxes now in view do;
+Fit asks Python to fold it (``fold_to_fit``) and fits what comes back; Pause / Resume / Close (and none of them on
+a fourth view, ``boxed``, shown inside a VBox as the Dashboard shows its views). The selectors are
+the CSS hooks written down in ``widgets/static/CONTRACT.md``.
 
 Screenshots (look at them): ``test-artifacts/browser/graph_<frontend>_<light|dark>.png``.
 """
@@ -21,10 +26,13 @@ import pytest
 from .conftest import COLOUR_JS, FRONTENDS, drawn_page, kernel_repr, light_then_dark
 
 NB = "graph_views.ipynb"
-GRAPH = ".tl-graph-view .tl-graph"          # GraphView's root
+GRAPH = ".tl-graph-view:not(.tl-test-big):not(.tl-test-boxed) .tl-graph"  # GraphView's root
+BIG = ".tl-test-big .tl-graph"              # the third view's root: every group open, culled
 STEPPER = ".tl-backward-stepper .tl-graph"  # BackwardStepper's root
 RENDER_MS = 60_000
 ACTION_MS = 15_000  # a click's round trip through the kernel and back to a painted frame
+READABLE_PX = 10.0  # the smallest box text (the 10.5 px sub line) at this size or more, in CSS px on the screen
+LABEL_PX = 12 * READABLE_PX / 10.5  # data-label-px (a 12 px label) when the sub line is READABLE_PX
 
 pytestmark = pytest.mark.browser
 
@@ -36,11 +44,14 @@ def gv(request, browser):
 
 
 def _wait_drawn(page) -> None:
-    """Both roots painted (data-boxes is set after the first frame), as many <g.tl-box> as data-boxes says."""
+    """The roots painted (data-boxes is set after the first frame), as many <g.tl-box> as data-boxes says (the
+    big one: culled, some of them, data-drawn of them)."""
     page.wait_for_function(
-        """([a, b]) => [a, b].every(sel => { const r = document.querySelector(sel);
-             return r && +r.dataset.boxes > 0 && r.querySelectorAll('g.tl-box').length === +r.dataset.boxes; })""",
-        arg=[GRAPH, STEPPER], timeout=RENDER_MS)
+        """([a, b, c]) => [a, b].every(sel => { const r = document.querySelector(sel);
+             return r && +r.dataset.boxes > 0 && r.querySelectorAll('g.tl-box').length === +r.dataset.boxes; })
+           && (r => r && +r.dataset.boxes > 0 && r.querySelectorAll('g.tl-box').length === +r.dataset.drawn)(
+               document.querySelector(c))""",
+        arg=[GRAPH, STEPPER, BIG], timeout=RENDER_MS)
 
 
 def _data(loc, name: str) -> str | None:
@@ -49,6 +60,7 @@ def _data(loc, name: str) -> str | None:
 
 def _wait_data(page, sel: str, name: str, pred_js: str, timeout: int = ACTION_MS) -> str:
     """Wait until ``pred_js`` (a JS expression in ``v``, the attribute's value) holds for data-NAME of ``sel``."""
+    name = re.sub(r"-(\w)", lambda m: m.group(1).upper(), name)  # data-label-px is dataset.labelPx
     page.wait_for_function(f"([sel, n]) => {{ const r = document.querySelector(sel); const v = r && r.dataset[n];"
                            f" return v != null && ({pred_js}); }}", arg=[sel, name], timeout=timeout)
     return page.evaluate("([sel, n]) => document.querySelector(sel).dataset[n]", [sel, name])
@@ -162,22 +174,68 @@ def test_graph_zooms_with_the_wheel_and_the_button(gv):
         assert view["y"] - 1 <= r["y"] - r["h"] / 2 and r["y"] + r["h"] / 2 <= view["y"] + view["height"] + 1, (i, r)
 
 
-def test_graph_clicking_a_group_expands_it(gv):
+# The box texts drawn inside the drawing area, with their size on the screen (font size x the scale from the drawing
+# to the screen), and the view's centre (CSS px of the page).
+SCREEN_TEXT_JS = """sel => {
+  const root = document.querySelector(sel), v = root.querySelector('.tl-canvas').getBoundingClientRect();
+  const out = [];
+  for (const t of root.querySelectorAll('g.tl-box text.tl-box-label, g.tl-box text.tl-box-sub')) {
+    const cs = getComputedStyle(t), r = t.getBoundingClientRect();
+    if (cs.display === 'none' || cs.visibility === 'hidden' || !t.textContent.trim()) continue;
+    if (r.right < v.left || r.left > v.right || r.bottom < v.top || r.top > v.bottom) continue;
+    const m = t.getScreenCTM();
+    out.push(+(parseFloat(cs.fontSize) * Math.hypot(m.a, m.b)).toFixed(2));
+  }
+  return {n: out.length, min_px: out.length ? Math.min(...out) : null, cx: v.x + v.width / 2, cy: v.y + v.height / 2,
+          view: [v.left, v.top, v.right, v.bottom]}; }"""
+
+
+def _filled(page, sel: str) -> None:
+    """A culled view has made the elements of everything near the view (data-filling is gone), and painted."""
+    page.wait_for_function("sel => !document.querySelector(sel).dataset.filling", arg=sel, timeout=ACTION_MS)
+    _settled(page)
+
+
+def _zoom_out_until_small(page, sel: str, root) -> None:
+    """The toolbar's Zoom out until the labels are under 10 px (data-label-px)."""
+    for _ in range(12):
+        if float(_data(root, "label-px")) < READABLE_PX:
+            return
+        z = _data(root, "zoom")
+        root.get_by_role("button", name="Zoom out", exact=True).click()
+        _wait_data(page, sel, "zoom", f"v !== '{z}'")
+    raise AssertionError(f"Zoom out left the labels at {_data(root, 'label-px')} px")
+
+
+def test_graph_clicking_a_group_expands_it_and_zooms_until_its_labels_are_readable(gv):
     from playwright.sync_api import expect
 
     page = gv
     graph = page.locator(GRAPH)
+    graph.scroll_into_view_if_needed()
+    # the issue's case: a group expanded where the text is too small to read (e.g. at the Fit zoom)
+    _zoom_out_until_small(page, GRAPH, graph)
+    _settled(page)
+    assert page.evaluate(SCREEN_TEXT_JS, GRAPH)["min_px"] < READABLE_PX
     n0 = int(_data(graph, "boxes"))
     group = graph.locator('g.tl-box[data-kind="group"]').first
     gid = _data(group, "id")
-    group.scroll_into_view_if_needed()
     group.click()
     n1 = int(_wait_data(page, GRAPH, "boxes", f"+v !== {n0}"))
     assert n1 > n0, (n0, n1)
     expect(graph.locator("g.tl-box")).to_have_count(n1)
     # the group is now a frame behind its members; its own box is gone
-    expect(graph.locator(f'g.tl-frame[data-id="{gid}"]')).to_have_count(1)
+    frame = graph.locator(f'g.tl-frame[data-id="{gid}"]')
+    expect(frame).to_have_count(1)
     expect(graph.locator(f'g.tl-box[data-id="{gid}"]')).to_have_count(0)
+    # ... and the view zoomed (300 ms) until every label is 10 px or more, centred on the frame
+    _wait_data(page, GRAPH, "label-px", f"+v >= {LABEL_PX - 0.01}")
+    page.wait_for_timeout(450)
+    _settled(page)
+    texts = page.evaluate(SCREEN_TEXT_JS, GRAPH)
+    assert texts["n"] >= 3 and texts["min_px"] >= READABLE_PX - 0.01, texts
+    fr = _screen_rect(frame.locator(".tl-frame-rect"))
+    assert abs(fr["x"] - texts["cx"]) <= fr["w"] / 2 and abs(fr["y"] - texts["cy"]) <= fr["h"] / 2, (fr, texts)
     page.shot(f"graph_{page.frontend}_expanded.png", graph)
 
 
@@ -210,6 +268,26 @@ def test_stepper_steps_and_steps_back(gv):
     expect(st.locator("g.tl-box.tl-visited")).to_have_count(2)
     if (cursor := kernel_repr(page, "stepper.widget.state['cursor']")) is not None:
         assert cursor == "2", cursor
+
+    # the view follows the current node: zoomed out until its text is unreadable and dragged aside, a Step brings
+    # the current box back, whole, at a zoom where its labels are 10 px or more
+    _zoom_out_until_small(page, STEPPER, st)
+    area = st.locator(".tl-canvas").bounding_box()
+    page.mouse.move(area["x"] + 10, area["y"] + 10)
+    page.mouse.down()
+    page.mouse.move(area["x"] + area["width"] - 10, area["y"] + 10, steps=5)
+    page.mouse.up()
+    _button(st, "Step").click()
+    _wait_data(page, STEPPER, "cursor", "v === '3'")
+    _wait_data(page, STEPPER, "label-px", f"+v >= {LABEL_PX - 0.01}")
+    page.wait_for_timeout(300)  # (a quick move: 180 ms)
+    _settled(page)
+    cur = st.locator("g.tl-box.tl-current")
+    expect(cur).to_have_count(1)
+    assert _data(st, "current-box") == _data(cur, "idx")
+    r, view = _screen_rect(cur.locator(".tl-box-shape")), st.locator(".tl-canvas").bounding_box()
+    assert view["x"] <= r["x"] - r["w"] / 2 and r["x"] + r["w"] / 2 <= view["x"] + view["width"], (r, view)
+    assert view["y"] <= r["y"] - r["h"] / 2 and r["y"] + r["h"] / 2 <= view["y"] + view["height"], (r, view)
 
 
 # ---- the whole page, light and dark -------------------------------------------------------------------
@@ -257,3 +335,136 @@ def _artifact(name: str):
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS / name
+
+
+# ---- the big view: culled, Fit folds, Pause and Close ---------------------------------------------------------
+BOXES_ON_SCREEN_JS = """([sel, boxes]) => {
+  // which payload boxes meet the drawing area now (from data-zoom and where the svg is), and which have elements
+  const root = document.querySelector(sel), v = root.querySelector('.tl-canvas').getBoundingClientRect();
+  const s = root.querySelector('svg.tl-svg').getBoundingClientRect(), k = +root.dataset.zoom;
+  const meet = boxes.filter(([id, x, y, w, h]) =>
+      s.left + (x + w / 2) * k > v.left && s.left + (x - w / 2) * k < v.right
+      && s.top + (y + h / 2) * k > v.top && s.top + (y - h / 2) * k < v.bottom).map(b => b[0]);
+  const drawn = [...root.querySelectorAll('g.tl-box')].map(g => g.dataset.id);
+  return {meet, drawn, attr: +root.dataset.drawn}; }"""
+
+
+def test_big_graph_has_elements_only_near_the_view_and_finds_boxes_after_a_pan(gv):
+    from playwright.sync_api import expect
+
+    page = gv
+    big = page.locator(BIG)
+    big.scroll_into_view_if_needed()
+    n = int(_data(big, "boxes"))
+    assert n > 400, n  # (above the size from which graph.js culls)
+    payload = kernel_repr(page, "[[b['id'], b['x'], b['y'], b['w'], b['h']] for b in big.widget.graph['boxes']]")
+    if payload is None:  # (Voila: no handle on the kernel)
+        pytest.skip("needs the kernel's payload")
+    boxes = json.loads(payload.replace("'", '"'))
+    assert len(boxes) == n  # data-boxes is the whole graph's count, not the drawn part's
+    seen = []
+    area = big.locator(".tl-canvas").bounding_box()
+    for step in range(3):
+        _filled(page, BIG)
+        r = page.evaluate(BOXES_ON_SCREEN_JS, [BIG, boxes])
+        assert r["meet"], r  # (the view shows part of the drawing)
+        assert set(r["meet"]) <= set(r["drawn"]), sorted(set(r["meet"]) - set(r["drawn"]))[:10]
+        assert len(r["drawn"]) == r["attr"] < n / 2, (len(r["drawn"]), r["attr"], n)
+        seen.append(set(r["meet"]))
+        if step < 2:  # drag the drawing down by most of the view: what was above it comes into view
+            page.mouse.move(area["x"] + area["width"] / 2, area["y"] + 10)
+            page.mouse.down()
+            page.mouse.move(area["x"] + area["width"] / 2, area["y"] + area["height"] - 10, steps=8)
+            page.mouse.up()
+    assert seen[2] - seen[0], "the pans showed no new boxes"
+    # the boxes made after the pan answer the pointer: hover shows the tooltip, a click selects
+    box = big.locator(f'g.tl-box[data-id="{sorted(seen[2] - seen[0])[0]}"]')
+    box.locator(".tl-box-shape").hover()
+    expect(big.locator(".tl-tooltip")).to_be_visible()
+    box.locator(".tl-box-shape").click()
+    expect(box).to_have_class(re.compile(r"\btl-selected\b"), timeout=ACTION_MS)
+    expect(big.locator(".tl-details-title")).not_to_be_empty(timeout=ACTION_MS)
+
+
+def test_big_graph_fit_folds_it_to_the_overview_or_says_to_zoom_in(gv):
+    """Fitting 22,000 px into 420 would draw the labels at 0.2 px: Fit sends {"type": "fold_to_fit"}; Python folds
+    the graph to its overview and the view fits that; whatever cannot be fitted readably is fitted anyway, under a
+    note "zoom in to read the labels"."""
+    from playwright.sync_api import expect
+
+    page = gv
+    big = page.locator(BIG)
+    big.scroll_into_view_if_needed()
+    n0, z0 = int(_data(big, "boxes")), _data(big, "zoom")
+    note = big.locator(".tl-zoom-note")
+    expect(note).to_be_hidden()
+    _button(big, "Fit").click()
+    _wait_data(page, BIG, "zoom", f"v !== '{z0}'", timeout=ACTION_MS)
+    page.wait_for_timeout(450)  # (Fit animates, 300 ms)
+    _filled(page, BIG)
+    if (types := kernel_repr(page, "seen")) is not None:
+        assert "fold_to_fit" in types, types
+    n1 = int(_data(big, "boxes"))
+    view = big.locator(".tl-canvas").bounding_box()
+    shapes = big.locator("g.tl-box .tl-box-shape")
+    assert shapes.count() == n1  # fitted: everything is on screen, so every box has its element
+    for i in range(n1):
+        r = _screen_rect(shapes.nth(i))
+        assert view["x"] - 1 <= r["x"] - r["w"] / 2 and r["x"] + r["w"] / 2 <= view["x"] + view["width"] + 1, (i, r)
+        assert view["y"] - 1 <= r["y"] - r["h"] / 2 and r["y"] + r["h"] / 2 <= view["y"] + view["height"] + 1, (i, r)
+    small = float(_data(big, "label-px")) < LABEL_PX - 0.01
+    if n1 < n0:  # Python folded it: its note says so
+        expect(big.locator(".tl-note", has_text="Folded to fit")).to_be_visible()
+    else:
+        assert small, "nothing was folded, yet the whole drawing fits with readable labels?"
+    (expect(note).to_be_visible if small else expect(note).to_be_hidden)()
+    if small:  # zooming in until the labels are readable takes the note away
+        for _ in range(20):
+            if float(_data(big, "label-px")) >= LABEL_PX - 0.01:
+                break
+            z = _data(big, "zoom")
+            big.get_by_role("button", name="Zoom in", exact=True).click()
+            _wait_data(page, BIG, "zoom", f"v !== '{z}'")
+        expect(note).to_be_hidden()
+
+
+def test_a_view_inside_a_widget_container_leaves_pause_and_close_to_it(gv):
+    from playwright.sync_api import expect
+
+    page = gv
+    boxed = page.locator(".tl-test-boxed .tl-graph")
+    boxed.scroll_into_view_if_needed()
+    expect(boxed.locator(".tl-zoombar")).to_be_visible()
+    expect(boxed.locator("button.tl-close")).to_be_hidden()
+    expect(boxed.locator("button.tl-pause")).to_be_hidden()
+    expect(page.locator(GRAPH).locator("button.tl-close")).to_be_visible()  # (a view shown by itself has them)
+
+
+def test_big_graph_pause_resume_and_close(gv):
+    from playwright.sync_api import expect
+
+    page = gv
+    big = page.locator(BIG)
+    big.scroll_into_view_if_needed()
+    pause = big.locator("button.tl-pause")
+    expect(pause).to_have_text("Pause")
+    pause.click()
+    expect(pause).to_have_text("Resume", timeout=ACTION_MS)
+    assert _data(big, "paused") == "true"
+    if (p := kernel_repr(page, "big.paused")) is not None:
+        assert p == "True", p
+    pause.click()
+    expect(pause).to_have_text("Pause", timeout=ACTION_MS)
+    if (p := kernel_repr(page, "big.paused")) is not None:
+        assert p == "False", p
+    big.locator("button.tl-close").click()
+    # the drawing gives way to "closed"; the kernel closed the view and its widget (the notebook then hides the
+    # widget's output, and "closed" stays in its place)
+    closed = page.locator(".tl-graph-closed, .tl-test-big .tl-closed-msg")
+    expect(closed.first).to_have_text("closed", timeout=ACTION_MS)
+    if (c := kernel_repr(page, "big.widget.comm is None")) is not None:  # (asked after the close message)
+        assert c == "True", c
+    left = page.locator(".tl-graph-closed")
+    expect(left).to_have_text("closed", timeout=ACTION_MS)
+    expect(left).to_be_visible()
+    expect(page.locator(BIG)).to_have_count(0)  # (the view itself is gone with its widget)
