@@ -291,7 +291,7 @@ def test_reruns_without_a_cell_id_in_a_real_kernel(view_reruns):
     assert got["closed_views_in_out"] == 2
 
 
-# ---- the Dashboard's Backward tab after a training loop ---------------------------------------------------------------
+# ---- the Dashboard's Backward tab after a training loop ----------------------------------------------------------
 def test_dashboard_backward_tab_after_a_training_loop_explains_and_then_steps_a_fresh_loss():
     """After a loop, the newest graph went through backward (freed): the Graph tab shows it, the Backward tab says
     why it cannot step it and what to do; a loss computed without backward is then stepped after the cell."""

@@ -20,7 +20,7 @@ import ipywidgets
 
 from tinygrad_like import events
 
-from . import lifecycle
+from . import kernel_cells, lifecycle
 
 #: every open view; the post_run_cell hook refreshes these
 _OPEN: weakref.WeakSet = weakref.WeakSet()
@@ -93,6 +93,7 @@ class View:
         # dropped without close(): its widgets close with it (ipywidgets would keep them, and their comms, for good);
         # the finalizer holds the widget, never the view (the views' widgets reach their view only weakly)
         self._reaper = weakref.finalize(self, close_tree, self.widget)
+        self._made_in = kernel_cells.made_in()  # (names the work it does later for clicks, in a kernel timeline)
         self.widget.add_class("tl-view")
         self.widget.add_class(self.css_class)
         self._stale = False

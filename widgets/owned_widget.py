@@ -13,6 +13,8 @@ import weakref
 
 import anywidget
 
+from .kernel_cells import acting_for
+
 
 class OwnedWidget(anywidget.AnyWidget):
     """An anywidget whose browser messages (dicts) go to ``owner.on_message(content)``."""
@@ -31,7 +33,8 @@ class OwnedWidget(anywidget.AnyWidget):
 def _forward(widget: OwnedWidget, content, buffers) -> None:
     owner = widget._owner()
     if owner is not None and isinstance(content, dict) and "_closed_as" not in owner.__dict__:
-        owner.on_message(content)
+        with acting_for(owner):  # (a click's kernels, between cells: filed under the cell that made the view)
+            owner.on_message(content)
 
 
 class _OwnerCall:
