@@ -1,6 +1,8 @@
 """What every view shares: a root widget with stable CSS classes (``tl-view`` and the view's own), refresh on
 demand, after every cell (``%load_ext tinygrad_like.widgets``), and throttled refresh while events stream in during
-a long cell; pause, visibility and closing.
+a long cell; pause, visibility and closing. A closed view is a shell that keeps only plain values and displays as
+"closed"; a view dropped without ``close()`` closes its widgets when collected; ``lifecycle`` releases the views a
+notebook no longer shows.
 
 A view keeps the *model* (plain Python data computed from the core: ``graph_model``, ``storage_model``,
 ``kernel_model``) apart from the *drawing* (the browser code in ``static/``, through an anywidget such as
