@@ -331,3 +331,29 @@ def test_dashboard_backward_tab_after_a_training_loop_explains_and_then_steps_a_
         assert dash.views["Backward"] is not None and dash.views["Backward"].loss is kept.grad_fn
     finally:
         dash.close()
+
+
+def test_a_view_whose_output_the_front_end_cleared_is_released_in_a_real_kernel(view_reruns):
+    """What JupyterLab sends when it draws a widget view and when it removes it (a cleared output): comm updates of
+    ``_view_count``; the view is released at the end of the next cell, not while it is still drawn."""
+    kernel = view_reruns.Kernel()
+    try:
+        kernel.run(view_reruns.SETUP)
+        kernel.run("model, loss = learner_models.make('resmlp')\nW.GraphView(loss, model)\n", "shown")
+        # (found through Out, the output history: a variable naming it would keep it, by design)
+        kernel.run("def _shown():\n    return [v for v in Out.values() if isinstance(v, W.GraphView)][-1]\n")
+        model_id = kernel.run("print(_shown().widget.model_id)").strip()
+
+        def view_count(n: int) -> None:
+            msg = kernel.kc.session.msg("comm_msg", {"comm_id": model_id, "data": {
+                "method": "update", "state": {"_view_count": n}, "buffer_paths": []}})
+            kernel.kc.shell_channel.send(msg)
+
+        view_count(1)  # drawn
+        assert kernel.run("print(_shown().widget._view_count, _shown().closed)").split() == ["1", "False"]
+        view_count(0)  # the output was cleared
+        kernel.run("pass")  # the next cell
+        assert kernel.run("print(_shown().closed, repr(_shown()))").strip() == (
+            "True <GraphView: closed, released because its output was cleared>")
+    finally:
+        kernel.close()
