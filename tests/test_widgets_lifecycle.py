@@ -126,6 +126,15 @@ def test_a_view_whose_cell_runs_again_is_released_and_nothing_grows(shell):
     assert "closed" in bundle["text/plain"] and "closed" in bundle["text/html"] and WIDGET_MIME not in bundle
 
 
+def test_load_ext_registers_the_hook_once_and_unload_removes_it(shell):
+    _base.load_ipython_extension(shell)
+    shell.run("c1", _graph_cell)  # (a view displayed after %load_ext does not register it again)
+    hooks = shell.events.callbacks["post_run_cell"]
+    assert hooks.count(lifecycle._post_run_cell) == 1 and _base._post_run_cell in hooks
+    _base.unload_ipython_extension(shell)
+    assert lifecycle._post_run_cell not in shell.events.callbacks["post_run_cell"]
+
+
 def test_without_a_cell_id_a_rerun_is_known_by_its_source(shell):
     first = shell.run(None, _graph_cell, source="GraphView(loss)")
     shell.run(None, _graph_cell, source="GraphView(loss)  # edited")  # another cell: the first stays

@@ -311,12 +311,10 @@ class View:
         ``history``) and drop every object the view held: its widgets, graph, model, tensors and callbacks."""
         d = self.__dict__
         why = d.pop("_release_reason", "")
-        summary = d.pop("_summary_at_close", None) or f"<{type(self).__name__}>"
         kept = {k: v for k, v in d.items() if _plain(v)}
         d.clear()
         d.update(kept)
         d["_closed_as"] = why
-        d["_summary_at_close"] = summary
 
     def __getattr__(self, name: str):
         # (only for attributes not found: a closed view lost its objects; say why rather than a bare AttributeError)
@@ -389,13 +387,8 @@ def _plain(value, budget: int = 100_000) -> bool:
 def _guard_close(fn):
     def close(self, *args, **kwargs):
         d = self.__dict__
-        if "_closed_as" in d:
+        if "_closed_as" in d:  # (closed already: its objects are gone, there is nothing left to close)
             return None
-        if "_summary_at_close" not in d:  # (the outermost close: what the view showed, for its shell)
-            try:
-                d["_summary_at_close"] = self.summary()
-            except Exception:  # noqa: BLE001 - a half-built view still closes
-                d["_summary_at_close"] = f"<{type(self).__name__}>"
         return fn(self, *args, **kwargs)
     return _wrapped(close, fn)
 
