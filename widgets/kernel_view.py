@@ -333,12 +333,15 @@ class KernelTimeline(View):
         return stats_rows(self._groups)
 
     def cells(self) -> list[dict]:
-        """Every launch since open / clear, per cell, as :func:`cell_summary` gives it, with each cell's ``label``
-        (a view's work for clicks between cells is a group of its own: "In[5] · BackwardStepper")."""
+        """Every launch since open / clear, per cell, as :func:`cell_summary` gives it (the work a view did for clicks
+        between cells counts with the cell that made the view; the drawing and the cell table show it apart)."""
         self._drain()
-        rows = [{"cell": self.cell_number(k), "label": self.cell_name(k), "launches": v[0], "kernel_s": v[1],
-                 "span_s": v[3] - v[2]} for k, v in self._cells.items()]
-        return sorted(rows, key=lambda r: (r["cell"], r["label"]))  # (a stepper's group after the cell that made it)
+        merged: dict[int, list] = {}
+        for k, v in self._cells.items():  # (a view's clicks count with the cell that made the view, as in Launch.cell)
+            n = self.cell_number(k)
+            m = merged.get(n)
+            merged[n] = list(v) if m is None else [m[0] + v[0], m[1] + v[1], min(m[2], v[2]), max(m[3], v[3])]
+        return cell_rows(merged)
 
     def _cell_table(self) -> list[list]:
         self._drain()
