@@ -366,3 +366,20 @@ def test_a_view_whose_output_the_front_end_cleared_is_released_in_a_real_kernel(
             "True <GraphView: closed, released because its output was cleared>")
     finally:
         kernel.close()
+
+
+def test_the_scan_for_a_users_variable_survives_odd_objects():
+    class Proxy:
+        __slots__ = ()
+
+        def __getattr__(self, name):
+            raise RuntimeError("a proxy that raises on anything")
+
+    class Holder:
+        def __init__(self, view):
+            self.views = {"g": view}
+
+    view = object()
+    assert not lifecycle.named_by_user(view, {"p": Proxy(), "n": 3, "big": list(range(10))})
+    assert lifecycle.named_by_user(view, {"p": Proxy(), "h": Holder(view)})  # (an attribute's dict, two levels down)
+    assert not lifecycle.named_by_user(view, {"Out": {1: view}, "_": view, "_1": view})  # the history does not count

@@ -189,7 +189,10 @@ def _contents(value: Any, budget: list) -> list:
     else:
         if type(value).__name__ in ("module", "function", "builtin_function_or_method", "method"):
             return []
-        d = getattr(value, "__dict__", None)
+        try:  # (a user's proxy object may answer __dict__ in its own way, or raise)
+            d = object.__getattribute__(value, "__dict__")
+        except Exception:  # noqa: BLE001
+            d = None
         items = list(d.values()) if isinstance(d, dict) and len(d) <= budget[0] else []
     budget[0] -= len(items) + 1
     return items
