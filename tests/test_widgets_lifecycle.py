@@ -131,6 +131,7 @@ def test_load_ext_registers_the_hook_once_and_unload_removes_it(shell):
     shell.run("c1", _graph_cell)  # (a view displayed after %load_ext does not register it again)
     hooks = shell.events.callbacks["post_run_cell"]
     assert hooks.count(lifecycle._post_run_cell) == 1 and _base._post_run_cell in hooks
+    assert hooks.index(lifecycle._post_run_cell) < hooks.index(_base._post_run_cell)  # released, then refreshed
     _base.unload_ipython_extension(shell)
     assert lifecycle._post_run_cell not in shell.events.callbacks["post_run_cell"]
 

@@ -484,10 +484,12 @@ def _post_run_cell(result=None) -> None:
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext tinygrad_like.widgets``: refresh open views after every cell."""
+    # first the lifecycle (views a re-run cell no longer shows are released, not refreshed once more); the first view
+    # displayed without %load_ext registers it too
+    lifecycle.attach(ipython)
     ipython.events.unregister("post_run_cell", _post_run_cell) if _post_run_cell in ipython.events.callbacks.get(
         "post_run_cell", []) else None
     ipython.events.register("post_run_cell", _post_run_cell)
-    lifecycle.attach(ipython)  # (also done by the first view displayed without %load_ext)
 
 
 def unload_ipython_extension(ipython) -> None:
