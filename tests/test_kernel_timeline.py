@@ -407,3 +407,81 @@ def test_phase_seconds_sum_the_kept_launches_by_phase(timeline):
         want = sum(r.seconds for r in launches if r.phase == phase)
         assert seconds[phase] == pytest.approx(want, rel=1e-12, abs=1e-15)
     assert seconds["forward"] > 0 and seconds["backward"] > 0 and seconds["optimizer"] > 0
+
+
+# ---- work done for clicks, and idle time, on the time axis -------------------------------------------------------
+def _busy_share(view) -> float:
+    """The share of the timeline's x axis (as the browser and the PNG lay it out) covered by launches."""
+    import numpy as np
+
+    st = view.store
+    start, dur = np.frombuffer(st.cols["start"], np.float64), np.frombuffer(st.cols["dur"], np.float64)
+    x, span = kv.compressed_x(start, dur, np.frombuffer(st.cols["cell"], np.uint16).astype(np.int64))
+    return float(dur.sum()) / span
+
+
+def test_a_steppers_clicks_are_filed_under_the_cell_that_made_it_not_the_last_cell(monkeypatch):
+    """A Step click runs between cells (a comm message): its launches go to a group named by the stepper's cell,
+    and the cell that ran last keeps its own span."""
+    from tinygrad_like.widgets.stepper import BackwardStepper
+
+    class Shell:
+        execution_count = 1
+        events = _Events()
+
+    shell = Shell()
+    monkeypatch.setattr(kernel_cells, "CELLS", kernel_cells._Cells())
+    monkeypatch.setattr(kernel_cells, "_get_ipython", lambda: shell)
+
+    def cell(body):
+        for cb in shell.events.callbacks["pre_run_cell"]:
+            cb(_Info())
+        out = body()
+        for cb in shell.events.callbacks["post_run_cell"]:
+            cb(type("R", (), {"info": _Info(), "execution_count": 1})())
+        return out
+
+    view = kv.KernelTimeline()
+    try:
+        w = tl.randn(8, 8, requires_grad=True)
+        stepper = cell(lambda: BackwardStepper((w.exp() * 2).sum()))  # cell 2 makes the stepper
+        cell(lambda: tl.ones(4).neg())  # cell 3 runs last
+        stepper.widget._handle_custom_msg({"type": "step", "n": 3}, [])  # a click, between cells
+        cell(lambda: None)  # the next cell files it
+        labels = view._cell_labels()
+        group = "cell 2 · BackwardStepper"
+        assert group in labels
+        st = view.store
+        rows = [st.row(seq) for seq in range(st.first, st.end)]
+        clicked = {view.cell_name(st.cells[r["cell_index"]]) for r in rows if r["phase"] == "backward"}
+        assert clicked == {group}
+        assert {r.cell for r in view.launch_records() if r.name == "neg"} == {3}
+        assert any(row[0] == group for row in view._cell_table())  # its own row in the cell table
+    finally:
+        view.close()
+
+
+def test_a_long_idle_stretch_inside_a_cell_is_cut_out_of_the_time_axis(timeline):
+    """Ten quick steps, then 30 s of nothing (a figure redrawn, a pause), then ten more, in one cell: the steps fill
+    the axis instead of an eighth of it (before, real time within a cell was drawn as it was)."""
+    t = 500.0
+    for _burst in range(2):
+        for _ in range(200):
+            events.emit(events.KernelTimed("matmul", "cpu", t, 1e-4, ((8, 8),), 256))
+            t += 1.2e-4
+        t += 30.0
+    events.emit(events.KernelTimed("matmul", "cpu", t, 1e-4, ((8, 8),), 256))  # one more after another pause
+    assert _busy_share(timeline) > 0.6
+    labels = timeline._cell_labels()
+    assert labels.count("cell 1") == 1 and set(labels) == {"cell 1", ""}  # one cell, labelled once
+    assert [r["cell"] for r in timeline.cells()] == [1]  # the tables still count it as one cell
+
+
+def test_many_cells_share_a_fifth_of_the_axis_for_their_gaps():
+    import numpy as np
+
+    cells = np.repeat(np.arange(50), 4)
+    start = cells * 100.0 + np.arange(200) % 4  # 50 cells of 4 back-to-back launches, 100 s apart
+    dur = np.full(200, 1.0)
+    x, span = kv.compressed_x(start, dur, cells)
+    assert dur.sum() / span > 0.75  # (2% per gap would be 98% of the launches' time in gaps alone)

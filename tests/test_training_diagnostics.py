@@ -213,10 +213,11 @@ def test_pause_keeps_logging_without_drawing_and_resume_catches_up():
 
 def test_the_close_button_closes_the_view():
     monitor = TrainingMonitor(3)
-    close = monitor.widget.children[0].children[-1].children[1]
+    root = monitor.widget
+    close = root.children[0].children[-1].children[1]
     assert "tl-close" in close._dom_classes
     close.click()
-    assert monitor.widget.comm is None  # closed
+    assert root.comm is None and monitor.closed  # closed (a closed view no longer holds its widgets)
 
 
 def test_a_monitor_scrolled_away_waits_and_catches_up_when_shown():

@@ -142,7 +142,10 @@ def test_slow_redraws_wait_longer(monkeypatch, monitors):
 
     monkeypatch.setattr(tv, "draw_training", slow_draw)
     m = monitors(100, every=0.5)
+    t[0] += 1.0
+    m.log(1.0)  # the first plot: a slow redraw (the empty monitor draws no plot)
     draws = m.figure_draws
+    assert draws == 1
     wait = 1.0 / tv.REDRAW_BUDGET - 1
     t[0] += wait - 0.1
     m.log(1.0)
@@ -392,3 +395,50 @@ def test_draw_filters_bad_input(shape, kwargs, msg):
 def test_draw_filters_rejects_non_numbers():
     with pytest.raises(TypeError, match="expected numbers"):
         draw_filters(np.array([["a", "b"]]))
+
+
+# ---- what the monitor costs a loop with a model (its diagnostics figure) -------------------------------------------
+def _mlp_loop(monitor, model, steps, clock, step_s=0.1):
+    opt = tl.optim.SGD(model.parameters(), lr=0.1)
+    x, y = tl.randn(16, 8), tl.randint(0, 3, (16,))
+    for _ in range(steps):
+        loss = tl.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        clock.t += step_s
+        monitor.log(loss.item())
+
+
+def test_an_empty_monitor_draws_no_plot(monitors):
+    m = monitors(10)
+    assert m.figure_draws == 0 and m.figure.figure == {} and "step 0/10" in m.label.value
+
+
+def test_the_diagnostics_figure_stays_within_its_budget_and_the_last_step_draws_it(clock, monitors, monkeypatch):
+    """The diagnostics figure takes seconds to draw: drawn at each loss redraw it doubled a nanoGPT loop. Now the
+    loop spends at most DIAGNOSTICS_BUDGET of its time on it, and the last step shows every sample."""
+    real = tv.draw_diagnostics
+
+    def slow(*a, **k):
+        clock.t += 2.0  # a 2 s figure
+        return real(*a, **k)
+
+    monkeypatch.setattr(tv, "draw_diagnostics", slow)
+    model = tl.nn.Sequential(tl.nn.Linear(8, 16), tl.nn.Tanh(), tl.nn.Linear(16, 3))
+    m = monitors(400, model=model, diagnostics_every=10, every=4.0)
+    start = clock.t
+    _mlp_loop(m, model, 400, clock)  # 40 s of steps, 40 samples
+    spent = 2.0 * m.diagnostics_draws
+    assert m.diagnostics_draws >= 2  # it does follow the loop: drawn during it, not only at the end
+    assert spent <= tv.DIAGNOSTICS_BUDGET * (clock.t - start) + 2.0  # (+ the last step's own drawing)
+    assert m._diag_drawn == len(m.diagnostics.steps) and m.diagnostics.steps[-1] == 400  # the last step: all
+
+
+def test_the_diagnostics_figure_is_not_redrawn_without_a_new_sample(clock, monitors):
+    model = tl.nn.Sequential(tl.nn.Linear(8, 16), tl.nn.Tanh(), tl.nn.Linear(16, 3))
+    m = monitors(8, model=model, diagnostics_every=50, every=0.0)
+    _mlp_loop(m, model, 6, clock, step_s=100.0)  # a plot redraw at every step, one sample (step 1)
+    assert m.figure_draws == 6 and m.diagnostics_draws == 1
+    m.after_cell()
+    assert m.diagnostics_draws == 1

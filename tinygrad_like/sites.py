@@ -208,7 +208,8 @@ def origin() -> Origin:
     return _tuple_new(Origin, (f.f_code, f.f_lineno, context.scope))
 
 
-_last: Origin = _tuple_new(Origin, (None, 0, ()))  # the scopes-only Origin made last (reused while its scope runs)
+_NO_ORIGIN: Origin = _tuple_new(Origin, (None, 0, ()))
+_last: Origin = _NO_ORIGIN  # the scopes-only Origin made last (reused while its scope runs)
 #: Whether origins name the user's line now (read by :func:`origin`; set by :func:`_update` only).
 LINES = False
 _explicit = False  # record_origins(True): scopes and lines everywhere
@@ -217,8 +218,9 @@ _listeners = 0  # open views that show lines (see listen)
 
 
 def _update() -> None:
-    global LINES
+    global LINES, _last
     LINES = _explicit or _listeners > 0
+    _last = _NO_ORIGIN  # (the reused Origin holds its modules: unused while lines are recorded, it must not keep them)
     events._set_origins(LINES or _scopes)
 
 

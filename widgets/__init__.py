@@ -7,6 +7,10 @@ launches and their timings), ``GradcheckView`` (analytic vs finite-difference Ja
 theme, with clickable axes) and ``Dashboard`` (the views in tabs). ``%load_ext tinygrad_like.widgets``
 refreshes open views after every cell.
 
+Views free what they hold (``lifecycle``): a view whose cell is run again, or whose output was cleared, closes and
+leaves a shell that says so (IPython's output history ``Out`` would otherwise keep every old view and its graph);
+a view dropped without ``close()`` closes its widgets; a closed view displays as "closed".
+
 Widgets observe the core only through :mod:`tinygrad_like.events` (``subscribe(fn) -> unsubscribe``)
 and the core's public objects; the core never imports anything from here, nor ipywidgets, matplotlib
 or IPython. This folder lives at the top of the repository and is mapped into the package at install

@@ -1,6 +1,8 @@
 """What every view shares: a root widget with stable CSS classes (``tl-view`` and the view's own), refresh on
 demand, after every cell (``%load_ext tinygrad_like.widgets``), and throttled refresh while events stream in during
-a long cell; pause, visibility and closing.
+a long cell; pause, visibility and closing. A closed view is a shell that keeps only plain values and displays as
+"closed"; a view dropped without ``close()`` closes its widgets when collected; ``lifecycle`` releases the views a
+notebook no longer shows.
 
 A view keeps the *model* (plain Python data computed from the core: ``graph_model``, ``storage_model``,
 ``kernel_model``) apart from the *drawing* (the browser code in ``static/``, through an anywidget such as
@@ -11,6 +13,7 @@ drawings are unit-tested without a browser.
 
 from __future__ import annotations
 
+import html
 import time
 import weakref
 from typing import Any
@@ -18,6 +21,8 @@ from typing import Any
 import ipywidgets
 
 from tinygrad_like import events
+
+from . import kernel_cells, lifecycle
 
 #: every open view; the post_run_cell hook refreshes these
 _OPEN: weakref.WeakSet = weakref.WeakSet()
@@ -47,6 +52,14 @@ def html_table(header: list[str], rows: list[list[Any]], css: str = "tl-table") 
     return f"<table class='{css}' style='border-collapse:collapse;font-size:12px'><tr>{head}</tr>{body}</table>"
 
 
+class _ClosedFlag:
+    """``view.closed``: True once closed or released (the view holds nothing any more and displays as "closed").
+    Read-only from outside, yet a subclass may keep its own ``closed`` attribute (a plain, non-data descriptor)."""
+
+    def __get__(self, view, owner=None):
+        return self if view is None else "_closed_as" in view.__dict__
+
+
 class View:
     """Base of every view: ``widget`` is the root container (class ``tl-view`` and ``css_class``).
 
@@ -68,8 +81,21 @@ class View:
     listens_to: tuple = ()
     records_hidden: tuple = ()  # event classes (a subset of listens_to) delivered even while hidden or paused
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A closed view is a shell (see :meth:`release`): whatever a subclass's ``close``, ``summary`` or display
+        does, on a closed view ``close()`` does nothing, and ``summary()`` and the display say "closed"."""
+        super().__init_subclass__(**kwargs)
+        for name, guard in _GUARDS.items():
+            fn = cls.__dict__.get(name)
+            if fn is not None and not getattr(fn, "_shell_guard", False):
+                setattr(cls, name, guard(fn))
+
     def __init__(self, *, live: bool = True) -> None:
         self.widget = self._make_widget()
+        # dropped without close(): its widgets close with it (ipywidgets would keep them, and their comms, for good);
+        # the finalizer holds the widget, never the view (the views' widgets reach their view only weakly)
+        self._reaper = weakref.finalize(self, close_tree, self.widget)
+        self._made_in = kernel_cells.made_in()  # (names the work it does later for clicks, in a kernel timeline)
         self.widget.add_class("tl-view")
         self.widget.add_class(self.css_class)
         self._stale = False
@@ -261,11 +287,58 @@ class View:
             self.refresh()
 
     def close(self) -> None:
-        """Stop listening and close the widget with every widget under it (ipywidgets keeps each one, and
-        the callbacks it holds, in a global registry until it is closed)."""
+        """Stop listening, close the widget with every widget under it (ipywidgets keeps each one, and the
+        callbacks it holds, in a global registry until it is closed), and let go of what the view observed: the view
+        becomes a shell that says it is closed (see :meth:`release`)."""
         self._stop_listening()
         _OPEN.discard(self)
+        self._reaper.detach()
         close_tree(self.widget)
+        lifecycle.forget(self)
+        self._become_shell()
+
+    closed = _ClosedFlag()
+
+    def release(self, why: str = "") -> None:
+        """Close the view because nothing shows it any more (``why``: "its cell was run again", "its output was
+        cleared"); what is left says so when displayed. The notebook hooks of :mod:`.lifecycle` call it."""
+        if "_closed_as" not in self.__dict__:
+            self.__dict__["_release_reason"] = why
+            self.close()
+
+    def _become_shell(self) -> None:
+        """Keep only the plain values (numbers, text, and lists or dicts of them: ``redraws``, a monitor's
+        ``history``) and drop every object the view held: its widgets, graph, model, tensors and callbacks."""
+        d = self.__dict__
+        why = d.pop("_release_reason", "")
+        kept = {k: v for k, v in d.items() if _plain(v)}
+        d.clear()
+        d.update(kept)
+        d["_closed_as"] = why
+
+    def __getattr__(self, name: str):
+        # (only for attributes not found: a closed view lost its objects; say why rather than a bare AttributeError)
+        d = self.__dict__
+        if "_closed_as" in d:
+            why = d["_closed_as"]
+            raise ClosedViewError(f"this {type(self).__name__} is closed{f' ({why})' if why else ''}: it no longer "
+                                  f"holds {name!r}; make a new view")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _closed_text(self) -> str:
+        why = self.__dict__.get("_closed_as", "")
+        return f"<{type(self).__name__}: closed{f', released because {why}' if why else ''}>"
+
+    def _closed_bundle(self) -> dict:
+        """What a closed view displays: a line saying so (no widget: its comm is gone)."""
+        why = self.__dict__.get("_closed_as", "")
+        note = (f"released because {why}: it let go of its graph and subscriptions" if why
+                else "its widgets and what it observed were freed")
+        text = (f"<b>{html.escape(type(self).__name__)}</b> closed: {html.escape(note)}. "
+                f"Make a new view to see it again.")
+        return {"text/plain": self._closed_text(),
+                "text/html": f"<div class='tl-view tl-closed' style='padding:4px 8px;font-size:13px;"
+                             f"color:var(--jp-ui-font-color2, #555)'>{text}</div>"}
 
     # ---- display ---------------------------------------------------------------------------------
     def summary(self) -> str:
@@ -274,14 +347,74 @@ class View:
         return f"<{type(self).__name__}>"
 
     def _repr_mimebundle_(self, **kwargs):
+        if "_closed_as" in self.__dict__:
+            return self._closed_bundle()
         data = self.widget._repr_mimebundle_(**kwargs) or {}
         if isinstance(data, tuple):  # (data, metadata), as some ipywidgets versions return it
             data = data[0]
         data["text/plain"] = self.summary()
+        lifecycle.displayed(self)  # (in a notebook: held while shown, released when its cell is run again)
         return data
 
     def __repr__(self) -> str:
-        return self.summary()
+        return self._closed_text() if "_closed_as" in self.__dict__ else self.summary()
+
+
+class ClosedViewError(AttributeError):
+    """An attribute of a closed view was asked for (a closed view keeps only plain numbers and text)."""
+
+
+def _plain(value, budget: int = 100_000) -> bool:
+    """Numbers, text, None, and lists, tuples or dicts of them (a closed view keeps these, nothing else)."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if seen > budget:
+            return False
+        if v is None or isinstance(v, (bool, int, float, str)):
+            continue
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        else:
+            return False
+    return True
+
+
+def _guard_close(fn):
+    def close(self, *args, **kwargs):
+        d = self.__dict__
+        if "_closed_as" in d:  # (closed already: its objects are gone, there is nothing left to close)
+            return None
+        return fn(self, *args, **kwargs)
+    return _wrapped(close, fn)
+
+
+def _guard_summary(fn):
+    def summary(self, *args, **kwargs):
+        return self._closed_text() if "_closed_as" in self.__dict__ else fn(self, *args, **kwargs)
+    return _wrapped(summary, fn)
+
+
+def _guard_display(fn):
+    def _repr_mimebundle_(self, *args, **kwargs):
+        return self._closed_bundle() if "_closed_as" in self.__dict__ else fn(self, *args, **kwargs)
+    return _wrapped(_repr_mimebundle_, fn)
+
+
+def _wrapped(wrapper, fn):
+    wrapper.__name__, wrapper.__qualname__, wrapper.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    wrapper.__wrapped__ = fn
+    wrapper._shell_guard = True
+    return wrapper
+
+
+_GUARDS = {"close": _guard_close, "summary": _guard_summary, "_repr_mimebundle_": _guard_display}
+View.close = _guard_close(View.close)
+View.summary = _guard_summary(View.summary)
 
 
 def close_tree(root: ipywidgets.Widget) -> None:
@@ -330,7 +463,7 @@ def weak_callback(view: View, method: str):
 
     def call(*_args) -> None:
         v = ref()
-        if v is not None:
+        if v is not None and "_closed_as" not in v.__dict__:  # (a closed view is a shell: a late click does nothing)
             getattr(v, method)()
 
     return call
@@ -351,6 +484,9 @@ def _post_run_cell(result=None) -> None:
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext tinygrad_like.widgets``: refresh open views after every cell."""
+    # first the lifecycle (views a re-run cell no longer shows are released, not refreshed once more); the first view
+    # displayed without %load_ext registers it too
+    lifecycle.attach(ipython)
     ipython.events.unregister("post_run_cell", _post_run_cell) if _post_run_cell in ipython.events.callbacks.get(
         "post_run_cell", []) else None
     ipython.events.register("post_run_cell", _post_run_cell)
@@ -359,3 +495,4 @@ def load_ipython_extension(ipython) -> None:
 def unload_ipython_extension(ipython) -> None:
     if _post_run_cell in ipython.events.callbacks.get("post_run_cell", []):
         ipython.events.unregister("post_run_cell", _post_run_cell)
+    lifecycle.detach(ipython)

@@ -51,7 +51,10 @@ class Dashboard(View):
 
     ``follow=True`` keeps the Graph and Backward tabs on the newest graph: after each cell they show the graph
     of the last op recorded (in a training loop, the last step's loss), so they never show a graph the
-    optimizer has since made stale.
+    optimizer has since made stale. A graph whose backward already ran (every step of a training loop) cannot be
+    stepped: its saved tensors are freed. The Graph tab still shows it; the Backward tab says so and how to get a
+    graph it can step (a loss computed without ``backward()``, which it picks up after the cell, or
+    ``retain_graph=True``).
 
     ``views`` maps each tab title to its view (None for a placeholder or a view that failed to build);
     ``errors`` maps a title to the reason its view is missing. ``refresh()`` redraws the visible tab,
@@ -92,7 +95,13 @@ class Dashboard(View):
 
     # ---- building ------------------------------------------------------------------------------------
     def _build(self, title: str, loss=None) -> None:
-        """Make one tab's view; on failure put the reason in the tab instead."""
+        """Make one tab's view; on failure put the reason in the tab instead. A graph whose backward already ran
+        cannot be stepped: the Backward tab then explains how to get one that can (see :func:`freed_note`)."""
+        if title == "Backward" and graph_freed(loss):
+            self.views[title] = None
+            self.errors.pop(title, None)
+            self._pages[title] = _note("tl-dashboard-note", freed_note(loss, self.follow))
+            return
         try:
             cls = _view_class(title)
             if title in LOSS_TABS:
@@ -231,3 +240,48 @@ class Dashboard(View):
     def summary(self) -> str:
         tabs = ", ".join(t if self.views[t] is not None else f"{t} (empty)" for t in TITLES)
         return f"<Dashboard: {tabs}>"
+
+
+def _root(loss):
+    return loss.grad_fn if hasattr(loss, "grad_fn") else loss
+
+
+def graph_freed(loss, limit: int = 256) -> bool:
+    """Whether backward already ran through the graph of ``loss`` (a tensor or a graph node) without
+    ``retain_graph``: the first nodes that save tensors have them freed. Looks at ``limit`` nodes at most."""
+    from tinygrad_like.autograd.function import FREED, Function
+
+    root = _root(loss)
+    stack, seen = ([root] if root is not None else []), set()
+    while stack and len(seen) < limit:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        saved = getattr(node, "saved", None)
+        if saved is FREED:
+            return True
+        if saved:  # (a node holding its saved tensors: this graph can be stepped)
+            return False
+        stack.extend(p for p in (getattr(node, "next", None) or ()) if isinstance(p, Function))
+    return False
+
+
+def freed_note(loss, follow: bool) -> str:
+    """What the Backward tab says about a graph whose backward already ran (HTML)."""
+    root = _root(loss)
+    name = getattr(root, "name", None)
+    name = name if isinstance(name, str) else type(root).__name__
+    origin = getattr(root, "origin", None)
+    site = getattr(origin, "site", None) if origin is not None else None
+    made = f" made at {html.escape(site.label)}" if site is not None else ""
+    which = "The newest graph" if follow else "This graph"
+    then = ("After the cell, this tab steps it." if follow
+            else "Then call <code>dashboard.set_loss(loss)</code>.")
+    return (f"<b>Backward</b>: {which} (the loss{made}, last op <code>{html.escape(name)}</code>) has already been "
+            f"through <code>backward()</code>, which frees the tensors each backward step needs: it cannot be stepped "
+            f"any more. The Graph tab still shows it, with its gradients.<br>"
+            f"To step through a backward pass, compute a loss and leave its backward to this tab:"
+            f"<pre style='margin:4px 0'>loss = loss_fn(model(x), y)   # no loss.backward() in this cell</pre>"
+            f"{then} To keep every step of a loop steppable, call <code>loss.backward(retain_graph=True)</code> "
+            f"(each graph then keeps its saved tensors until the next one replaces it).")

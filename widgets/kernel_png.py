@@ -15,7 +15,9 @@ PHASE_RGB = ((76, 120, 168), (245, 133, 24), (84, 162, 75), (178, 121, 162))
 
 def compressed_x(start, dur, cell, gap_frac: float = 0.02):
     """Where launches go on the x axis (seconds): within a cell real time since its first launch; cells side
-    by side in order with a small gap (idle time between cells is cut out). The browser does the same."""
+    by side in order with a small gap (idle time between cells is cut out; all the gaps together take at most a fifth
+    of the axis). ``cell`` indexes the store's cells, where a cell's launches after a long idle stretch are a part of
+    their own (see ``KernelTimeline._drain``). The browser does the same (``timeline_store.js``)."""
     import numpy as np
 
     start, dur, cell = (np.asarray(a) for a in (start, dur, cell))
@@ -25,7 +27,7 @@ def compressed_x(start, dur, cell, gap_frac: float = 0.02):
     lo = {c: start[cell == c].min() for c in cells}
     hi = {c: (start + dur)[cell == c].max() for c in cells}
     total = sum(hi[c] - lo[c] for c in cells)
-    gap = max(total * gap_frac, 1e-6) if len(cells) > 1 else 0.0
+    gap = max(total * min(gap_frac, 0.2 / len(cells)), 1e-6) if len(cells) > 1 else 0.0
     off, x = {}, 0.0
     for c in cells:
         off[c] = x - lo[c]

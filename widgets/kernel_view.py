@@ -65,6 +65,8 @@ SNAPSHOT_ROWS = 20_000
 #: the inbox of events is filed into the store when it holds this many, or this long after the last filing
 DRAIN_EVENTS = 4096
 DRAIN_SECONDS = 1.0 / MAX_REFRESH_HZ
+#: a launch after this long (seconds) without any starts a new stretch of its cell: the time axis cuts the idle time
+IDLE_CUT_S = 0.25
 
 
 # ---- HTML tables ----------------------------------------------------------------------------------------
@@ -131,6 +133,7 @@ class KernelTimeline(View):
         self._seen = 0  # launches since open / clear (the store keeps the newest ``max_launches``)
         self._groups: dict[tuple[str, str], list] = {}  # (name, device) -> [calls, total_s], since open / clear
         self._cells: dict[int, list] = {}  # cell number -> [launches, kernel_s, first start, last end]
+        self._stretch = [None, 0, -float("inf")]  # (cell key, stretch number, end of its last launch): see _drain
         self._counter = 1  # cells outside IPython
         self._ipy = kernel_cells.hook_shell()
         self._html: dict[str, str] = {}
@@ -161,12 +164,18 @@ class KernelTimeline(View):
         return self._counter
 
     def _cell_key(self) -> int:
-        return kernel_cells.CELLS.seq if self._ipy else -self._counter
+        cells = kernel_cells.CELLS
+        if cells.acting is not None:  # (a view's work for a click, between cells: its own group)
+            return cells.acting
+        return cells.seq if self._ipy else -self._counter
 
-    def cell_number(self, key: int) -> int:
+    def cell_number(self, key) -> int:
+        key = key[0] if isinstance(key, tuple) else key  # (a stretch of a cell after an idle gap: see _drain)
         return kernel_cells.CELLS.number.get(key, key) if key > 0 else -key
 
-    def cell_name(self, key: int) -> str:
+    def cell_name(self, key) -> str:
+        if isinstance(key, tuple):  # a later stretch of the same cell: the label is drawn at its first one only
+            return ""
         return kernel_cells.CELLS.label.get(key, f"cell {key}") if key > 0 else f"cell {-key}"
 
     # Events are not handled one by one: each lands in an inbox, filed into the store in one pass before anything
@@ -207,7 +216,13 @@ class KernelTimeline(View):
         inbox.clear()
         st, groups, cells = self._store, self._groups, self._cells
         key = self._cell_key()  # (the inbox is emptied before each cell, so its events all ran in this one)
-        ci = st.cell_index(key)
+        # a launch after IDLE_CUT_S without any starts a new stretch of the cell (key, k): the drawing cuts idle time
+        # out between stretches as between cells (a monitor's redraw or a pause must not squeeze the steps)
+        seg = self._stretch
+        if seg[0] != key:
+            seg[:] = [key, 0, -float("inf")]
+        ci = st.cell_index(key if seg[1] == 0 else (key, seg[1]))
+        cell_col = []
         idx, intern, node_id, phases = st._str_idx, st.intern, st.node_id, PHASE_CODES
         kernel, state = events.KernelTimed, events.StorageStateChanged
         starts, durs, names, devs, shapes_col, nodes, phase_col, nbytes_col = [], [], [], [], [], [], [], []
@@ -226,6 +241,12 @@ class KernelTimeline(View):
                                               key))
                 self._stale = True
                 continue
+            if start - seg[2] > IDLE_CUT_S and seg[2] > -float("inf"):
+                seg[1] += 1
+                ci = st.cell_index((key, seg[1]))
+            if start + seconds > seg[2]:
+                seg[2] = start + seconds
+            cell_col.append(ci)
             starts.append(start)
             durs.append(seconds)
             i = idx.get(name)
@@ -244,7 +265,7 @@ class KernelTimeline(View):
             add_to_cell(cells, key, start, seconds)
         if starts:
             st.extend({"start": starts, "dur": durs, "name": names, "dev": devs, "shape": shapes_col, "node": nodes,
-                       "cell": [ci] * len(starts), "phase": phase_col, "nbytes": nbytes_col})
+                       "cell": cell_col, "phase": phase_col, "nbytes": nbytes_col})
             self._seen += len(starts)
             self._stale = True
 
@@ -284,6 +305,7 @@ class KernelTimeline(View):
         self._compiles.clear()
         self._groups.clear()
         self._cells.clear()
+        self._stretch[:] = [None, 0, -float("inf")]
         self._seen = 0
         self._snapshot()
         self.refresh()
@@ -311,9 +333,15 @@ class KernelTimeline(View):
         return stats_rows(self._groups)
 
     def cells(self) -> list[dict]:
-        """Every launch since open / clear, per cell, as :func:`cell_summary` gives it."""
+        """Every launch since open / clear, per cell, as :func:`cell_summary` gives it (the work a view did for clicks
+        between cells counts with the cell that made the view; the drawing and the cell table show it apart)."""
         self._drain()
-        return cell_rows({self.cell_number(k): v for k, v in self._cells.items()})
+        merged: dict[int, list] = {}
+        for k, v in self._cells.items():  # (a view's clicks count with the cell that made the view, as in Launch.cell)
+            n = self.cell_number(k)
+            m = merged.get(n)
+            merged[n] = list(v) if m is None else [m[0] + v[0], m[1] + v[1], min(m[2], v[2]), max(m[3], v[3])]
+        return cell_rows(merged)
 
     def _cell_table(self) -> list[list]:
         self._drain()

@@ -3,7 +3,8 @@
 ipywidgets keeps every widget, and every callback a widget holds, in a global registry until the widget is
 closed. A widget holding its view strongly (a bound method, a closure over the view) would keep the view, its graph
 and its model alive for the whole session. So the widget keeps a weak reference, and its callbacks are module
-functions that look the owner up and do nothing once it is gone: a closed or dropped view is garbage collected.
+functions that look the owner up and do nothing once it is gone or closed: a closed or dropped view is garbage
+collected (and a dropped view closes this widget: see ``_base.View``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import weakref
 
 import anywidget
+
+from .kernel_cells import acting_for
 
 
 class OwnedWidget(anywidget.AnyWidget):
@@ -29,8 +32,9 @@ class OwnedWidget(anywidget.AnyWidget):
 
 def _forward(widget: OwnedWidget, content, buffers) -> None:
     owner = widget._owner()
-    if owner is not None and isinstance(content, dict):
-        owner.on_message(content)
+    if owner is not None and isinstance(content, dict) and "_closed_as" not in owner.__dict__:
+        with acting_for(owner):  # (a click's kernels, between cells: filed under the cell that made the view)
+            owner.on_message(content)
 
 
 class _OwnerCall:
@@ -43,5 +47,5 @@ class _OwnerCall:
 
     def __call__(self, change) -> None:
         owner = change["owner"]._owner()
-        if owner is not None:
+        if owner is not None and "_closed_as" not in owner.__dict__:
             getattr(owner, self.method)(change[self.key])

@@ -11,7 +11,7 @@
 
 Logging must cost microseconds, not a figure per step: ``log()`` appends to plain lists; the bar and the
 status line follow at most every ``STATUS_EVERY`` seconds, and the plot is redrawn at most every ``every``
-seconds; a slow redraw waits longer, so that redrawing takes at most ``REDRAW_BUDGET`` of the wall time.
+seconds; a slow redraw waits longer, so that redrawing takes at most ``REDRAW_BUDGET`` (5%) of the wall time.
 ``epoch_end()`` updates the status line at once and leaves the plot to the next redraw. The last step,
 ``finish()`` and the end of the cell (``%load_ext tinygrad_like.widgets``) always draw what is pending.
 As everywhere in the widgets, three layers:
@@ -43,9 +43,12 @@ from .figure_widget import FigureWidget, palette
 __all__ = ["TrainingMonitor", "draw_training", "draw_filters", "smooth", "status_text", "REDRAW_BUDGET"]
 
 #: redrawing may take at most this share of the wall time while a loop logs
-REDRAW_BUDGET = 0.15
+REDRAW_BUDGET = 0.05  # (a 0.1 s plot: redrawn about every 2 s; 15% cost a nanoGPT loop a sixth of its time)
 #: the bar and the status line (cheap) update at most this often (seconds) between plot redraws
 STATUS_EVERY = 0.1
+#: while a loop logs, the diagnostics figure (four panels: seconds to draw) may take at most this share of the time
+#: since the first step; the last step, ``finish()`` and the end of the cell draw it whatever it costs
+DIAGNOSTICS_BUDGET = 0.05
 
 #: the light theme's colours (the dark theme's are in figure_widget.PALETTES)
 LOSS_COLOR = "#4c78a8"
@@ -348,6 +351,12 @@ class TrainingMonitor(View):
         self.history: dict[str, list] = {"step": [], "loss": []}
         self.epochs: dict[str, list] = {"epoch": [], "step": [], "loss": []}
         self.figure_draws = 0  # plots drawn (the costly part of a redraw)
+        self.diagnostics_draws = 0  # diagnostics figures drawn (only when a new sample came)
+        self._diag_drawn = 0  # samples the diagnostics figure shows
+        self._diag_cost = None  # seconds its last drawing took (None: not drawn yet)
+        self._diag_spent = 0.0  # seconds spent drawing it while the loop ran
+        self._first_log = None  # the clock time of the first log()
+        self._live_draw = False  # the redraw under way is log()'s throttled one (not a final one)
         self._next_draw = 0.0  # the clock time before which log() does not redraw the plot
         self._next_status = 0.0  # ... nor the bar and the status line
         self._epoch_start = 0  # index in history of the current epoch's first step
@@ -405,8 +414,16 @@ class TrainingMonitor(View):
         if not self._live():  # paused: the numbers are kept, the drawing waits for resume()
             return
         now = _now()
-        if n + 1 == self.total_steps or now >= self._next_draw:
+        if self._first_log is None:
+            self._first_log = now
+        if n + 1 == self.total_steps:
             self.refresh()
+        elif now >= self._next_draw:
+            self._live_draw = True
+            try:
+                self.refresh()
+            finally:
+                self._live_draw = False
         elif now >= self._next_status:
             self._render_status()
             self._next_status = now + STATUS_EVERY
@@ -476,15 +493,37 @@ class TrainingMonitor(View):
         self._render_status()
         # the figures keep these drawing functions (over the monitor's lists, not the monitor: a dropped monitor is
         # freed) and call them again when the page's theme changes
-        self.figure.show(partial(draw_training, self.history, self.epochs, self.total_steps, title="",
-                                 smoothing=self.smoothing, logy=self.logy))
-        if self.diagnostics is not None and self.diagnostics.steps:
-            self.diagnostics_figure.show(partial(draw_diagnostics, self.diagnostics))
-        self.figure_draws += 1
+        if self.step:
+            self.figure.show(partial(draw_training, self.history, self.epochs, self.total_steps, title="",
+                                     smoothing=self.smoothing, logy=self.logy))
+            self.figure_draws += 1
+        else:  # (nothing logged yet: the status line says so; no figure to draw, no matplotlib to pay for)
+            self.figure.clear()
         t1 = _now()
         # a slow redraw waits longer: at most REDRAW_BUDGET of the wall time goes to drawing
         self._next_draw = t1 + max(self.every, (t1 - t0) * (1 / REDRAW_BUDGET - 1))
         self._next_status = t1 + STATUS_EVERY
+        self._render_diagnostics(t1)
+
+    def _render_diagnostics(self, now: float) -> None:
+        """Draw the diagnostics figure when it has a sample it does not show yet: at once for a final redraw (last
+        step, ``finish()``, end of the cell, resume); during the loop only while the time spent on it stays within
+        ``DIAGNOSTICS_BUDGET`` of the time since the first step (it takes seconds: drawn at every loss redraw, it
+        doubled a nanoGPT loop)."""
+        d = self.diagnostics
+        if d is None or len(d.steps) <= self._diag_drawn:
+            return
+        if self._live_draw:
+            guess = self._diag_cost if self._diag_cost is not None else 1.0  # (a first guess: about a second)
+            elapsed = now - (self._first_log if self._first_log is not None else now)
+            if self._diag_spent + guess > DIAGNOSTICS_BUDGET * elapsed:
+                return
+        self.diagnostics_figure.show(partial(draw_diagnostics, d))
+        self._diag_drawn = len(d.steps)
+        self.diagnostics_draws += 1
+        self._diag_cost = _now() - now
+        if self._live_draw:
+            self._diag_spent += self._diag_cost
 
     def after_cell(self) -> None:
         """After a cell: draw what was logged since the last redraw (nothing if nothing was, or while paused)."""

@@ -116,10 +116,12 @@ function layoutRows(S) {
     if (e > hi[ce]) hi[ce] = e;
     totals[c.name[i]] += c.dur[i];
   }
-  // cells side by side in order, a small gap between them: idle time between cells is cut out
+  // cells side by side in order, a small gap between them: idle time between cells is cut out (and within a cell
+  // after a long idle stretch: Python files the launches after it as a new, unlabelled part of the cell). The gaps
+  // together take at most a fifth of the axis, however many there are
   let span = 0, used = 0;
   for (let k = 0; k < nCells; k++) if (hi[k] > lo[k] || hi[k] === lo[k]) { span += Math.max(hi[k] - lo[k], 0); used++; }
-  const gap = used > 1 ? Math.max(span * 0.02, 1e-6) : 0;
+  const gap = used > 1 ? Math.max(span * Math.min(0.02, 0.2 / used), 1e-6) : 0;
   const off = new Float64Array(nCells), cellX = [];
   let x = 0;
   for (let k = 0; k < nCells; k++) {
