@@ -726,10 +726,12 @@ def test_the_pause_and_close_buttons_messages_pause_resume_and_close_the_view(cl
     assert view.widget.paused is False and not view.paused
     assert view.redraws == before + 1 and not view._stale  # caught up once on resume
     assert any(b["stale"] for b in view.widget.graph["boxes"])
-    assert view in _base._OPEN and view.widget.comm is not None
+    widget = view.widget
+    assert view in _base._OPEN and widget.comm is not None
     msg({"type": "close"}, [])
     assert view not in _base._OPEN
-    assert view.widget.comm is None  # closed: ipywidgets no longer holds it
+    assert widget.comm is None  # closed: ipywidgets no longer holds it
+    assert "closed" in view._repr_mimebundle_()["text/plain"]
 
 
 def test_the_graph_goes_to_the_browser_as_one_buffer_of_json():
