@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from tinygrad_like import Tensor, events
 from tinygrad_like.autograd.function import Function
+from tinygrad_like.autograd.torch_nodes import view_label
 
 from .graph_layout import CHAR_W, FRAME_CHAR_W, MARGIN, MAX_W, MIN_W, SUB_CHAR_W, Box, assign_layers, place
 
@@ -249,7 +250,7 @@ def _op_node(fn: Function, timings, module: str | None) -> GNode:
         by_opt = stale and all(r["optimizer"] for r in rows if r["stale"])
     origin = getattr(fn, "origin", None)
     site = getattr(origin, "site", None)
-    n = GNode(0, "", "op", fn.name, tuple(fn.out_shape), fn.out_dtype.name, "", fn, module, rows, stale, by_opt,
+    n = GNode(0, "", "op", view_label(fn), tuple(fn.out_shape), fn.out_dtype.name, "", fn, module, rows, stale, by_opt,
               site=None if site is None else str(site), inputs=input_names(fn))
     if timings is not None:
         n.forward_s = timings.forward.get(id(fn))
