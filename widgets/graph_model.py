@@ -581,6 +581,10 @@ def record_timings():
         t._keep.clear()  # ids stay valid while the graph itself keeps its nodes alive
 
 
+#: "created at" of a node made before any view asked for lines (sites.request_lines: from then on they are recorded)
+NO_LINE = "not recorded: re-run the cell to record lines"
+
+
 # ---- the payload the browser draws (see static/CONTRACT.md) --------------------------------------------------
 def _us(s: float | None) -> str | None:
     return None if s is None else f"{s * 1e6:.1f} µs"
@@ -591,7 +595,7 @@ def node_tip(model: GraphModel, n: GNode) -> list[list[str]]:
     rows: list[list[str]] = []
     if n.kind == "op":
         rows += [["op", n.label], ["module", n.module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
-                 ["device", model.device], ["created at", n.site or "not recorded"]]
+                 ["device", model.device], ["created at", n.site or NO_LINE]]
         if n.saved and n.saved[0].get("freed"):
             rows.append(["saved", "freed after backward"])
         for i, r in enumerate(n.saved if not (n.saved and n.saved[0].get("freed")) else ()):
