@@ -6,9 +6,11 @@ free: the op path tests one flag it already tested for events. Two levels, becau
 
 - the module scope costs one attribute read per op; ``tinygrad_like.widgets`` turns it on at import
   (:func:`record_scopes`), so graph views group ops by the module that really made them;
-- the user's line costs a walk up the Python stack (~0.7 µs per op on CPython 3.11, which builds frame
-  objects on demand), so it is recorded only while someone listens: while a view that shows lines is open
-  (:func:`listen`), or everywhere after :func:`record_origins`.
+- the user's line costs a walk up the Python stack (a few tenths of a µs per op on CPython 3.11, which builds
+  frame objects on demand: see :func:`origin`), too much for every step of a training loop. It is recorded from
+  the moment someone asks (:func:`request_lines`: importing ``tinygrad_like.widgets``, opening a view that shows
+  lines) until an optimizer next steps, while a view that shows lines is open (:func:`listen`), and everywhere
+  after :func:`record_origins`.
 
 >>> import tinygrad_like as tl
 >>> with tl.sites.recording_origins():
