@@ -32,13 +32,17 @@ def origins():
 
 @pytest.fixture
 def no_origins():
-    """Origins off for the test (importing ``tinygrad_like.widgets`` turns scopes on), restored afterwards."""
-    prev, prev_scopes = sites.record_origins(False), sites.record_scopes(False)
+    """Origins off for the test (importing ``tinygrad_like.widgets`` turns scopes on and requests lines until an
+    optimizer steps), restored afterwards."""
+    prev, prev_scopes, requested = sites.record_origins(False), sites.record_scopes(False), sites.lines_requested()
+    sites.end_requested_lines()
     try:
         yield
     finally:
         sites.record_origins(prev)
         sites.record_scopes(prev_scopes)
+        if requested:
+            sites.request_lines()
 
 
 class Block(nn.Module):
@@ -247,7 +251,8 @@ def test_scopes_only_record_the_module_but_not_the_line(no_origins):
 
 
 def test_a_listener_records_lines_while_it_lives(no_origins):
-    """Views call ``sites.listen(view)``: lines are recorded while one is open, and stop at close or collection."""
+    """Views call ``sites.listen(view)``: lines are recorded while one is open, and after it (the forward pass the
+    learner runs again once the view said "re-run the cell") until an optimizer steps."""
     import gc
 
     class Owner:
@@ -263,6 +268,8 @@ def test_a_listener_records_lines_while_it_lives(no_origins):
     assert sites.LINES, "b still listens"
     del b
     gc.collect()
+    assert sites.LINES and sites.lines_requested(), "the request outlives the views"
+    sites.end_requested_lines()  # (what an optimizer's step does)
     assert not sites.LINES and not sites.origins_enabled()
     stop_b()  # after collection: nothing more
     assert not sites.LINES
@@ -277,7 +284,8 @@ def test_the_explicit_switch_outlives_listeners(no_origins):
     stop = sites.listen(o)
     with sites.recording_origins():
         stop()
-        assert sites.LINES, "record_origins(True) keeps lines on without listeners"
+        sites.end_requested_lines()
+        assert sites.LINES, "record_origins(True) keeps lines on without listeners or a request"
     assert not sites.LINES
 
 

@@ -274,7 +274,9 @@ def test_a_module_used_twice_folds_into_a_cycle_that_still_lays_out():
 
 
 def test_origins_give_every_op_its_module_and_line():
-    """With the widgets imported every op knows its module; its line is recorded once a graph view is open."""
+    """With the widgets imported every op knows its module; after an optimizer step its line is recorded again once
+    a graph view asks."""
+    tl.sites.end_requested_lines()  # (what an optimizer's step does: the views of earlier tests asked for lines)
     m, loss = resmlp_loss(3)
     before = build_graph(loss, m)
     assert sorted(n.module for n in before.nodes if n.label == "Add") == ["blocks.0", "blocks.1", "blocks.2"]
@@ -291,7 +293,10 @@ def test_origins_give_every_op_its_module_and_line():
     rows = dict(map(tuple, gm.node_tip(g, adds[0])))
     assert rows["created at"].startswith("_resmlp.py:") and "in forward" in rows["created at"]
     m, loss = resmlp_loss(3)
-    assert all(n.site is None for n in build_graph(loss, m).ops), "closed views stop the recording"
+    assert all(n.site for n in build_graph(loss, m).ops), "the view's request outlives it (until an optimizer steps)"
+    tl.sites.end_requested_lines()
+    m, loss = resmlp_loss(3)
+    assert all(n.site is None for n in build_graph(loss, m).ops), "closed views and no request: no recording"
 
 
 def test_text_fits_its_box():

@@ -6,9 +6,11 @@ free: the op path tests one flag it already tested for events. Two levels, becau
 
 - the module scope costs one attribute read per op; ``tinygrad_like.widgets`` turns it on at import
   (:func:`record_scopes`), so graph views group ops by the module that really made them;
-- the user's line costs a walk up the Python stack (~0.7 µs per op on CPython 3.11, which builds frame
-  objects on demand), so it is recorded only while someone listens: while a view that shows lines is open
-  (:func:`listen`), or everywhere after :func:`record_origins`.
+- the user's line costs a walk up the Python stack (a few tenths of a µs per op on CPython 3.11, which builds
+  frame objects on demand: see :func:`origin`), too much for every step of a training loop. It is recorded from
+  the moment someone asks (:func:`request_lines`: importing ``tinygrad_like.widgets``, opening a view that shows
+  lines) until an optimizer next steps, while a view that shows lines is open (:func:`listen`), and everywhere
+  after :func:`record_origins`.
 
 >>> import tinygrad_like as tl
 >>> with tl.sites.recording_origins():
@@ -161,21 +163,28 @@ class Origin(NamedTuple):
     """Where a graph node was made: the user's code and line, and the module scope at that moment.
 
     Immutable and cheap to make (a named tuple: a frozen dataclass costs three times as much to build,
-    and one is built per op while recording). ``code``/``lineno`` are kept raw because building a
-    :class:`Site` label costs more than the op itself; :attr:`site` builds it when someone reads it.
+    and one is built per op while recording). ``code``/``lasti`` are kept raw because the line number
+    (a scan of the code's line table) and a :class:`Site` label cost more than the op itself;
+    :attr:`lineno` and :attr:`site` work them out when someone reads them.
     (An IPython cell's label is looked up then too: a cell re-run with identical code shares its
     temporary file name and is labelled with its newest ``In[n]``.)
     """
 
     code: CodeType | None  # the user's code object (None if lines were not recorded or no user frame was found)
-    lineno: int
+    lasti: int  # where in ``code`` (``frame.f_lasti``: the byte offset of the call that made the node)
     scope: tuple  # nn.Module objects (and Markers) whose forward was running, outermost first; () outside any
+
+    @property
+    def lineno(self) -> int:
+        """The user's line number (0 when no line was recorded)."""
+        c = self.code
+        return 0 if c is None else _line_at(c, self.lasti)
 
     @property
     def site(self) -> Site | None:
         """The user's line, as :func:`user_site` would have named it."""
         c = self.code
-        return None if c is None else make_site(c.co_filename, self.lineno, c.co_name)
+        return None if c is None else make_site(c.co_filename, _line_at(c, self.lasti), c.co_name)
 
     @property
     def module(self):
@@ -187,11 +196,23 @@ class Origin(NamedTuple):
         return f"<Origin {self.site}{' in ' + mods if mods else ''}>"
 
 
+def _line_at(code: CodeType, lasti: int) -> int:
+    """The line of the instruction at byte offset ``lasti`` of ``code`` (what ``frame.f_lineno`` says there)."""
+    line = 0
+    for start, end, n in code.co_lines():
+        if start <= lasti < end:
+            return n if n is not None else line
+        if n is not None:
+            line = n
+    return line or code.co_firstlineno
+
+
 _tuple_new = tuple.__new__
+_getframe = sys._getframe
 
 
-def origin() -> Origin:
-    """The :class:`Origin` of a node being recorded now (called by the ops only while recording)."""
+def origin(node=None) -> Origin:
+    """The :class:`Origin` of ``node``, being recorded now (called by the ops only while recording)."""
     if not LINES:  # scopes only: ops in the same forward share one Origin (no allocation per op)
         global _last
         scope = context.scope
@@ -200,27 +221,61 @@ def origin() -> Origin:
             return last
         _last = last = _tuple_new(Origin, (None, 0, scope))
         return last
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+    # The user's line: the first frame outside the package. Walking there with ``f_back`` makes a frame object for
+    # every frame passed (CPython 3.11 builds them on demand); ``_getframe(k)`` makes only the k-th. Frames 1-3
+    # are ours for our own ops (``_watched``, ``apply`` or ``_attach``, the op's method), so the walk starts at 4:
+    # for ``x + y`` in a user's function that is the user's frame itself, whose frame object already exists.
+    # A user's own Function subclass is applied from user code: its walk starts at 3.
+    try:
+        f = _getframe(1 if node is None else 4 if node._builtin else 3)
+    except ValueError:  # (a shallower stack: package code at its bottom, a thread's target)
+        f = _getframe(1)
+    ours, theirs = _our_files, _user_files
+    file = f.f_code.co_filename  # (a str caches its hash: a set lookup is cheap; a code object's hash is not)
+    while file in ours or (file not in theirs and _is_ours(file)):
         f = f.f_back
-    if f is None:
-        return _tuple_new(Origin, (None, 0, context.scope))
-    return _tuple_new(Origin, (f.f_code, f.f_lineno, context.scope))
+        if f is None:
+            return _tuple_new(Origin, (None, 0, context.scope))
+        file = f.f_code.co_filename
+    code, lasti, scope = f.f_code, f.f_lasti, context.scope  # (f_lasti: f_lineno scans the line table)
+    global _last_line
+    last = _last_line
+    if last[1] == lasti and last[0] is code and last[2] is scope:  # the ops of one call (a LayerNorm's), a loop's
+        return last
+    _last_line = last = _tuple_new(Origin, (code, lasti, scope))
+    return last
+
+
+_our_files: set = set()  # file names of this package's modules (frames the walk passes)
+_user_files: set = set()  # file names outside it seen so far (bounded: see _is_ours)
+
+
+def _is_ours(file: str) -> bool:
+    """Whether ``file`` is one of this package's, remembered in one of the two sets (once per file name)."""
+    if file.startswith(_PKG_DIR):
+        _our_files.add(file)
+        return True
+    if len(_user_files) > 10_000:  # (each notebook cell run has a file name of its own)
+        _user_files.clear()
+    _user_files.add(file)
+    return False
 
 
 _NO_ORIGIN: Origin = _tuple_new(Origin, (None, 0, ()))
 _last: Origin = _NO_ORIGIN  # the scopes-only Origin made last (reused while its scope runs)
+_last_line: Origin = _NO_ORIGIN  # the Origin with a line made last (reused by the next op from the same call)
 #: Whether origins name the user's line now (read by :func:`origin`; set by :func:`_update` only).
 LINES = False
 _explicit = False  # record_origins(True): scopes and lines everywhere
 _scopes = False  # record_scopes(True): scopes only
 _listeners = 0  # open views that show lines (see listen)
+_requested = False  # a view asked for lines: recorded until an optimizer next steps (see request_lines)
 
 
 def _update() -> None:
-    global LINES, _last
-    LINES = _explicit or _listeners > 0
-    _last = _NO_ORIGIN  # (the reused Origin holds its modules: unused while lines are recorded, it must not keep them)
+    global LINES, _last, _last_line
+    LINES = _explicit or _listeners > 0 or _requested
+    _last = _last_line = _NO_ORIGIN  # (a reused Origin holds its modules: once unused it must not keep them alive)
     events._set_origins(LINES or _scopes)
 
 
@@ -245,14 +300,42 @@ def record_scopes(on: bool = True) -> bool:
 
 
 def listen(owner: object) -> Callable[[], None]:
-    """Record lines while ``owner`` (a view) lives; returns a function that stops early (at ``close()``).
+    """Record lines while ``owner`` (a view) lives, and after it until an optimizer steps (:func:`request_lines`);
+    returns a function that stops the first part early (at ``close()``).
 
     Calling the returned function twice, or after ``owner`` was collected, does nothing more.
     """
     global _listeners
     _listeners += 1
-    _update()
+    request_lines()
     return weakref.finalize(owner, _unlisten)
+
+
+def request_lines() -> None:
+    """Record the user's line of every new node from now until an optimizer next steps.
+
+    What a view that shows lines asks for: a graph built before it was open has no lines ("re-run the cell to
+    record lines"), and the forward pass run again after it, even once that view is closed or dropped, records
+    them. A training loop's first ``step()`` ends it, so the loop does not pay for a stack walk per op.
+    """
+    global _requested
+    if not _requested:
+        _requested = True
+        _update()
+
+
+def end_requested_lines() -> None:
+    """Stop what :func:`request_lines` started (called by every optimizer's ``step``; views that are open still
+    record lines while they are)."""
+    global _requested
+    if _requested:
+        _requested = False
+        _update()
+
+
+def lines_requested() -> bool:
+    """Whether a view's request for lines (:func:`request_lines`) is still running."""
+    return _requested
 
 
 def _unlisten() -> None:

@@ -25,9 +25,12 @@ from .graph_view import GraphView
 from .stepper import BackwardStepper
 
 # The graph views group ops by the module that made them: from now on the core records each graph node's module
-# scope (one attribute read per op; tl.sites.record_scopes(False) turns it off). The user's line costs more, so
-# the core records it only while a graph view or a following Dashboard is open (sites.listen).
+# scope (one attribute read per op; tl.sites.record_scopes(False) turns it off), and each node's line of user code
+# (a stack walk per op, which costs more: tl.sites.origin) until an optimizer first steps, so a training loop
+# does not pay for it. A view that shows lines asks for them again (sites.listen -> sites.request_lines); a graph
+# built while they were off says "re-run the cell to record lines". tl.sites.record_origins() records them always.
 _sites.record_scopes(True)
+_sites.request_lines()
 
 __all__ = ["GraphView", "BackwardStepper", "build_graph", "record_timings", "refresh_open_views",
            "load_ipython_extension", "unload_ipython_extension"]

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from tinygrad_like import Tensor, events
 from tinygrad_like.autograd.function import Function
+from tinygrad_like.autograd.torch_nodes import view_label
 from tinygrad_like.sites import Marker
 
 from .graph_layout import CHAR_W, FRAME_CHAR_W, MARGIN, MAX_W, MIN_W, SUB_CHAR_W, Box, assign_layers, place
@@ -380,7 +381,7 @@ def _op_node(fn: Function, timings, module: str | None) -> GNode:
         by_opt = stale and all(r["optimizer"] for r in rows if r["stale"])
     origin = getattr(fn, "origin", None)
     site = getattr(origin, "site", None)
-    n = GNode(0, "", "op", fn.name, tuple(fn.out_shape), fn.out_dtype.name, "", fn, module, rows, stale, by_opt,
+    n = GNode(0, "", "op", view_label(fn), tuple(fn.out_shape), fn.out_dtype.name, "", fn, module, rows, stale, by_opt,
               site=None if site is None else str(site), inputs=input_names(fn))
     if timings is not None:
         n.forward_s = timings.forward.get(id(fn))
@@ -851,6 +852,10 @@ def record_timings():
         t._keep.clear()  # ids stay valid while the graph itself keeps its nodes alive
 
 
+#: "created at" of a node made before any view asked for lines (sites.request_lines: from then on they are recorded)
+NO_LINE = "not recorded: re-run the cell to record lines"
+
+
 # ---- the payload the browser draws (see static/CONTRACT.md) --------------------------------------------------
 def _us(s: float | None) -> str | None:
     return None if s is None else f"{s * 1e6:.1f} µs"
@@ -862,7 +867,7 @@ def node_tip(model: GraphModel, n: GNode) -> list[list[str]]:
     if n.kind == "op":
         module = full_name(n.module, model.root_type) if n.module else "—"
         rows += [["op", n.label], ["module", module], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
-                 ["device", model.device], ["created at", n.site or "not recorded"]]
+                 ["device", model.device], ["created at", n.site or NO_LINE]]
         if n.saved and n.saved[0].get("freed"):
             rows.append(["saved", "freed after backward"])
         for i, r in enumerate(n.saved if not (n.saved and n.saved[0].get("freed")) else ()):

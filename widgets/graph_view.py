@@ -42,7 +42,7 @@ from .graph_svg import graph_svg
 from .graph_widget import GraphWidget
 
 #: The "created at" row of an op made while no view listened (the core records lines only for open views).
-NO_SITE = "not recorded: the graph was built before a graph view was open (run the forward pass again to record it)"
+NO_SITE = "not recorded: the graph was built before a view asked for lines (re-run the cell to record lines)"
 
 #: How many boxes of earlier drawings (one per set of expanded groups) a view keeps: stepping back and forth through
 #: a model revisits the same few sets, and each costs a layout (milliseconds to a tenth of a second) the first time.

@@ -356,7 +356,7 @@ def _forward_watched(node: Function, x, args):
 def _watched(node: Function, out, x, args) -> None:
     """A node was recorded while someone watches: stamp its origin (the user's line) and/or tell observers."""
     if events.ORIGINS:
-        node.origin = origin()
+        node.origin = origin(node)
     if events.ACTIVE and events.wants(events.OpRecorded):
         events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
                                       out._x.shape, out.dtype.name, str(out._dev), events.now()))

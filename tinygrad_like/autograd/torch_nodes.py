@@ -17,10 +17,13 @@ Deliberate differences, where our graph has another structure than torch's:
   ``TBackward0`` between (and a ``ViewBackward0`` on top for 3-D inputs);
 * ``reshape`` of a non-contiguous tensor is ``ViewBackward0`` over ``CloneBackward0`` (torch:
   ``UnsafeViewBackward0`` over ``CloneBackward0``); ``std`` is ``StdBackward0`` over ``VarBackward0``;
-  ``stack`` is ``CatBackward0`` over ``UnsqueezeBackward0``s; ``chunk``/``split``/``unbind``/``narrow`` are
-  ``SliceBackward0``/``SelectBackward0``; ``cross_entropy`` and the losses are composed of the ops they use;
-* one permutation node stands for ``t()``, ``.T``, ``transpose`` and ``permute``: a 2-D swap is ``TBackward0``, a
-  swap of two dims of a larger tensor ``TransposeBackward0``, anything else ``PermuteBackward0``;
+  ``stack`` is ``CatBackward0`` over ``UnsqueezeBackward0``s; ``narrow`` is
+  ``SliceBackward0``; ``cross_entropy`` and the losses are composed of the ops they use;
+* one permutation node stands for ``t()``, ``.T``, ``transpose`` and ``permute``, named as torch names it after the
+  method called: ``TBackward0`` (``t()``), ``TransposeBackward0`` (``transpose``, ``swapaxes``, ``.mT``),
+  ``PermuteBackward0`` (``permute``, ``.T``, ``movedim``); ``split``/``chunk``'s slices are each a
+  ``SplitBackward0`` (``SplitWithSizesBackward0`` for a list of sizes), ``unbind``'s an ``UnbindBackward0``
+  (torch: one node with several outputs);
 * ``number - x`` is ``SubBackward0`` (torch: ``RsubBackward1``);
 * an autograd in-place op (``y.add_(1)``) is the op's node over a ``CloneBackward0`` of the old value (torch needs
   no clone), and ``y[i] = v`` on a tensor that is not a view is ``IndexPutBackward0`` (torch: ``CopySlices``).
@@ -75,6 +78,40 @@ def torch_name(cls_name: str) -> str:
     return NAMES.get(cls_name) or f"{cls_name.lstrip('_')}Backward0"
 
 
+# ---- what the views call a node ------------------------------------------------------------------------------
+#: Our op classes whose one node stands for several of torch's, where torch's name would name only a part of it:
+#: the views show ours. ``F.linear`` is torch's ``TBackward0`` and ``AddmmBackward0`` (and ``ViewBackward0``s
+#: around a 3-D input), ``cross_entropy`` its ``LogSoftmaxBackward0`` and ``NllLossBackward0``, a batched ``@``
+#: (our ``BmmBackward0``) its ``ExpandBackward0``/``ViewBackward0``s around ``BmmBackward0`` and an
+#: ``UnsafeViewBackward0``.
+OWN_LABELS = {"Linear": "Linear", "CrossEntropy": "CrossEntropy", "ScaledDotProductAttention":
+              "ScaledDotProductAttention", "BmmBackward0": "Matmul"}
+_labels: dict = {}  # node class -> its label
+
+
+def view_label(node) -> str:
+    """What the views call ``node``: torch's class name without its ``Backward<N>`` suffix, as ``print(y.grad_fn)``
+    and PyTorch's tutorials name it (``TransposeBackward0``: ``"Transpose"``, ``ViewBackward0``: ``"View"``), except
+    where our node stands for several of torch's (:data:`OWN_LABELS`); a user's own Function keeps its name."""
+    cls = type(node)
+    label = _labels.get(cls)
+    if label is None:
+        ours, theirs = str(getattr(cls, "name", cls.__name__)), cls.__name__
+        if not getattr(cls, "_builtin", False):
+            label = ours
+        else:
+            label = OWN_LABELS.get(ours) or OWN_LABELS.get(theirs) or _strip_backward(theirs) or ours
+        if len(_labels) < 10_000:
+            _labels[cls] = label
+    return label
+
+
+def _strip_backward(name: str) -> str:
+    """``"AddBackward0"`` -> ``"Add"``, ``"CopySlices"`` -> ``"CopySlices"``."""
+    head, sep, tail = name.rpartition("Backward")
+    return head if sep and tail.isdigit() else name
+
+
 # ---- variants: one class of ours, several of torch's -----------------------------------------------------------
 def _sum(node, x, args) -> str:  # sum() over everything, or over dims
     return "SumBackward0" if not args or args[0] is None else "SumBackward1"
@@ -96,12 +133,8 @@ def _matmul(node, x, args) -> str:
     return matmul_name(node.a_ndim, node.b_ndim)
 
 
-def _permute(node, x, args) -> str:
-    dims = tuple(node.dims)
-    moved = [i for i, d in enumerate(dims) if i != d]
-    if dims == (1, 0):
-        return "TBackward0"
-    return "TransposeBackward0" if len(moved) == 2 else "PermuteBackward0"
+def _permute(node, x, args) -> str:  # (torch names the node after the method: transpose and t pass their name)
+    return args[1] if len(args) > 1 and args[1] else "PermuteBackward0"
 
 
 def _slice(node, x, args) -> str:

@@ -45,11 +45,17 @@ class InplaceMixin:
     def _graph_input(self, other=None) -> Tensor:
         """``self`` as an input to an op whose result will be written back into ``self``.
 
-        A clone when grad flows (through ``self`` or ``other``), so that what the op saves of ``self``'s old
-        value (``a.mul_(b)`` keeps ``a`` for ``b``'s gradient) does not see the write.
+        When grad flows (through ``self`` or ``other``), a copy of ``self``'s values, so that what the op saves of
+        the old value (``a.mul_(b)`` keeps ``a`` for ``b``'s gradient) does not see the write. The copy carries
+        ``self``'s history and adds no node of its own: ``x += y`` records one ``AddBackward0``, as in torch (whose
+        in-place ops copy what they save internally), not an ``AddBackward0`` over a ``CloneBackward0``.
         """
         if self.requires_grad or (isinstance(other, TensorBase) and other.requires_grad):
-            return self.clone()
+            with grad_mode.no_grad():
+                copy = self.clone()
+            if self.grad_fn is not None:  # (a leaf that requires grad was refused by _check_inplace)
+                copy.grad_fn, copy._requires_grad = self.grad_fn, True
+            return copy
         return self
 
     def _wrote(self, op: str) -> None:

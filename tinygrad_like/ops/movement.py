@@ -60,9 +60,12 @@ class Reshape(ViewFunction):
 
 
 class Permute(ViewFunction):
+    """``permute``, and ``transpose``/``t`` (``kind``: torch's node name for the method the learner called, which
+    torch names its node after: ``TransposeBackward0``, ``TBackward0``; None: ``PermuteBackward0``)."""
+
     __slots__ = ("dims",)
 
-    def forward(self, x, dims):  # (not layout(): the backend permutes the input's array, cheaper than a new view)
+    def forward(self, x, dims, kind=None):  # (not layout(): the backend permutes the input's array, cheaper)
         self.in_shape = x._x.shape
         lay = x._layout
         self.dims = dims = lay.permutation(dims)
@@ -72,8 +75,23 @@ class Permute(ViewFunction):
         inv = [0] * len(self.dims)
         for i, d in enumerate(self.dims):
             inv[d] = i
-        return g.permute(tuple(inv)), None
+        return (g.permute(tuple(inv)),) + (None,) * (len(self.next) - 1)
 
+
+
+_TRANSPOSE = "TransposeBackward0"
+
+
+def _named_slices(outs: tuple, src, kind: str) -> tuple:
+    """Name the slice nodes just made for ``outs`` after the op the learner called, as torch names its node
+    (``SplitBackward0`` for ``split``/``chunk``, ``UnbindBackward0``): the views then show ``Split``, not
+    ``Slice``. (torch makes one node with several outputs; ours are one slice each.)"""
+    before = src.grad_fn
+    for t in outs:
+        g = t.grad_fn
+        if g is not None and g is not before and isinstance(g, Slice):
+            g.__class__ = Slice._variant(kind)
+    return outs
 
 class Expand(ViewFunction):
     __slots__ = ()
@@ -342,13 +360,13 @@ class MovementMixin:
             return self._view(self._layout.permuted(_SWAP), self._dev.backend.permute(self._x, _SWAP))
         if nd == 0:
             normalize_dim(dim0, 0), normalize_dim(dim1, 0)
-            return Permute.apply(self, ())
+            return Permute.apply(self, (), _TRANSPOSE)
         d0, d1 = normalize_dim(dim0, nd), normalize_dim(dim1, nd)
         order = list(range(nd))
         order[d0], order[d1] = order[d1], order[d0]
         order = tuple(order)
         if self._records():
-            return Permute.apply(self, order)
+            return Permute.apply(self, order, _TRANSPOSE)
         return self._view(self._layout.permuted(order), self._dev.backend.permute(self._x, order))
 
     def swapaxes(self, axis0: int, axis1: int) -> Tensor:
@@ -374,6 +392,8 @@ class MovementMixin:
     def t(self) -> Tensor:
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        if self.ndim == 2 and self._records():
+            return Permute.apply(self, _SWAP, "TBackward0")
         return self.T
 
     def expand(self, *shape) -> Tensor:
@@ -453,7 +473,8 @@ class MovementMixin:
         for s in sizes:
             out.append(self.narrow(d, start, s))
             start += s
-        return tuple(out)
+        kind = "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0"
+        return _named_slices(tuple(out), self, kind)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         if chunks <= 0:
@@ -465,7 +486,8 @@ class MovementMixin:
 
     def unbind(self, dim: int = 0) -> tuple:
         d = normalize_dim(dim, self.ndim)
-        return tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d]))
+        return _named_slices(tuple(self[(slice(None),) * d + (i,)] for i in range(self.shape[d])), self,
+                             "UnbindBackward0")
 
     # ---- copies: flips, repetitions, triangles -----------------------------------------------
     def flip(self, *dims) -> Tensor:

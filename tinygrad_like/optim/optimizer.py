@@ -86,6 +86,7 @@ def _wrap_step(step: Callable) -> Callable:
         ctx = sites.context
         outer, outer_site = ctx.optimizer, ctx.write_site
         ctx.optimizer = type(self).__name__
+        sites.end_requested_lines()  # a training loop: lines a view asked for stop here (they cost a stack walk per op)
         if type(self).__module__.startswith(_PACKAGE):  # every write in our step() is the user's opt.step() line:
             ctx.write_site = sites.user_site()  # found once, not once per parameter (a user's own step keeps its lines)
         try:
