@@ -48,9 +48,9 @@ def test_phases_forward_backward_optimizer(timeline):
     opt.step()
     timeline.after_cell()
     got = [(r.name, r.phase, r.op) for r in timeline.launch_records()[first:]]
-    assert ("matmul", "forward", "Matmul") in got and ("relu", "forward", "Relu") in got
+    assert ("matmul", "forward", "Mm") in got and ("relu", "forward", "Relu") in got
     assert ("relu_backward", "backward", "Relu") in got
-    assert any(n == "matmul" and p == "backward" and op == "Matmul" for n, p, op in got)
+    assert any(n == "matmul" and p == "backward" and op == "Mm" for n, p, op in got)
     opt_rows = [g for g in got if g[1] == "optimizer"]
     assert opt_rows and all(op == "" for _, _, op in opt_rows), "optimizer kernels belong to no graph node"
     # order: forward, then backward, then optimizer
@@ -355,7 +355,7 @@ def test_launches_of_ops_that_record_no_node_are_not_given_the_next_ops_node(tim
     timeline.after_cell()
     got = [(r.name, r.phase, r.op) for r in timeline.launch_records()[first:]]
     assert got[:4] == [("div", "forward", ""), ("gt", "forward", ""), ("mul", "forward", ""),
-                       ("matmul", "forward", "Matmul")], got
+                       ("matmul", "forward", "Mm")], got
     assert ("mul", "forward", "Mul") in got[4:]
     assert all(op for name, phase, op in got if phase == "backward" and name != "full"), got
 

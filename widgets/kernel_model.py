@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from tinygrad_like import sites
+from tinygrad_like.autograd.torch_nodes import view_label
 
 __all__ = ["Launch", "Compile", "LaunchStore", "kernel_stats", "stats_rows", "cell_summary", "cell_rows", "cell_label",
            "PHASES", "COLUMNS", "NODE_COLUMNS", "payload_bytes"]
@@ -226,7 +227,7 @@ class LaunchStore:
         """The number of ``node`` among the store's nodes, added on its first launch (-1: not a recorded node)."""
         if self._last_node() is node:  # (a node's launches come together)
             return self._last_nid
-        nid = -1 if getattr(node, "seq", None) is None else self._add_node(node, node.name)
+        nid = -1 if getattr(node, "seq", None) is None else self._add_node(node, view_label(node))
         self._last_node, self._last_nid = weakref.ref(node), nid
         return nid
 

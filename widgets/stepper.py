@@ -28,6 +28,7 @@ import numpy as np
 
 from tinygrad_like import events
 from tinygrad_like.autograd.function import FREED, Function
+from tinygrad_like.autograd.torch_nodes import view_label
 
 from .graph_model import NOT_COMPUTED, GNode, _fmt_shape, foldable
 from .graph_view import STEPPING, GraphView
@@ -221,7 +222,7 @@ class BackwardStepper(GraphView):
 
     @property
     def current_name(self) -> str | None:
-        return None if self.current is None else self.current.node.name
+        return None if self.current is None else view_label(self.current.node)
 
     @property
     def highlighted(self) -> str | None:
@@ -377,7 +378,7 @@ class BackwardStepper(GraphView):
         idx = self.model.node_for(cur.node)
         where = f" ({self.model.nodes[idx].module})" if idx is not None and self.model.nodes[idx].module else ""
         state = "done: " if self.done else ""
-        return f"{state}step {self.cursor} of {self._total}: {cur.node.name}{where}, {cur.seconds * 1e6:.1f} µs"
+        return f"{state}step {self.cursor} of {self._total}: {view_label(cur.node)}{where}, {cur.seconds * 1e6:.1f} µs"
 
     def _freed(self) -> bool:
         return not self.records and any(isinstance(n.obj, Function) and n.obj.saved is FREED
