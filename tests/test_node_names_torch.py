@@ -48,6 +48,8 @@ METHODS = {
     "dropout": lambda lib, a: lib.nn.functional.dropout(a, 0.5, True),
     "layer_norm": lambda lib, a: lib.nn.functional.layer_norm(a, (4,)),
     "gelu": lambda lib, a: lib.nn.functional.gelu(a),
+    "stack": lambda lib, a: lib.stack([a, a * 2, a], dim=1),
+    "stack last": lambda lib, a: lib.stack(list(a.unbind(0)), dim=-1),
 }
 
 
@@ -61,6 +63,21 @@ def test_node_class_is_torchs(case):
     ours = type(METHODS[case](tl, _input(tl)).grad_fn).__name__
     theirs = type(METHODS[case](torch, _input(torch)).grad_fn).__name__
     assert ours == theirs
+
+
+def test_stack_is_one_node_with_one_edge_per_input():
+    """torch records ``stack`` as one StackBackward0 (a recurrent layer's outputs: one Unsqueeze per step would fill
+    the drawing); its gradients are each input's slice, as torch computes them."""
+    ours, theirs = _input(tl), _input(torch)
+    w = np.random.default_rng(0).standard_normal((2, 3, 6, 4)).astype(np.float32)
+    y, ty = tl.stack([ours, ours * 2, ours], 1), torch.stack([theirs, theirs * 2, theirs], 1)
+    assert len(y.grad_fn.next_functions) == len(ty.grad_fn.next_functions) == 3
+    (y * tl.tensor(w)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy())
+    assert ours.grad is None  # (a non-leaf) — compare the leaf's gradient through the graph instead
+    leaf = ours.grad_fn.next[0]
+    np.testing.assert_allclose(leaf.grad.numpy(), theirs.grad_fn.next_functions[0][0].variable.grad.numpy(), rtol=1e-6)
 
 
 def test_our_short_names_stay():

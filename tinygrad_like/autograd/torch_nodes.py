@@ -69,7 +69,7 @@ SLOTS = {
     "ScaledDotProductAttention": 3, "Pow": lambda n: {"PowBackward0": (0,), "PowBackward2": (1,)}.get(
         type(n).__name__, (0, 1)), "Linear": lambda n: (2, 0, 1) if n.has_bias else (0, 1),
     "MaxPool2d": 1, "Cross": 2, "Logit": 1, "Kthvalue": 1, "Median": 1, "Mode": 1, "Cummax": 1, "Cummin": 1,
-    "EmbeddingRows": 1, "Im2Col": 1, "Col2Im": 1, "DiagEmbed": 1, "ViewOfBase": 1, "Cat": -1,
+    "EmbeddingRows": 1, "Im2Col": 1, "Col2Im": 1, "DiagEmbed": 1, "ViewOfBase": 1, "Cat": -1, "Stack": -1,
 }
 
 

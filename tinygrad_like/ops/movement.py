@@ -206,6 +206,24 @@ class Cat(Function):
         return (*out, None)
 
 
+class Stack(Cat):
+    """``stack`` as one node, as torch records it (``StackBackward0``): a recurrent layer stacks one output per time
+    step, and one Unsqueeze node per step plus a Cat would fill its drawing. Forward is Cat's over the inputs viewed
+    with the new dim; each input's gradient is its slice of ``g``, without that dim."""
+
+    __slots__ = ()
+
+    def forward(self, first, *rest):
+        *tensors, dim = (first, *rest)
+        with grad_mode.no_grad():  # (the views are forward's own: no nodes for them)
+            viewed = [t.unsqueeze(dim) for t in tensors]
+        return super().forward(*viewed, dim)
+
+    def backward(self, g):
+        *parts, _ = super().backward(g)
+        return (*(p.squeeze(self.dim) for p in parts), None)
+
+
 class Flip(Function):
     __slots__ = ("dims",)
 
@@ -575,8 +593,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
         if t.shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {shape} at entry 0 and "
                                f"{t.shape} at entry {i}")
-    d = normalize_dim(dim, len(shape) + 1)
-    return cat([t.unsqueeze(d) for t in tensors], d)
+    return Stack.apply(*tensors, normalize_dim(dim, len(shape) + 1))
 
 
 def pad(input: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
