@@ -559,6 +559,32 @@ def test_stepper_from_a_graph_node_and_a_freed_graph():
 
 
 # ---- the dashboard follows training ----------------------------------------------------------------------------
+def test_refreshing_open_views_skips_the_views_a_following_dashboard_closed(capsys, monkeypatch):
+    """The extension's end-of-cell refresh walks the open views; a following Dashboard met first replaces its tabs'
+    views (closing them), and the walk must not then refresh the closed ones ("failed to refresh: ... is closed")."""
+    from tinygrad_like.widgets import _base
+
+    class Ordered(list):  # (a WeakSet's order is arbitrary: walk the dashboard first, as the failing order was)
+        def add(self, v):
+            self.append(v)
+
+        def discard(self, v):
+            if v in self:
+                self.remove(v)
+
+    m, loss = mlp_loss()
+    dash = Dashboard(loss, m, follow=True)
+    old = dash.views["Graph"]
+    loss.backward(retain_graph=True)
+    tl.optim.SGD(m.parameters(), lr=0.1).step()  # (the old graph is stale now: refreshing it would redraw it)
+    newer = F.cross_entropy(m(tl.randn(5, 4)), tl.randint(0, 3, (5,)))
+    monkeypatch.setattr(_base, "_OPEN", Ordered(sorted(_base._OPEN, key=lambda v: v is not dash)))
+    _base.refresh_open_views()
+    assert dash.views["Graph"] is not old and dash.views["Graph"].tensor is newer.grad_fn
+    assert "failed to refresh" not in capsys.readouterr().err
+    dash.close()
+
+
 def test_dashboard_follow_shows_the_newest_graph_after_each_cell():
     m, loss = mlp_loss()
     dash = Dashboard(loss, m, follow=True)

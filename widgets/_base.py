@@ -471,6 +471,8 @@ def weak_callback(view: View, method: str):
 
 def refresh_open_views() -> None:
     for view in list(_OPEN):
+        if view not in _OPEN:  # closed meanwhile by one refreshed before it (a Dashboard replacing its tabs' views)
+            continue
         try:
             view.after_cell()
         except Exception as exc:  # noqa: BLE001 - a broken view must not break the notebook
