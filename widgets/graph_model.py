@@ -852,8 +852,9 @@ def record_timings():
         t._keep.clear()  # ids stay valid while the graph itself keeps its nodes alive
 
 
-#: "created at" of a node made before any view asked for lines (sites.request_lines: from then on they are recorded)
-NO_LINE = "not recorded: re-run the cell to record lines"
+#: "created at" of a node made before any view asked for lines (sites.request_lines: from then on they are recorded);
+#: the one text for it (tooltips and the graph view's details)
+NO_LINE = "not recorded: the graph was built before a view asked for lines (re-run the cell to record lines)"
 
 
 # ---- the payload the browser draws (see static/CONTRACT.md) --------------------------------------------------
