@@ -19,7 +19,7 @@ A saved notebook shows a static SVG of the same drawing where no kernel runs the
 
 from __future__ import annotations
 
-from tinygrad_like import Tensor, events, sites
+from tinygrad_like import Tensor, events, is_grad_enabled, sites
 from tinygrad_like.autograd.function import Function
 
 from . import selection
@@ -398,10 +398,8 @@ def no_graph_note(t: Tensor) -> str:
         return ("No graph to draw: this tensor is a leaf (requires_grad=True, grad_fn=None), made directly rather "
                 "than computed from other tensors, so autograd recorded nothing before it. Backward ends here and "
                 "fills its .grad. View a result computed from it instead, e.g. GraphView(loss, model).")
-    import tinygrad_like as tl
-
     why = ("it was computed while gradients were off (you are inside no_grad() or inference_mode() now)"
-           if not tl.is_grad_enabled() else
+           if not is_grad_enabled() else
            "it was computed under no_grad() or inference_mode(), or from tensors that do not require grad, or "
            "detached")
     return (f"No graph to draw: this tensor has requires_grad=False and grad_fn=None: {why}, so autograd recorded "
