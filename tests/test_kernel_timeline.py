@@ -485,3 +485,30 @@ def test_many_cells_share_a_fifth_of_the_axis_for_their_gaps():
     dur = np.full(200, 1.0)
     x, span = kv.compressed_x(start, dur, cells)
     assert dur.sum() / span > 0.75  # (2% per gap would be 98% of the launches' time in gaps alone)
+
+
+def test_two_clicks_on_one_view_with_a_cell_between_are_two_stretches(timeline, monkeypatch):
+    """Click, a cell, click again (each a tenth of a second apart): the clicks' group is drawn as two stretches, so
+    its span does not run from the first click to the last over the cell (before, the second click went back to
+    the first one's stretch)."""
+    monkeypatch.setattr(kernel_cells, "CELLS", kernel_cells._Cells())
+    cells = kernel_cells.CELLS
+    group = cells.group(1, "cell 1", "BackwardStepper")
+
+    def launch(t: float, acting) -> None:
+        cells.acting = acting
+        events.emit(events.KernelTimed("matmul", "cpu", t, 1e-4, ((8, 8),), 256))
+        timeline._drain()
+        cells.acting = None
+
+    launch(100.0, group)
+    launch(100.1, None)  # a cell (outside IPython: the view's own counter)
+    launch(100.2, group)
+    st = timeline.store
+    keys = [st.cells[st.row(seq)["cell_index"]] for seq in range(st.first, st.end)]
+    assert keys[0] == group and keys[1] not in (group, keys[2])
+    assert isinstance(keys[2], tuple) and keys[2][0] == group  # a later stretch of the group: unlabelled
+    assert timeline._cell_labels().count("cell 1 · BackwardStepper") == 1
+    timeline.clear()
+    launch(200.0, group)  # clear() forgets the stretches: the group starts again at its first
+    assert [st.cells[st.row(seq)["cell_index"]] for seq in range(st.first, st.end)] == [group]

@@ -603,3 +603,18 @@ def test_the_picture_follows_the_theme_and_keeps_the_selection() -> None:
         assert view.figure.figure["svg"] == light  # the same drawing, byte for byte
     finally:
         view.close()
+
+
+def test_the_gradcheck_path_and_the_freed_note_name_nodes_as_the_graph_does() -> None:
+    """torch's names, as the graph's boxes show them (``Mm``, ``Transpose``), not our ops' (``Matmul``,
+    ``Permute``)."""
+    from tinygrad_like.widgets.dashboard import freed_note
+    from tinygrad_like.widgets.gradcheck_view import backward_path
+
+    w = tl.ones(3, 2, requires_grad=True)
+    y = tl.ones(2, 3) @ w.transpose(0, 1).transpose(0, 1)
+    assert backward_path(y, w) == ["Mm", "Transpose", "Transpose"]
+    loss = y.sum()
+    loss.backward()
+    assert "last op <code>Sum</code>" in freed_note(loss, follow=False)
+    assert "last op <code>Mm</code>" in freed_note(y, follow=False)

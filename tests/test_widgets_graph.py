@@ -18,8 +18,7 @@ import tinygrad_like as tl
 from tinygrad_like import events
 from tinygrad_like.widgets import BackwardStepper, Dashboard, GraphView, build_graph, record_timings
 from tinygrad_like.widgets import graph_model as gm
-from tinygrad_like.widgets.graph_model import NOT_COMPUTED
-from tinygrad_like.widgets.graph_view import NO_SITE
+from tinygrad_like.widgets.graph_model import NO_LINE, NOT_COMPUTED
 
 nn, F = tl.nn, tl.nn.functional
 
@@ -282,7 +281,7 @@ def test_origins_give_every_op_its_module_and_line():
     assert sorted(n.module for n in before.nodes if n.label == "Add") == ["blocks.0", "blocks.1", "blocks.2"]
     assert all(n.site is None for n in before.ops), "no view listened: no stack walk per op"
     view = GraphView(loss, m)
-    assert view.details("n0")["rows"][4] == ["created at", NO_SITE]
+    assert view.details("n0")["rows"][4] == ["created at", NO_LINE]
     m, loss = resmlp_loss(3)  # the forward pass again, while the view is open
     g = build_graph(loss, m)
     view.close()

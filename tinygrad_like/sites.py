@@ -222,12 +222,13 @@ def origin(node=None) -> Origin:
         _last = last = _tuple_new(Origin, (None, 0, scope))
         return last
     # The user's line: the first frame outside the package. Walking there with ``f_back`` makes a frame object for
-    # every frame passed (CPython 3.11 builds them on demand); ``_getframe(k)`` makes only the k-th. Frames 1-3
-    # are ours for our own ops (``_watched``, ``apply`` or ``_attach``, the op's method), so the walk starts at 4:
-    # for ``x + y`` in a user's function that is the user's frame itself, whose frame object already exists.
-    # A user's own Function subclass is applied from user code: its walk starts at 3.
+    # every frame passed (CPython 3.11 builds them on demand); ``_getframe(k)`` makes only the k-th. Frames 1-2
+    # are always ours (``_watched``, then ``apply`` or ``_attach``), so the walk starts at 3: the op's method for
+    # ``x + y`` (one step back to the user), or the user's own frame when they call an op's ``apply`` themselves
+    # (``Permute.apply(x, (1, 0))``, their own Function or a subclass of ours). Starting at 4 for our ops skipped
+    # that frame and named its caller's line.
     try:
-        f = _getframe(1 if node is None else 4 if node._builtin else 3)
+        f = _getframe(1 if node is None else 3)
     except ValueError:  # (a shallower stack: package code at its bottom, a thread's target)
         f = _getframe(1)
     ours, theirs = _our_files, _user_files

@@ -19,6 +19,7 @@ import weakref
 import ipywidgets
 
 from tinygrad_like import events, sites
+from tinygrad_like.autograd.torch_nodes import view_label
 
 from ._base import View, _subscribe_weakly, weak_callback
 from ._static_picture import add_svg
@@ -270,8 +271,7 @@ def graph_freed(loss, limit: int = 256) -> bool:
 def freed_note(loss, follow: bool) -> str:
     """What the Backward tab says about a graph whose backward already ran (HTML)."""
     root = _root(loss)
-    name = getattr(root, "name", None)
-    name = name if isinstance(name, str) else type(root).__name__
+    name = view_label(root)  # (what the graph's boxes call it: torch's names)
     origin = getattr(root, "origin", None)
     site = getattr(origin, "site", None) if origin is not None else None
     made = f" made at {html.escape(site.label)}" if site is not None else ""

@@ -32,6 +32,8 @@ from functools import partial
 import ipywidgets
 import numpy as np
 
+from tinygrad_like.autograd.torch_nodes import view_label
+
 from ._base import View, weak_callback
 from ._static_picture import add_png
 from .figure_widget import FigureWidget, palette
@@ -175,7 +177,7 @@ def gradcheck_model(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: flo
             bad = ~np.isclose(a, n, atol=atol, rtol=rtol)
             nodes = _backward_nodes(o, inputs[i])
             pairs.append(PairCheck(oi, i, tuple(o.shape), tuple(inputs[i].shape), a, n, d, tol, bad,
-                                   tuple(node.name for node in nodes), _node_under_test(o, nodes)))
+                                   tuple(view_label(node) for node in nodes), _node_under_test(o, nodes)))
     return GradcheckModel(pairs, eps, atol, rtol, skipped)
 
 
@@ -184,9 +186,9 @@ def _node_under_test(out, nodes: list) -> str:
     grad_fn: the backward that this pair checks."""
     own = [n for n in nodes if type(n).__module__.partition(".")[0] != "tinygrad_like"]
     if own:
-        return own[0].name
+        return view_label(own[0])
     grad_fn = getattr(out, "grad_fn", None)
-    return "" if grad_fn is None else grad_fn.name
+    return "" if grad_fn is None else view_label(grad_fn)
 
 
 def verdict_text(model: GradcheckModel) -> str:
@@ -388,7 +390,7 @@ def backward_path(out, leaf) -> list[str]:
     """The graph nodes a gradient passes through from ``out`` back to the tensor ``leaf``: the node of the op that made
     ``out`` first (the one under test when ``fn`` is one op), the node that received ``leaf`` last. Empty when
     ``out`` does not depend on ``leaf``."""
-    return [n.name for n in _backward_nodes(out, leaf)]
+    return [view_label(n) for n in _backward_nodes(out, leaf)]
 
 
 def _backward_nodes(out, leaf) -> list:

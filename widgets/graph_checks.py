@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .graph_layout import ARROW
+
 #: a box's rectangle shrinks by this much (px) before testing: an edge that grazes a corner is not "through" it
 INSET = 1.0
 FRAME_LABEL_H = 14.0  # the clickable label row at a frame's top-left (graph.js draws 10.5 px text there)
@@ -93,11 +95,6 @@ def box_overlaps(graph: dict) -> list[tuple[int, int]]:
         o = (r[i + 1:, 0] < r[i, 2]) & (r[i + 1:, 2] > r[i, 0]) & (r[i + 1:, 1] < r[i, 3]) & (r[i + 1:, 3] > r[i, 1])
         out.extend((i, i + 1 + int(j)) for j in np.flatnonzero(o))
     return out
-
-
-#: graph.js's arrowhead length: an edge's last segment must be longer than 1.5 of it for the path to stop short and
-#: the arrowhead to fill the gap (a shorter one leaves the arrowhead sticking into the target box)
-ARROW = 7.0
 
 
 def detached_edges(graph: dict) -> list[int]:

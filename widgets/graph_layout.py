@@ -20,6 +20,9 @@ H_GAP = 18.0
 MARGIN = 24.0
 CHAR_W = 7.6  # average width of a bold 12 px UI-font character, for box widths (the browser never clips)
 SUB_CHAR_W = 6.6
+#: graph.js's arrowhead length: an edge's path stops this short of its target and the marker fills the gap
+#: (graph_svg draws the same; graph_checks wants an edge's last segment longer than 1.5 of it)
+ARROW = 7.0
 MIN_W, MAX_W = 64.0, 230.0
 DUMMY_W = 10.0  # the width a long edge takes where it passes through a layer
 FRAME_PAD, FRAME_HEAD = 8.0, 16.0  # a group frame's padding and the height of its label row

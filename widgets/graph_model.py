@@ -102,6 +102,9 @@ class GraphModel:
     index: dict[int, int]  # id(Function or Tensor) -> node index
     device: str = "cpu"  # the output's device (what the ops ran on)
     root_type: str = ""  # the model's class name: a top-level Sequential's children read "Sequential[0]"
+    # worked out once per model (its hierarchy does not change): see op_counts, foldable
+    _op_counts: dict | None = field(default=None, init=False, repr=False, compare=False)
+    _foldable: frozenset | None = field(default=None, init=False, repr=False, compare=False)
 
     def node_for(self, obj) -> int | None:
         """The index of the node drawn for a Function or a leaf Tensor (None when it is not in the graph)."""
@@ -624,30 +627,23 @@ def _natural(path: str) -> list:
 # ---- what is visible --------------------------------------------------------------------------------------
 def op_counts(model: GraphModel) -> dict[str, int]:
     """Group id -> number of ops anywhere inside it (computed once per model: its hierarchy does not change)."""
-    counts = getattr(model, "_op_counts", None)
+    counts = model._op_counts
     if counts is None:
         counts = dict.fromkeys(model.groups, 0)
         for n, chain in zip(model.nodes, model.chains):
             if n.kind == "op":
                 for gid in chain:
                     counts[gid] += 1
-        try:
-            model._op_counts = counts
-        except AttributeError:  # (a model class with slots: recount next time)
-            pass
+        model._op_counts = counts
     return counts
 
 
 def foldable(model: GraphModel) -> frozenset[str]:
     """The groups that may be drawn folded into one box: those of two ops or more. A box "LayerNorm · 1 op" would
     hide one op behind a click and show nothing the op's own box does not (its second line names the module)."""
-    fold = getattr(model, "_foldable", None)
+    fold = model._foldable
     if fold is None:
-        fold = frozenset(gid for gid, n in op_counts(model).items() if n >= 2)
-        try:
-            model._foldable = fold
-        except AttributeError:
-            pass
+        fold = model._foldable = frozenset(gid for gid, n in op_counts(model).items() if n >= 2)
     return fold
 
 
@@ -808,6 +804,7 @@ def _framed_groups(model: GraphModel, boxes: list[Box], own: list[str], expanded
               and sum(1 for i in _all_nodes(model.groups, g) if model.nodes[i].kind == "op") >= 2}
     return framed, {b.id: tuple(g for g in open_chain[b.id] if g in framed) for b in boxes}
 
+
 def _depth(model: GraphModel, gid: str) -> int:
     d, g = 0, model.groups[gid].parent
     while g is not None:
@@ -852,8 +849,9 @@ def record_timings():
         t._keep.clear()  # ids stay valid while the graph itself keeps its nodes alive
 
 
-#: "created at" of a node made before any view asked for lines (sites.request_lines: from then on they are recorded)
-NO_LINE = "not recorded: re-run the cell to record lines"
+#: "created at" of a node made before any view asked for lines (sites.request_lines: from then on they are recorded);
+#: the one text for it (tooltips and the graph view's details)
+NO_LINE = "not recorded: the graph was built before a view asked for lines (re-run the cell to record lines)"
 
 
 # ---- the payload the browser draws (see static/CONTRACT.md) --------------------------------------------------

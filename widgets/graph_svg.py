@@ -11,6 +11,8 @@ import math
 import textwrap
 from html import escape
 
+from .graph_layout import ARROW
+
 #: fills and strokes per box kind: (fill, stroke)
 COLOURS = {"op": ("#e8f0fe", "#4a6fa5"), "param": ("#fff4d6", "#b58900"), "leaf": ("#eeeeee", "#777777"),
            "output": ("#e6f4ea", "#2e7d32"), "group": ("#f3e8fd", "#7b4fa0")}
@@ -19,7 +21,6 @@ VISITED, CURRENT, FILLED, FAILED = "#c8e6c9", "#ef6c00", "#ffd54f", "#ffcdd2"
 NOTE_FILL = {"info": "#e3f2fd", "warn": "#fff3e0", "error": "#fdecea"}
 NOTE_EDGE = {"info": "#1976d2", "warn": "#ef6c00", "error": "#d32f2f"}
 NOTE_LINE, NOTE_CHAR_W = 14.0, 6.2  # a banner line's height and an 11 px character's width
-ARROW = 7.0  # the arrowhead's length, as graph.js draws it (its path stops this short; the marker fills the gap)
 
 
 def edge_points(points: list, cut: float = ARROW) -> list[tuple[float, float]]:

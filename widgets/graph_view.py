@@ -19,7 +19,7 @@ A saved notebook shows a static SVG of the same drawing where no kernel runs the
 
 from __future__ import annotations
 
-from tinygrad_like import Tensor, events, sites
+from tinygrad_like import Tensor, events, is_grad_enabled, sites
 from tinygrad_like.autograd.function import Function
 
 from . import selection
@@ -27,6 +27,7 @@ from ._base import View
 from ._static_picture import add_svg
 from .graph_model import (
     MAX_BOXES,
+    NO_LINE,
     GNode,
     GraphModel,
     _all_nodes,
@@ -40,9 +41,6 @@ from .graph_model import (
 )
 from .graph_svg import graph_svg
 from .graph_widget import GraphWidget
-
-#: The "created at" row of an op made while no view listened (the core records lines only for open views).
-NO_SITE = "not recorded: the graph was built before a view asked for lines (re-run the cell to record lines)"
 
 #: How many boxes of earlier drawings (one per set of expanded groups) a view keeps: stepping back and forth through
 #: a model revisits the same few sets, and each costs a layout (milliseconds to a tenth of a second) the first time.
@@ -353,7 +351,7 @@ class GraphView(View):
         title = f"{n.label} · {module}" if n.module and n.kind == "op" else n.label
         if n.kind == "op":
             rows = [["op", n.label], ["module", module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
-                    ["device", m.device], ["created at", n.site or NO_SITE]]
+                    ["device", m.device], ["created at", n.site or NO_LINE]]
             for src, dst, slot, shape in m.edges:
                 if dst == n.index:
                     name = n.inputs[slot] if slot < len(n.inputs) else f"input {slot}"
@@ -400,10 +398,8 @@ def no_graph_note(t: Tensor) -> str:
         return ("No graph to draw: this tensor is a leaf (requires_grad=True, grad_fn=None), made directly rather "
                 "than computed from other tensors, so autograd recorded nothing before it. Backward ends here and "
                 "fills its .grad. View a result computed from it instead, e.g. GraphView(loss, model).")
-    import tinygrad_like as tl
-
     why = ("it was computed while gradients were off (you are inside no_grad() or inference_mode() now)"
-           if not tl.is_grad_enabled() else
+           if not is_grad_enabled() else
            "it was computed under no_grad() or inference_mode(), or from tensors that do not require grad, or "
            "detached")
     return (f"No graph to draw: this tensor has requires_grad=False and grad_fn=None: {why}, so autograd recorded "

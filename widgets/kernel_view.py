@@ -133,7 +133,9 @@ class KernelTimeline(View):
         self._seen = 0  # launches since open / clear (the store keeps the newest ``max_launches``)
         self._groups: dict[tuple[str, str], list] = {}  # (name, device) -> [calls, total_s], since open / clear
         self._cells: dict[int, list] = {}  # cell number -> [launches, kernel_s, first start, last end]
-        self._stretch = [None, 0, -float("inf")]  # (cell key, stretch number, end of its last launch): see _drain
+        # cell key -> [stretch number, end of its last launch], and the key filed last: see _drain
+        self._stretches: dict = {}
+        self._last_key = None
         self._counter = 1  # cells outside IPython
         self._ipy = kernel_cells.hook_shell()
         self._html: dict[str, str] = {}
@@ -218,10 +220,15 @@ class KernelTimeline(View):
         key = self._cell_key()  # (the inbox is emptied before each cell, so its events all ran in this one)
         # a launch after IDLE_CUT_S without any starts a new stretch of the cell (key, k): the drawing cuts idle time
         # out between stretches as between cells (a monitor's redraw or a pause must not squeeze the steps)
-        seg = self._stretch
-        if seg[0] != key:
-            seg[:] = [key, 0, -float("inf")]
-        ci = st.cell_index(key if seg[1] == 0 else (key, seg[1]))
+        # A key filed again after another one (a second click on the same view's group, after a cell ran) starts a
+        # stretch of its own too: otherwise its span would run from the first click to the last, over the cell.
+        seg = self._stretches.get(key)
+        if seg is None:
+            seg = self._stretches[key] = [0, -float("inf")]
+        elif key != self._last_key:
+            seg[0], seg[1] = seg[0] + 1, -float("inf")
+        self._last_key = key
+        ci = st.cell_index(key if seg[0] == 0 else (key, seg[0]))
         cell_col = []
         idx, intern, node_id, phases = st._str_idx, st.intern, st.node_id, PHASE_CODES
         kernel, state = events.KernelTimed, events.StorageStateChanged
@@ -241,11 +248,11 @@ class KernelTimeline(View):
                                               key))
                 self._stale = True
                 continue
-            if start - seg[2] > IDLE_CUT_S and seg[2] > -float("inf"):
-                seg[1] += 1
-                ci = st.cell_index((key, seg[1]))
-            if start + seconds > seg[2]:
-                seg[2] = start + seconds
+            if start - seg[1] > IDLE_CUT_S and seg[1] > -float("inf"):
+                seg[0] += 1
+                ci = st.cell_index((key, seg[0]))
+            if start + seconds > seg[1]:
+                seg[1] = start + seconds
             cell_col.append(ci)
             starts.append(start)
             durs.append(seconds)
@@ -305,7 +312,8 @@ class KernelTimeline(View):
         self._compiles.clear()
         self._groups.clear()
         self._cells.clear()
-        self._stretch[:] = [None, 0, -float("inf")]
+        self._stretches.clear()
+        self._last_key = None
         self._seen = 0
         self._snapshot()
         self.refresh()

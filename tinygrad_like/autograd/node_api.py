@@ -83,8 +83,8 @@ def name_node_class(cls) -> None:
         cls.name = _Name(ours, theirs)
     if library:
         cls.__name__ = theirs
-    if cls.__module__.startswith("tinygrad_like."):
-        cls._builtin = True
+    cls._builtin = library  # (set on every class: a user's subclass of one of our ops must not inherit True)
+    if library:
         torch_nodes.install_saved(cls)  # (properties on the class: no __getattr__, which would slow every read)
         if ours in torch_nodes.VARIANTS:
             torch_nodes.install_variants(cls, _Name)

@@ -1,13 +1,14 @@
 """PyTorch's names for our graph nodes: class names (``AddBackward0``), input slots and ``_saved_*`` attributes.
 
-Our op classes (``Add``, ``Matmul``...) are named after the op, and ``node.name`` keeps that short name for the
-views. PyTorch names a node after the derivative formula that computes it (``AddBackward0``, ``MmBackward0``),
-and programs and libraries read those names (``type(z.grad_fn).__name__``, torchviz). Each of our op classes
-takes its PyTorch name as its class name when it is defined (:func:`torch_name`: ``<Op>Backward0`` unless the
-table says otherwise). One class of ours that stands for several of torch's formulas (``Sum`` for
-``SumBackward0`` and ``SumBackward1``, ``Matmul`` for ``MmBackward0``/``MvBackward0``/``DotBackward0``/
-``BmmBackward0``...) gets one subclass per variant, and the node takes the right one as its forward finishes
-(:func:`install_variants`: only these few classes pay for it, when a node is recorded).
+Our op classes (``Add``, ``Matmul``...) are named after the op, and ``node.name`` keeps that short name; the views
+show :func:`view_label` (torch's name without its ``Backward<N>``: ``Mm``, ``Transpose``). PyTorch names a node
+after the derivative formula that computes it (``AddBackward0``, ``MmBackward0``), and programs and libraries read
+those names (``type(z.grad_fn).__name__``, torchviz). Each of our op classes takes its PyTorch name as its class
+name when it is defined (:func:`torch_name`: ``<Op>Backward0`` unless the table says otherwise). One class of ours
+that stands for several of torch's formulas (``Sum`` for ``SumBackward0`` and ``SumBackward1``, ``Matmul`` for
+``MmBackward0``/``MvBackward0``/``DotBackward0``/``BmmBackward0``...) gets one subclass per variant, and the node
+takes the right one as its forward finishes (:func:`install_variants`: only these few classes pay for it, when a
+node is recorded).
 
 Deliberate differences, where our graph has another structure than torch's:
 
@@ -17,16 +18,15 @@ Deliberate differences, where our graph has another structure than torch's:
   ``TBackward0`` between (and a ``ViewBackward0`` on top for 3-D inputs);
 * ``reshape`` of a non-contiguous tensor is ``ViewBackward0`` over ``CloneBackward0`` (torch:
   ``UnsafeViewBackward0`` over ``CloneBackward0``); ``std`` is ``StdBackward0`` over ``VarBackward0``;
-  ``stack`` is ``CatBackward0`` over ``UnsqueezeBackward0``s; ``narrow`` is
-  ``SliceBackward0``; ``cross_entropy`` and the losses are composed of the ops they use;
+  ``narrow`` is ``SliceBackward0``; ``cross_entropy`` and the losses are composed of the ops they use;
 * one permutation node stands for ``t()``, ``.T``, ``transpose`` and ``permute``, named as torch names it after the
   method called: ``TBackward0`` (``t()``), ``TransposeBackward0`` (``transpose``, ``swapaxes``, ``.mT``),
   ``PermuteBackward0`` (``permute``, ``.T``, ``movedim``); ``split``/``chunk``'s slices are each a
   ``SplitBackward0`` (``SplitWithSizesBackward0`` for a list of sizes), ``unbind``'s an ``UnbindBackward0``
   (torch: one node with several outputs);
 * ``number - x`` is ``SubBackward0`` (torch: ``RsubBackward1``);
-* an autograd in-place op (``y.add_(1)``) is the op's node over a ``CloneBackward0`` of the old value (torch needs
-  no clone), and ``y[i] = v`` on a tensor that is not a view is ``IndexPutBackward0`` (torch: ``CopySlices``).
+* ``y[i] = v`` on a tensor that is not a view is ``IndexPutBackward0`` (torch: ``CopySlices``). (An autograd
+  in-place op, ``y.add_(1)``, records the op's node alone, as torch: ``AddBackward0`` over ``y``'s node.)
 
 ``next_functions`` lists torch's inputs only (:data:`SLOTS`: our nodes also keep a ``None`` slot for each option
 argument, ``dim``, ``keepdim``...), in torch's order. ``_saved_*`` attributes are properties made per class

@@ -78,7 +78,6 @@ class Permute(ViewFunction):
         return (g.permute(tuple(inv)),) + (None,) * (len(self.next) - 1)
 
 
-
 _TRANSPOSE = "TransposeBackward0"
 
 
@@ -92,6 +91,7 @@ def _named_slices(outs: tuple, src, kind: str) -> tuple:
         if g is not None and g is not before and isinstance(g, Slice):
             g.__class__ = Slice._variant(kind)
     return outs
+
 
 class Expand(ViewFunction):
     __slots__ = ()

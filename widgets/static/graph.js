@@ -362,11 +362,12 @@ function render({ model, el }) {
     return { label: `600 12px ${fam}`, sub: `10.5px ${fam}` };
   }
 
-  /** The `graph` trait: UTF-8 JSON in a binary buffer (a DataView; see graph_widget.py), or a plain object. */
+  /** The `graph` trait: UTF-8 JSON in a binary buffer (see graph_widget.py), or a plain object. The buffer comes as
+   * a DataView from the kernel, but may be an ArrayBuffer or a typed array (a saved notebook, another front-end). */
   function readGraph() {
     const g = model.get("graph");
-    if (g && g.buffer instanceof ArrayBuffer) {
-      return g.byteLength ? JSON.parse(new TextDecoder().decode(new Uint8Array(g.buffer, g.byteOffset, g.byteLength))) : {};
+    if (g instanceof ArrayBuffer || ArrayBuffer.isView(g)) {
+      return g.byteLength ? JSON.parse(new TextDecoder().decode(g)) : {};  // (decode takes either, offset included)
     }
     return g || {};
   }
