@@ -106,7 +106,7 @@ def displayed(view: Any) -> None:
         return
     _pins[id(view)] = [view, key, _serial]
     _gone.pop(id(view), None)
-    widget = view.__dict__.get("widget")
+    widget = view.__dict__.get("_widget")
     if widget is not None and widget.has_trait("_view_count") and widget._view_count is None:
         widget._view_count = 0  # (None: the front-end does not count; a number: it adds and takes off its views)
         widget.observe(_count_observer(view), names="_view_count")
@@ -148,7 +148,7 @@ def _post_run_cell(result: Any = None) -> None:
     for vid, ref in list(_gone.items()):
         del _gone[vid]
         view = ref()
-        widget = None if view is None else view.__dict__.get("widget")
+        widget = None if view is None else view.__dict__.get("_widget")
         if widget is not None and not widget._view_count:
             _pins.pop(vid, None)
             due.append((view, "its output was cleared"))
@@ -157,7 +157,11 @@ def _post_run_cell(result: Any = None) -> None:
     sh = shell()
     ns = getattr(sh, "user_ns", None) or {}
     for view, why in due:
-        if "_closed_as" not in view.__dict__ and not named_by_user(view, ns):
+        if "_closed_as" in view.__dict__:
+            continue
+        if named_by_user(view, ns):
+            view._no_longer_shown()  # (the variable's view: freed once it is dropped, as one never displayed)
+        else:
             view.release(why)
 
 
