@@ -109,8 +109,15 @@ def no_longer_shown(view: View) -> None:
     """The lifecycle found ``view`` shown nowhere (its cell ran again, or its output was cleared) yet still named by
     a variable: if only a display had handed its widget out, the widget lets go of the view again, and the view
     closes its widgets once the variable drops it (as one never displayed does)."""
+    if view.__dict__.get("_handed_out") == "shown":
+        take_back(view)
+
+
+def take_back(view: View) -> None:
+    """Undo :func:`_hand_out`: the widget no longer keeps ``view`` alive, and the view closes its widgets when it is
+    dropped (the lifecycle, for a view shown nowhere; a test suite, for the views a finished test read widgets of)."""
     d = view.__dict__
-    if d.get("_handed_out") != "shown" or "_closed_as" in d:
+    if not d.get("_handed_out") or "_closed_as" in d:
         return
     del d["_handed_out"]
     widget = d["_widget"]
