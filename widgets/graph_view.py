@@ -41,7 +41,7 @@ from .graph_model import (
 from .graph_svg import graph_svg
 from .graph_widget import GraphWidget
 
-#: The "created at" row of an op made while no view listened (the core records lines only for open views).
+#: The "created at" row of an op made while lines were off (a view asks for them: sites.request_lines).
 NO_SITE = "not recorded: the graph was built before a view asked for lines (re-run the cell to record lines)"
 
 #: How many boxes of earlier drawings (one per set of expanded groups) a view keeps: stepping back and forth through
@@ -82,7 +82,9 @@ class GraphView(View):
         self._fold_note = False  # folded to fit (a "fold_to_fit" message): say so above the drawing
         self._payloads: dict[frozenset, dict] = {}  # expanded set -> drawing, for this model
         self._height = height
-        self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line
+        # the next forward pass records the user's line of each node (a graph built before says "re-run the cell"),
+        # until an optimizer steps: a view left open does not keep a training loop walking the stack for every op
+        sites.request_lines()
         super().__init__(live=live)
         self.refresh()
         selection.register(self)  # weakly: a KernelTimeline click selects our node (see on_shared_select)
@@ -314,7 +316,6 @@ class GraphView(View):
         self._send_graph()
 
     def close(self) -> None:
-        self._unlisten()
         selection.unregister(self)
         super().close()
 
