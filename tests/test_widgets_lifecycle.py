@@ -457,6 +457,17 @@ def test_a_view_whose_output_the_front_end_cleared_is_released_in_a_real_kernel(
         kernel.close()
 
 
+def test_a_users_variable_names_a_view_directly_or_one_or_two_levels_down():
+    """As the lifecycle's docstrings say: the variable itself, one level down, two levels down; not three."""
+    obj = object()
+    holder = types.SimpleNamespace(x=obj)
+    assert lifecycle.named_by_user(obj, {"g": obj})
+    assert lifecycle.named_by_user(obj, {"views": [obj]}) and lifecycle.named_by_user(obj, {"h": holder})
+    assert lifecycle.named_by_user(obj, {"views": {"a": [obj]}}) and lifecycle.named_by_user(obj, {"v": [holder]})
+    assert not lifecycle.named_by_user(obj, {"views": {"a": [[obj]]}})
+    assert not lifecycle.named_by_user(obj, {"Out": {1: obj}, "_": obj, "_5": obj})
+
+
 def test_the_scan_for_a_users_variable_survives_odd_objects():
     class Proxy:
         __slots__ = ()
