@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -189,6 +191,18 @@ def make_array(shape, kind: str, rng: np.random.Generator, dtype: str = "float64
     else:
         raise ValueError(f"unknown data kind {kind!r}")
     return np.asarray(a).astype(TL_DTYPES[dtype].np)
+
+
+@pytest.fixture(autouse=True)
+def _views_let_go_of_handed_out_widgets():
+    """A test that read ``view.widget`` handed the widget out: the widget then keeps its view (and the view's event
+    subscriptions) alive until closed, as a notebook user's widget does. Afterwards the test holds nothing any more,
+    so the views it left open go back to closing their widgets when dropped (views a fixture still holds live on)."""
+    yield
+    base = sys.modules.get("tinygrad_like.widgets._base")
+    if base is not None:
+        for view in list(base._OPEN):
+            base.take_back(view)
 
 
 @pytest.fixture(params=["plain", "create_graph"])

@@ -251,7 +251,7 @@ def test_scopes_only_record_the_module_but_not_the_line(no_origins):
 
 
 def test_a_listener_records_lines_while_it_lives(no_origins):
-    """Views call ``sites.listen(view)``: lines are recorded while one is open, and after it (the forward pass the
+    """``sites.listen(owner)``: lines are recorded while an owner lives, and after it (the forward pass the
     learner runs again once the view said "re-run the cell") until an optimizer steps."""
     import gc
 

@@ -124,15 +124,34 @@ def test_an_optimizer_step_ends_the_request():
     assert all(n.obj.origin.code is None for n in g.ops) and all(n.module for n in g.ops if n.label == "Linear")
 
 
-def test_an_open_view_keeps_recording_after_a_step():
-    model, loss = lm.make("resmlp")
-    view = GraphView(loss, model)
-    tl.optim.SGD(model.parameters(), lr=0.1).step()
+def test_open_views_do_not_keep_a_training_loop_recording_lines():
+    """A view asks for the lines of the next forward pass, not for as long as it is open: views left open (displayed
+    ones stay alive) must not make every op of a training loop walk the stack. (Open views used to keep lines on.)"""
+    from tinygrad_like.widgets.dashboard import Dashboard
+    from tinygrad_like.widgets.graph_model import NO_LINE
+
+    model = tl.nn.Sequential(tl.nn.Linear(8, 8), tl.nn.ReLU(), tl.nn.Linear(8, 2))
+    loss = model(tl.randn(4, 8)).sum()
+    views = [GraphView(loss, model), BackwardStepper(loss, model), Dashboard(loss, model, follow=True)]
     try:
-        assert sites.LINES  # (still open: it listens)
+        assert sites.LINES
+        opt = tl.optim.SGD(model.parameters(), lr=0.1)
+        loss.backward()
+        opt.step()
+        assert not sites.LINES and not sites.lines_requested()  # the loop records scopes only
+        loss = model(tl.randn(4, 8)).sum()
+        assert all(n.obj.origin.code is None for n in graph_model.build_graph(loss, model).ops)
+        view = GraphView(loss, model)  # a view of a graph built without lines says how to get them
+        views.append(view)
+        node = next(n for n in view.model.nodes if n.kind == "op")
+        rows = dict(map(tuple, view.details(node.id)["rows"]))
+        assert rows["created at"] == NO_LINE and "re-run the cell to record lines" in NO_LINE
+        assert sites.LINES  # ... and asks: the cell run again records them
+        loss = model(tl.randn(4, 8)).sum()
+        assert all(n.obj.origin.code is not None for n in graph_model.build_graph(loss, model).ops)
     finally:
-        view.close()
-    assert not sites.LINES
+        for v in views:
+            v.close()
 
 
 # ---- the walk itself ----------------------------------------------------------------------------------------

@@ -237,6 +237,94 @@ def test_a_view_dropped_without_close_closes_its_widgets(kind):
     assert _state() == before, f"{kind}: (widgets, subscribers, line recorders, open views) left behind"
 
 
+def _own_widget(view):
+    """The view's root widget, read as the view's own code reads it (``view.widget`` from here hands it out)."""
+    return view.__dict__.get("_widget") or view.__dict__["widget"]
+
+
+def test_a_widget_the_user_holds_keeps_its_view_and_stays_open():
+    """``w = GraphView(y).widget``, or ``VBox([GraphView(y).widget])`` (two views side by side): nobody holds the view,
+    yet its widget is the user's, so it stays open and its buttons still reach the view."""
+    model, loss = _small()
+    w = GraphView(loss, model).widget
+    box = W.VBox([GraphView(loss, model).widget, GraphView(loss, model).widget])
+    gc.collect()
+    try:
+        assert w.comm is not None and all(c.comm is not None for c in box.children)
+        assert box._repr_mimebundle_() is not None  # (crashed on a closed child: 'NoneType' has no 'comm_id')
+        w._handle_custom_msg({"type": "pause"}, [])  # what its Pause button sends
+        assert w._tl_view.paused and w.paused and not w._tl_view.closed
+    finally:
+        for c in (w, *box.children):
+            c._tl_view.close()
+        _base.close_tree(box)
+    assert w.comm is None
+
+
+def test_a_displayed_view_keeps_its_widget_open_once_nobody_holds_it():
+    model, loss = _small()
+    view = GraphView(loss, model)
+    view._repr_mimebundle_()  # (displayed outside a notebook cell: nothing pins it)
+    w = _own_widget(view)
+    del view
+    gc.collect()
+    try:
+        assert w.comm is not None and not w._tl_view.closed
+    finally:
+        w._tl_view.close()
+
+
+def test_a_dashboard_or_monitor_whose_widget_is_held_keeps_its_tabs_and_plots():
+    from tinygrad_like.widgets.dashboard import Dashboard
+    from tinygrad_like.widgets.training_view import TrainingMonitor
+
+    model, loss = _small()
+    dash_widget = Dashboard(loss, model).widget
+    monitor_widget = TrainingMonitor(3).widget
+    gc.collect()
+    dash, monitor = dash_widget._tl_view, monitor_widget._tl_view
+    try:
+        pages = [v.widget for v in dash.views.values() if v is not None]
+        assert pages and all(p.comm is not None for p in pages) and dash_widget.comm is not None
+        storage = dash.views["Storage"]
+        before = storage.redraws
+        dash.select("Storage")
+        assert storage.redraws == before + 1  # (its tabs' views are alive: they redraw)
+        monitor.log(1.0)
+        assert monitor.history["loss"] == [1.0] and monitor_widget.comm is not None
+    finally:
+        dash.close()
+        monitor.close()
+    assert dash_widget.comm is None and all(p.comm is None for p in pages) and monitor_widget.comm is None
+
+
+@pytest.mark.parametrize("kind", ["graph", "dashboard", "training"])
+def test_a_dropped_view_never_handed_out_still_frees_its_widgets(kind):
+    model, loss = _small()
+    before = _state()
+    view = _make(kind, model, loss)
+    widget = _own_widget(view)
+    ref = weakref.ref(view)
+    del view
+    gc.collect()
+    assert ref() is None and widget.comm is None
+    assert _state() == before
+
+
+def test_a_view_shown_then_named_is_freed_once_its_variable_drops_it(shell):
+    """Displayed by a cell that ran again, kept by a variable: once the variable goes, nothing shows or holds it."""
+    kept = shell.run("c1", lambda ns: ns.setdefault("g", _graph_cell(ns)))
+    widget = _own_widget(kept)
+    shell.run("c1", _graph_cell)
+    assert not kept.closed and widget.comm is not None
+    ref = weakref.ref(kept)
+    del shell.user_ns["g"], kept
+    shell.user_ns["Out"].clear()
+    shell.user_ns["_"] = None
+    gc.collect()
+    assert ref() is None and widget.comm is None
+
+
 # ---- a closed view displays as closed -------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_closed_view_displays_as_closed(kind):
@@ -367,6 +455,17 @@ def test_a_view_whose_output_the_front_end_cleared_is_released_in_a_real_kernel(
             "True <GraphView: closed, released because its output was cleared>")
     finally:
         kernel.close()
+
+
+def test_a_users_variable_names_a_view_directly_or_one_or_two_levels_down():
+    """As the lifecycle's docstrings say: the variable itself, one level down, two levels down; not three."""
+    obj = object()
+    holder = types.SimpleNamespace(x=obj)
+    assert lifecycle.named_by_user(obj, {"g": obj})
+    assert lifecycle.named_by_user(obj, {"views": [obj]}) and lifecycle.named_by_user(obj, {"h": holder})
+    assert lifecycle.named_by_user(obj, {"views": {"a": [obj]}}) and lifecycle.named_by_user(obj, {"v": [holder]})
+    assert not lifecycle.named_by_user(obj, {"views": {"a": [[obj]]}})
+    assert not lifecycle.named_by_user(obj, {"Out": {1: obj}, "_": obj, "_5": obj})
 
 
 def test_the_scan_for_a_users_variable_survives_odd_objects():

@@ -9,7 +9,7 @@ free: the op path tests one flag it already tested for events. Two levels, becau
 - the user's line costs a walk up the Python stack (a few tenths of a µs per op on CPython 3.11, which builds
   frame objects on demand: see :func:`origin`), too much for every step of a training loop. It is recorded from
   the moment someone asks (:func:`request_lines`: importing ``tinygrad_like.widgets``, opening a view that shows
-  lines) until an optimizer next steps, while a view that shows lines is open (:func:`listen`), and everywhere
+  lines) until an optimizer next steps, while an owner registered with :func:`listen` lives, and everywhere
   after :func:`record_origins`.
 
 >>> import tinygrad_like as tl
@@ -269,7 +269,7 @@ _last_line: Origin = _NO_ORIGIN  # the Origin with a line made last (reused by t
 LINES = False
 _explicit = False  # record_origins(True): scopes and lines everywhere
 _scopes = False  # record_scopes(True): scopes only
-_listeners = 0  # open views that show lines (see listen)
+_listeners = 0  # live owners registered with listen
 _requested = False  # a view asked for lines: recorded until an optimizer next steps (see request_lines)
 
 
@@ -283,8 +283,8 @@ def _update() -> None:
 def record_origins(on: bool = True) -> bool:
     """Record scopes and lines for every node from now on, or stop; returns the previous setting.
 
-    The switch is process-wide (like ``no_grad``); the module scope it records is per thread. Views turn
-    line recording on by themselves while they are open, so most code never calls this.
+    The switch is process-wide (like ``no_grad``); the module scope it records is per thread. Views ask for
+    the lines of the next forward pass by themselves (:func:`request_lines`), so most code never calls this.
     """
     global _explicit
     previous, _explicit = _explicit, bool(on)

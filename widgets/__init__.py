@@ -27,8 +27,9 @@ from .stepper import BackwardStepper
 # The graph views group ops by the module that made them: from now on the core records each graph node's module
 # scope (one attribute read per op; tl.sites.record_scopes(False) turns it off), and each node's line of user code
 # (a stack walk per op, which costs more: tl.sites.origin) until an optimizer first steps, so a training loop
-# does not pay for it. A view that shows lines asks for them again (sites.listen -> sites.request_lines); a graph
-# built while they were off says "re-run the cell to record lines". tl.sites.record_origins() records them always.
+# does not pay for it. A view that shows lines asks for them again when it is made (sites.request_lines: until the
+# next optimizer step, however long the view stays open); a graph built while they were off says "re-run the cell to
+# record lines". tl.sites.record_origins() records them always.
 _sites.record_scopes(True)
 _sites.request_lines()
 

@@ -1,8 +1,9 @@
 """What every view shares: a root widget with stable CSS classes (``tl-view`` and the view's own), refresh on
 demand, after every cell (``%load_ext tinygrad_like.widgets``), and throttled refresh while events stream in during
 a long cell; pause, visibility and closing. A closed view is a shell that keeps only plain values and displays as
-"closed"; a view dropped without ``close()`` closes its widgets when collected; ``lifecycle`` releases the views a
-notebook no longer shows.
+"closed"; a view dropped without ``close()`` closes its widgets when collected, unless its widget was handed out (read
+by the user's code, or displayed: then the widget keeps its view); ``lifecycle`` releases the views a notebook no
+longer shows.
 
 A view keeps the *model* (plain Python data computed from the core: ``graph_model``, ``storage_model``,
 ``kernel_model``) apart from the *drawing* (the browser code in ``static/``, through an anywidget such as
@@ -14,6 +15,8 @@ drawings are unit-tested without a browser.
 from __future__ import annotations
 
 import html
+import os
+import sys
 import time
 import weakref
 from typing import Any
@@ -60,6 +63,68 @@ class _ClosedFlag:
         return self if view is None else "_closed_as" in view.__dict__
 
 
+#: where this package's modules live: a read of ``view.widget`` from elsewhere is the user's (it hands the widget out)
+_OUR_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: the attribute of a handed-out root widget that holds its view
+_HOLDS_VIEW = "_tl_view"
+
+
+class _WidgetSlot:
+    """``view.widget``, the root widget. Read by code outside this package (``ipywidgets.VBox([view.widget])``,
+    ``w = GraphView(y).widget``), or displayed, the widget is *handed out*: from then on it holds its view (so the
+    buttons and drawing keep working while the user holds only the widget), and the view no longer closes it when
+    collected; the notebook hooks of :mod:`.lifecycle` and ``close()`` free it instead. A view whose widget was never
+    handed out closes its widgets when dropped."""
+
+    def __get__(self, view, owner=None):
+        if view is None:
+            return self
+        d = view.__dict__
+        widget = d.get("_widget")
+        if widget is None:
+            return view.__getattr__("widget")  # (a closed view: says so)
+        if d.get("_handed_out") != "read" and not _getframe(1).f_code.co_filename.startswith(_OUR_DIR):
+            _hand_out(view, "read")
+        return widget
+
+    def __set__(self, view, widget) -> None:
+        view.__dict__["_widget"] = widget
+
+
+_getframe = sys._getframe
+
+
+def _hand_out(view: View, how: str) -> None:
+    """The user holds (``how="read"``) or shows (``"shown"``) ``view``'s widget: the widget keeps the view alive, and
+    the view's collection no longer closes it (see :class:`_WidgetSlot`)."""
+    d = view.__dict__
+    if "_closed_as" in d or d.get("_handed_out") in (how, "read"):
+        return
+    d["_handed_out"] = how
+    d["_reaper"].detach()
+    d["_widget"].__dict__[_HOLDS_VIEW] = view
+
+
+def no_longer_shown(view: View) -> None:
+    """The lifecycle found ``view`` shown nowhere (its cell ran again, or its output was cleared) yet still named by
+    a variable: if only a display had handed its widget out, the widget lets go of the view again, and the view
+    closes its widgets once the variable drops it (as one never displayed does)."""
+    if view.__dict__.get("_handed_out") == "shown":
+        take_back(view)
+
+
+def take_back(view: View) -> None:
+    """Undo :func:`_hand_out`: the widget no longer keeps ``view`` alive, and the view closes its widgets when it is
+    dropped (the lifecycle, for a view shown nowhere; a test suite, for the views a finished test read widgets of)."""
+    d = view.__dict__
+    if not d.get("_handed_out") or "_closed_as" in d:
+        return
+    del d["_handed_out"]
+    widget = d["_widget"]
+    widget.__dict__.pop(_HOLDS_VIEW, None)
+    d["_reaper"] = weakref.finalize(view, close_tree, widget)
+
+
 class View:
     """Base of every view: ``widget`` is the root container (class ``tl-view`` and ``css_class``).
 
@@ -90,10 +155,13 @@ class View:
             if fn is not None and not getattr(fn, "_shell_guard", False):
                 setattr(cls, name, guard(fn))
 
+    widget = _WidgetSlot()
+
     def __init__(self, *, live: bool = True) -> None:
         self.widget = self._make_widget()
-        # dropped without close(): its widgets close with it (ipywidgets would keep them, and their comms, for good);
-        # the finalizer holds the widget, never the view (the views' widgets reach their view only weakly)
+        # dropped without close() before its widget was handed out: its widgets close with it (ipywidgets would keep
+        # them, and their comms, for good); the finalizer holds the widget, never the view (until handed out, the
+        # view's widgets reach their view only weakly)
         self._reaper = weakref.finalize(self, close_tree, self.widget)
         self._made_in = kernel_cells.made_in()  # (names the work it does later for clicks, in a kernel timeline)
         self.widget.add_class("tl-view")
@@ -293,11 +361,16 @@ class View:
         self._stop_listening()
         _OPEN.discard(self)
         self._reaper.detach()
-        close_tree(self.widget)
+        widget = self.__dict__["_widget"]
+        widget.__dict__.pop(_HOLDS_VIEW, None)  # (a widget the user kept no longer keeps the shell)
+        close_tree(widget)
         lifecycle.forget(self)
         self._become_shell()
 
     closed = _ClosedFlag()
+
+    def _no_longer_shown(self) -> None:
+        no_longer_shown(self)
 
     def release(self, why: str = "") -> None:
         """Close the view because nothing shows it any more (``why``: "its cell was run again", "its output was
@@ -353,6 +426,7 @@ class View:
         if isinstance(data, tuple):  # (data, metadata), as some ipywidgets versions return it
             data = data[0]
         data["text/plain"] = self.summary()
+        _hand_out(self, "shown")  # (its widget lives on the page: it must keep the view that answers its clicks)
         lifecycle.displayed(self)  # (in a notebook: held while shown, released when its cell is run again)
         return data
 

@@ -72,7 +72,8 @@ class Dashboard(View):
         self._backward_root = None  # follow=True: the root node of the newest backward pass (held)
         self._follow_unsubscribe = _subscribe_weakly(self, "_note_op", (events.OpRecorded, events.BackwardStep)) \
             if follow else None
-        self._unlisten = sites.listen(self) if follow else None  # the graphs it will follow record their lines
+        if follow:  # the next forward pass records its lines (until an optimizer steps: a loop does not pay for them)
+            sites.request_lines()
         self.views: dict[str, View | None] = dict.fromkeys(TITLES)
         self.errors: dict[str, str] = {}
         self._pages: dict[str, ipywidgets.Widget] = {}
@@ -226,7 +227,6 @@ class Dashboard(View):
         if self._follow_unsubscribe is not None:
             self._follow_unsubscribe()
             self._follow_unsubscribe = None
-            self._unlisten()
         self._latest = self._backward_root = None
         for title in TITLES:
             self._close_view(title)

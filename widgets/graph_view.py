@@ -80,7 +80,9 @@ class GraphView(View):
         self._fold_note = False  # folded to fit (a "fold_to_fit" message): say so above the drawing
         self._payloads: dict[frozenset, dict] = {}  # expanded set -> drawing, for this model
         self._height = height
-        self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line
+        # the next forward pass records the user's line of each node (a graph built before says "re-run the cell"),
+        # until an optimizer steps: a view left open does not keep a training loop walking the stack for every op
+        sites.request_lines()
         super().__init__(live=live)
         self.refresh()
         selection.register(self)  # weakly: a KernelTimeline click selects our node (see on_shared_select)
@@ -312,7 +314,6 @@ class GraphView(View):
         self._send_graph()
 
     def close(self) -> None:
-        self._unlisten()
         selection.unregister(self)
         super().close()
 

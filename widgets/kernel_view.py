@@ -142,7 +142,9 @@ class KernelTimeline(View):
         self._sent = (0, 0, 0)  # (rows, strings, node number) the browser has
         self._rev = 0  # bumped by every full snapshot; appends name the snapshot they follow
         self._height = height or (40 + 18 * max_rows)
-        self._unlisten = sites.listen(self)  # while open, new graph nodes record the user's line (tooltips)
+        # the next forward pass records the user's line of each node (tooltips), until an optimizer steps: a timeline
+        # left open does not keep a training loop walking the stack for every op (its launches then name no line)
+        sites.request_lines()
         super().__init__(live=live)
         kernel_cells.track(self)  # (its inbox is filed before each cell starts)
         self.header, self.table = _Html(self, "header"), _Html(self, "stats")
@@ -511,8 +513,3 @@ class KernelTimeline(View):
     def _repr_mimebundle_(self, **kwargs):
         """The widget, plus :meth:`to_png` for a saved notebook where widgets do not run."""
         return add_png(super()._repr_mimebundle_(**kwargs), self.to_png())
-
-    def close(self) -> None:
-        if self._unlisten is not None:
-            self._unlisten()
-        super().close()

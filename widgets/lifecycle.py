@@ -12,8 +12,9 @@ How a view learns it is no longer shown, without importing IPython (the shell is
   key: the front-end's ``cellId`` (JupyterLab and Notebook 7 send one with every execution), else the cell's
   source text (a re-run with the same code). After the next run of the same cell (IPython's ``post_run_cell``
   event, by then the cell's new variables are bound) the views pinned by its earlier runs are unpinned, and each
-  one that no variable of the user's still names (directly, or one level down in a list, dict or object: the
-  output history ``Out``/``_``/``__``/``___``/``_5`` does not count) is released.
+  one that no variable of the user's still names (directly, or one or two levels down in lists, dicts or objects'
+  attributes: ``g``, ``views["a"]``, ``views["a"][0]``; the output history ``Out``/``_``/``__``/``___``/``_5`` does
+  not count) is released.
 - **its output was cleared.** A displayed view turns on ipywidgets' view count (``_view_count``: the front-end
   adds one for each view of the widget it draws and takes it off when that view is removed, e.g. when the output
   area is cleared or the cell deleted). When it falls to 0, the view is released at the end of the next cell run
@@ -21,7 +22,8 @@ How a view learns it is no longer shown, without importing IPython (the shell is
 
 The hooks are registered by ``%load_ext tinygrad_like.widgets`` and, without it, when the first view is displayed
 in an IPython kernel. Outside IPython nothing is pinned, and a dropped view is simply garbage collected (its
-widgets close with it: see ``_base.View``).
+widgets close with it, unless the user's code read its ``widget``: then the widget keeps the view until ``close()``;
+see ``_base._WidgetSlot``).
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def displayed(view: Any) -> None:
         return
     _pins[id(view)] = [view, key, _serial]
     _gone.pop(id(view), None)
-    widget = view.__dict__.get("widget")
+    widget = view.__dict__.get("_widget")
     if widget is not None and widget.has_trait("_view_count") and widget._view_count is None:
         widget._view_count = 0  # (None: the front-end does not count; a number: it adds and takes off its views)
         widget.observe(_count_observer(view), names="_view_count")
@@ -148,7 +150,7 @@ def _post_run_cell(result: Any = None) -> None:
     for vid, ref in list(_gone.items()):
         del _gone[vid]
         view = ref()
-        widget = None if view is None else view.__dict__.get("widget")
+        widget = None if view is None else view.__dict__.get("_widget")
         if widget is not None and not widget._view_count:
             _pins.pop(vid, None)
             due.append((view, "its output was cleared"))
@@ -157,18 +159,25 @@ def _post_run_cell(result: Any = None) -> None:
     sh = shell()
     ns = getattr(sh, "user_ns", None) or {}
     for view, why in due:
-        if "_closed_as" not in view.__dict__ and not named_by_user(view, ns):
+        if "_closed_as" in view.__dict__:
+            continue
+        if named_by_user(view, ns):
+            view._no_longer_shown()  # (the variable's view: freed once it is dropped, as one never displayed)
+        else:
             view.release(why)
 
 
 def named_by_user(obj: Any, ns: dict) -> bool:
-    """Whether a variable of the user's namespace ``ns`` holds ``obj``: directly, or inside a list, tuple, set or dict,
-    or in an attribute of an object, one or two levels down (IPython's output history does not count)."""
+    """Whether a variable of the user's namespace ``ns`` holds ``obj``: directly (the variable is ``obj``), or one or
+    two levels down, each level an item of a list, tuple, set or dict or an attribute of an object (``v[0]``,
+    ``v["a"][0]``, ``v.x.y``); deeper is not searched. IPython's output history does not count."""
     budget = [_SCAN_BUDGET]
     level = [v for k, v in ns.items() if k not in _HISTORY and not _HISTORY_N.match(k)]
-    for _depth in range(3):
+    for depth in range(3):  # the variables themselves, then one and two levels down
         if any(v is obj for v in level):
             return True
+        if depth == 2:
+            return False
         nxt: list = []
         for v in level:
             nxt.extend(_contents(v, budget))
