@@ -128,7 +128,6 @@ def test_open_views_do_not_keep_a_training_loop_recording_lines():
     """A view asks for the lines of the next forward pass, not for as long as it is open: views left open (displayed
     ones stay alive) must not make every op of a training loop walk the stack. (Open views used to keep lines on.)"""
     from tinygrad_like.widgets.dashboard import Dashboard
-    from tinygrad_like.widgets.graph_model import NO_LINE
 
     model = tl.nn.Sequential(tl.nn.Linear(8, 8), tl.nn.ReLU(), tl.nn.Linear(8, 2))
     loss = model(tl.randn(4, 8)).sum()
