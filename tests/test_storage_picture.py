@@ -284,10 +284,14 @@ def test_paused_or_hidden_views_do_not_redraw(views):
 
 
 def test_close_message_closes_the_view():
+    from tinygrad_like.widgets import _base
+
     view = sv.StorageView(user_ns=False)
-    assert events.ACTIVE
+    widget = view.widget  # (a closed view keeps no widget: hold it to check it was closed)
+    assert events.ACTIVE and view in _base._OPEN
     view.on_message({"type": "close"})
-    assert view._unsubscribe is None and view.widget.comm is None
+    assert view not in _base._OPEN and widget.comm is None
+    assert "closed" in view._repr_mimebundle_()["text/plain"]
 
 
 # ---- draw_layouts ------------------------------------------------------------------------------------------------
