@@ -16,6 +16,10 @@ PY   ?=
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.stamp
 
+# the unit tests run in this many pytest-xdist workers (CI has 2 cores; `make test TEST_JOBS=0` runs them in one
+# process, `TEST_JOBS=auto` on every core)
+TEST_JOBS ?= 2
+
 # nbval over every tutorial, deterministic on a CPU-only machine (see notebooks/nbval_sanitize.cfg)
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
                --nbval-cell-timeout=120
@@ -96,8 +100,8 @@ lab: $(STAMP)  ## JupyterLab, opened on the tour notebook
 test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at the first step that fails
 	rm -rf test-artifacts/skips
 	$(BIN)/ruff check .
-	TL_TEST_STEP=main $(BIN)/python -m pytest -q
-	TL_TEST_STEP=without-torch $(BIN)/python tests/run_without_torch.py  # the tests that need no oracle pass without it
+	TL_TEST_STEP=main $(BIN)/python -m pytest -q -n $(TEST_JOBS)
+	TL_TEST_STEP=without-torch $(BIN)/python tests/run_without_torch.py -n $(TEST_JOBS)  # the tests that need no oracle pass without it
 	$(BIN)/python -m pytest -q $(NBVAL_FLAGS) notebooks/
 	TL_TEST_STEP=browser $(BROWSER_TEST)
 	@$(BIN)/python tools/sz.py --core  # a report, not a gate: the learner's core in code lines, against its budget

@@ -7,7 +7,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
+
+if os.environ.get("TL_HIDE_TORCH") == "1":  # tests/run_without_torch.py's run: in a pytest-xdist worker too
+    from run_without_torch import hide_torch
+
+    hide_torch()
 
 import numpy as np
 import pytest

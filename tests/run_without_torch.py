@@ -3,11 +3,12 @@
 Tests that compare with the oracle skip (``tests/conftest.py`` says which and why); every other test must pass.
 ``make test`` runs this after the main pytest run.
 
-    .venv/bin/python tests/run_without_torch.py [extra pytest arguments]
+    .venv/bin/python tests/run_without_torch.py [extra pytest arguments, e.g. -n 2]
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -22,10 +23,20 @@ class NoTorch:
         return None
 
 
-if __name__ == "__main__":
+HIDE_TORCH = "TL_HIDE_TORCH"  # set for the run, so that each pytest-xdist worker hides torch too (tests/conftest.py)
+
+
+def hide_torch() -> None:
+    """Refuse ``import torch`` in this process from now on (once per process)."""
     if "torch" in sys.modules:
-        raise SystemExit("torch is already imported: run this as its own process")
-    sys.meta_path.insert(0, NoTorch())
+        raise SystemExit("torch is already imported: hide it in a process of its own, before anything imports it")
+    if not any(getattr(finder, "hides_torch_on_purpose", False) for finder in sys.meta_path):
+        sys.meta_path.insert(0, NoTorch())
+
+
+if __name__ == "__main__":
+    os.environ[HIDE_TORCH] = "1"
+    hide_torch()
     import pytest
 
     sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "tests", "--ignore=tests/browser", "-rfE", "--tb=short",

@@ -730,7 +730,7 @@ SCHED_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("name,kwargs,exc", SCHED_ERRORS, ids=[f"{n}-{kw}" for n, kw, _ in SCHED_ERRORS])
+@pytest.mark.parametrize("name,kwargs,exc", SCHED_ERRORS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(SCHED_ERRORS)])
 def test_scheduler_errors_match_torch(name, kwargs, exc):
     t_opt, p_opt = _sched_opts()
     with pytest.raises(exc) as want:
