@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -417,6 +418,30 @@ def drawn_page(request, browser, name: str, wait):
         yield page
     finally:
         close_page(page)
+
+
+def lab_page_run_all(browser, request, name: str, wait, render_ms: int):
+    """For a module-scoped fixture (``yield from``): notebook ``name`` open in JupyterLab, every cell run, the kernel
+    idle and ``wait(page)`` returned (the views drawn), ``page.drawn_s`` the seconds all that took; uncaught page
+    errors collected from the start in ``page.page_errors``; closed after the module."""
+    page = open_page(browser, request.getfixturevalue("lab"), "jupyterlab", name)
+    page.page_errors = []
+    page.on("pageerror", lambda e: page.page_errors.append(str(e)))
+    try:
+        t0 = time.monotonic()
+        page.run("notebook:run-all-cells", timeout_ms=render_ms)
+        page.wait_idle(render_ms)
+        wait(page)
+        page.drawn_s = time.monotonic() - t0
+        yield page
+    finally:
+        close_page(page)
+
+
+def views_js_errors(page, sources: str = r"tl-|anywidget|widget|graph|storage") -> list[str]:
+    """Uncaught exceptions (``lab_page_run_all`` collects them), and console errors that come from the views
+    (``sources``): Lab logs its own unrelated ones, e.g. for the requests to the internet the test browser aborts."""
+    return page.page_errors + [m for m in page.console_errors if re.search(sources, m, re.I)]
 
 
 def kernel_repr(page, expr: str) -> str | None:

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from contextlib import closing
 
 import pytest
 
-from .conftest import ARTIFACTS, close_page, kernel_repr, light_then_dark, open_page
+from .conftest import ARTIFACTS, kernel_repr, lab_page_run_all, light_then_dark, views_js_errors
 
 NB = "big_models.ipynb"
 GRAPH = ".tl-graph-view .tl-graph"
@@ -43,18 +42,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def bm(browser, request):
     """The notebook open in JupyterLab, every cell run, both views drawn; JS errors collected from the start."""
-    page = open_page(browser, request.getfixturevalue("lab"), "jupyterlab", NB)
-    page.page_errors = []
-    page.on("pageerror", lambda e: page.page_errors.append(str(e)))
-    try:
-        t0 = time.monotonic()
-        page.run("notebook:run-all-cells", timeout_ms=RENDER_MS)
-        page.wait_idle(RENDER_MS)
-        _wait_drawn(page)
-        page.drawn_s = time.monotonic() - t0
-        yield page
-    finally:
-        close_page(page)
+    yield from lab_page_run_all(browser, request, NB, _wait_drawn, RENDER_MS)
 
 
 def _wait_drawn(page) -> None:
@@ -74,10 +62,7 @@ def _settled(page) -> None:
 
 
 def _js_errors(page) -> list[str]:
-    """Uncaught exceptions, and console errors that come from the views (Lab logs its own unrelated ones, e.g. for
-    the requests to the internet the test browser aborts)."""
-    ours = [m for m in page.console_errors if re.search(r"tl-|anywidget|widget|graph|storage", m, re.I)]
-    return page.page_errors + ours
+    return views_js_errors(page)
 
 
 # The text a reader sees in a view: every <text> under `root` that is displayed, not hidden and inside the view's

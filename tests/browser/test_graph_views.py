@@ -106,10 +106,13 @@ def test_graph_renders_and_a_click_selects_a_node(gv):
     expect(graph.locator(".tl-details tr").first).to_be_visible()
 
 
+RECT_JS = ("e => { const r = e.getBoundingClientRect();"
+           " return {x: r.x + r.width / 2, y: r.y + r.height / 2, w: r.width, h: r.height}; }")
+
+
 def _screen_rect(loc) -> dict:
     """Where a box is drawn on the screen now (CSS px of the page), however the view transform is applied."""
-    return loc.evaluate("e => { const r = e.getBoundingClientRect();"
-                        " return {x: r.x + r.width / 2, y: r.y + r.height / 2, w: r.width, h: r.height}; }")
+    return loc.evaluate(RECT_JS)
 
 
 def _settled(page) -> None:
@@ -407,8 +410,7 @@ def test_big_graph_fit_folds_it_to_the_overview_or_says_to_zoom_in(gv):
     view = big.locator(".tl-canvas").bounding_box()
     shapes = big.locator("g.tl-box .tl-box-shape")
     assert shapes.count() == n1  # fitted: everything is on screen, so every box has its element
-    for i in range(n1):
-        r = _screen_rect(shapes.nth(i))
+    for i, r in enumerate(shapes.evaluate_all(f"es => es.map({RECT_JS})")):  # (_screen_rect of each, in one go)
         assert view["x"] - 1 <= r["x"] - r["w"] / 2 and r["x"] + r["w"] / 2 <= view["x"] + view["width"] + 1, (i, r)
         assert view["y"] - 1 <= r["y"] - r["h"] / 2 and r["y"] + r["h"] / 2 <= view["y"] + view["height"] + 1, (i, r)
     small = float(_data(big, "label-px")) < LABEL_PX - 0.01

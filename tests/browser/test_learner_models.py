@@ -36,7 +36,7 @@ from contextlib import closing
 
 import pytest
 
-from .conftest import close_page, kernel_exec, kernel_repr, light_then_dark, open_page
+from .conftest import kernel_exec, kernel_repr, lab_page_run_all, light_then_dark, views_js_errors
 
 NB = "learner_models.ipynb"
 MODELS = ("gpt", "resnet", "lstm")
@@ -51,8 +51,8 @@ MIN_PX = 10.0         # the smallest label a learner should have to read, CSS px
 MAX_EXPAND = 3        # groups expanded per model, the shallowest first
 RSS_GROWTH_MB = 5.0
 # Step clicks per stepper: single steps first, then "Step 10" clicks, then a jump from Python (the middle of a long
-# backward), then single steps to the end. The nanoGPT: every one of its steps, as a learner pressing Step would.
-STEPS = {"gpt": (10**6, 0, 0), "resnet": (40, 3, 15), "lstm": (30, 3, 15)}
+# backward), then single steps to the end. (tests/test_widgets_stepper_folds.py checks every step of each in Python.)
+STEPS = {"gpt": (64, 6, 24), "resnet": (40, 3, 15), "lstm": (30, 3, 15)}
 DARK_STEPS = 5
 
 pytestmark = pytest.mark.browser
@@ -264,36 +264,28 @@ STEP_LOOP_JS = """async ([sel, label, n, actionMs, settleMs]) => {
 
 # ---- the page ------------------------------------------------------------------------------------------------
 def _js_errors(page) -> list[str]:
-    """Uncaught exceptions, and console errors that come from the views (not Lab's own, e.g. aborted requests)."""
-    ours = [m for m in page.console_errors if re.search(r"tl-|anywidget|widget|graph", m, re.I)]
-    return page.page_errors + ours
+    return views_js_errors(page, r"tl-|anywidget|widget|graph")
 
 
 def _wait_drawn(page) -> None:
     page.wait_for_function(DRAWN_JS, arg=[_root(n) for n in CELLS], timeout=RENDER_MS)
 
 
+def _tag_and_wait_drawn(page) -> None:
+    """Find each view's cell (page.cells), then wait for all the views to be drawn (a screenshot if they are not)."""
+    page.cells = page.evaluate(TAG_CELLS_JS, list(CELLS.items()))
+    assert sorted(page.cells) == sorted(CELLS), f"cells not found in {NB}: {page.cells}"
+    try:
+        _wait_drawn(page)
+    except Exception:
+        page.shot("learner_failed.png")
+        raise
+
+
 @pytest.fixture(scope="module")
 def lm(browser, request):
     """The notebook open in JupyterLab, every cell run, its seven views drawn; JS errors collected from the start."""
-    page = open_page(browser, request.getfixturevalue("lab"), "jupyterlab", NB)
-    page.page_errors = []
-    page.on("pageerror", lambda e: page.page_errors.append(str(e)))
-    try:
-        t0 = time.monotonic()
-        page.run("notebook:run-all-cells", timeout_ms=RENDER_MS)
-        page.wait_idle(RENDER_MS)
-        page.cells = page.evaluate(TAG_CELLS_JS, list(CELLS.items()))
-        assert sorted(page.cells) == sorted(CELLS), f"cells not found in {NB}: {page.cells}"
-        try:
-            _wait_drawn(page)
-        except Exception:
-            page.shot("learner_failed.png")
-            raise
-        page.drawn_s = time.monotonic() - t0
-        yield page
-    finally:
-        close_page(page)
+    yield from lab_page_run_all(browser, request, NB, _tag_and_wait_drawn, RENDER_MS)
 
 
 def _settle(page, name: str) -> bool:
