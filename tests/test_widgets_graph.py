@@ -777,5 +777,9 @@ def test_the_graph_goes_to_the_browser_as_one_buffer_of_json():
         assert json.loads(bytes(state).decode("utf-8")) == json.loads(json.dumps(view.widget.graph))
         assert isinstance(view.widget.graph, dict)
         assert json.loads(bytes(_graph_to_json({"w": np.float32(1.5), "n": np.int64(3)}, None))) == {"w": 1.5, "n": 3}
+        # what JSON has no word for: NaN becomes null (the browser's JSON.parse refuses NaN), keys become text, any
+        # other object its text
+        odd = {"nan": float("nan"), 2: "two", "dtype": tl.float32}
+        assert json.loads(bytes(_graph_to_json(odd, None))) == {"nan": None, "2": "two", "dtype": str(tl.float32)}
     finally:
         view.close()

@@ -8,9 +8,9 @@ closed view can be garbage collected while ipywidgets still keeps the widget in 
 
 from __future__ import annotations
 
-import json
 import numbers
 
+import orjson
 import traitlets
 
 from ._static import module, styles
@@ -29,8 +29,11 @@ def _plain(value):
 def _graph_to_json(value: dict, widget) -> memoryview:
     """The graph payload as one binary buffer of UTF-8 JSON (graph.js decodes it). Sent as a dict, ipywidgets walks
     every dict and list in it looking for binary buffers before the message is encoded: 66,000 calls and about as
-    long as the encoding itself on a 4,000-box graph."""
-    return memoryview(json.dumps(value, separators=(",", ":"), default=_plain).encode())
+    long as the encoding itself on a 4,000-box graph. orjson encodes those 2 MB in 7 ms (the json module: 45)."""
+    return memoryview(orjson.dumps(value, default=_plain, option=_ORJSON_OPTIONS))
+
+
+_ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
 
 class GraphWidget(OwnedWidget):
