@@ -124,26 +124,10 @@ def assign_layers(n: int, edges: list[tuple[int, int]], chain_of: list[tuple] | 
     return layer
 
 
-def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box_chain: list[tuple],
-           label_w: dict[str, float]) -> tuple[dict, dict]:
-    """Place the boxes; return each edge's polyline and each frame's rectangle (x0, y0, x1, y1). ``label_w``:
-    each frame's label text width.
-
-    x: igraph's Sugiyama layout (crossing reduction) on the boxes plus one dummy vertex per layer a long edge
-    crosses gives each vertex an ideal position. Each layer is then ordered so that every frame's members sit
-    together (siblings by the mean position of their members, the same order in every layer), and placed left
-    to right under separation constraints: boxes never overlap, a frame's left and right sides are shared by
-    all layers it spans, and a box outside a frame stays outside it. Every constraint runs from an item to one
-    later in one global order (the sort key), so one sweep in that order solves them. A second sweep puts each
-    lane (a long skip edge, with the stream boxes it joins: ``_lanes``) on one vertical line.
-    y: layers top to bottom, with room above a layer for the label rows of the frames that start there (and a
-    jog row under them where an edge must turn in under a label).
-    Edges: see ``_route``; none crosses a box or a frame's label row, and each ends on a segment long enough
-    for the browser's arrowhead.
-    """
-    import igraph
-
-    n = len(boxes)
+def _with_dummies(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box_chain: list[tuple]):
+    """The vertices igraph lays out: the boxes, then one dummy vertex per layer a long edge crosses. Returns each
+    vertex's layer, width and frame chain, each edge's chain of vertices from its source to its target (an edge
+    against the layering runs upwards), and the edges between vertices, top to bottom."""
     vlayer, widths, vchain = list(layers), [b.w for b in boxes], list(box_chain)
     chains: dict[tuple[int, int], list[int]] = {}
     g_edges = []
@@ -168,6 +152,30 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
         chain.append(b)
         g_edges.extend(zip(chain, chain[1:]))
         chains[(s, t)] = chain if (a, b) == (s, t) else chain[::-1]
+    return vlayer, widths, vchain, chains, g_edges
+
+
+def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box_chain: list[tuple],
+           label_w: dict[str, float]) -> tuple[dict, dict]:
+    """Place the boxes; return each edge's polyline and each frame's rectangle (x0, y0, x1, y1). ``label_w``:
+    each frame's label text width.
+
+    x: igraph's Sugiyama layout (crossing reduction) on the boxes plus one dummy vertex per layer a long edge
+    crosses gives each vertex an ideal position. Each layer is then ordered so that every frame's members sit
+    together (siblings by the mean position of their members, the same order in every layer), and placed left
+    to right under separation constraints: boxes never overlap, a frame's left and right sides are shared by
+    all layers it spans, and a box outside a frame stays outside it. Every constraint runs from an item to one
+    later in one global order (the sort key), so one sweep in that order solves them. A second sweep puts each
+    lane (a long skip edge, with the stream boxes it joins: ``_lanes``) on one vertical line.
+    y: layers top to bottom, with room above a layer for the label rows of the frames that start there (and a
+    jog row under them where an edge must turn in under a label).
+    Edges: see ``_route``; none crosses a box or a frame's label row, and each ends on a segment long enough
+    for the browser's arrowhead.
+    """
+    import igraph
+
+    n = len(boxes)
+    vlayer, widths, vchain, chains, g_edges = _with_dummies(boxes, layers, edges, box_chain)
     total = len(vlayer)
     if total > 1 and g_edges:
         g = igraph.Graph(n=total, edges=g_edges, directed=True)
@@ -289,13 +297,28 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
     x = [v - shift for v in x]
     _straighten(chains, x, n, pred, succ)
 
-    # Edges run vertically through every layer they pass (at their own box, or at their dummy's slot, which the
-    # placement keeps clear of boxes) and bend only in the channels between layers, beside the frames' label
-    # rows: where a label sits over an edge's way down, the edge passes just right of it and turns under it,
-    # in a jog row that the layer then gets below its label rows.
     n_layers = max(vlayer, default=-1) + 1
-    blocked = _label_spans(x, fid, span, label_w, total)
-    ends: dict[tuple[int, int], tuple[float, float]] = {}  # (vertex, vertex above it) -> (x through labels, x in)
+    ends, jog = _edge_ends(chains, x, vlayer, half, n, _label_spans(x, fid, span, label_w, total), n_layers)
+    ytop, free = _layer_tops(fid, span, prefix, jog, n_layers)
+    y = [ytop[lay] + BOX_H / 2 for lay in vlayer]
+    for i, b in enumerate(boxes):
+        b.x, b.y = round(x[i], 1), round(y[i], 1)
+    rects = _frame_rects(fid, span, prefix, x, ytop, jog, total)
+    points = {}
+    for (s, t), chain in chains.items():
+        down = layers[s] <= layers[t]
+        pts = _route(chain if down else chain[::-1], x, vlayer, ytop, free, ends, n)
+        points[(s, t)] = [[round(a, 1), round(b, 1)] for a, b in (pts if down else pts[::-1])]
+    return points, rects
+
+
+def _edge_ends(chains, x, vlayer, half, n, blocked, n_layers) -> tuple[dict, list[float]]:
+    """Edges run vertically through every layer they pass (at their own box, or at their dummy's slot, which the
+    placement keeps clear of boxes) and bend only in the channels between layers, beside the frames' label rows:
+    where a label (``blocked``: per layer, the x spans of the label rows starting there) sits over an edge's way
+    down, the edge passes just right of it and turns under it, in a jog row that the layer then gets below its
+    label rows. Returns {(vertex, vertex above it): (x through the labels, x in)} and each layer's jog height."""
+    ends: dict[tuple[int, int], tuple[float, float]] = {}
     jog = [0.0] * (n_layers + 1)
     for chain in chains.values():
         for u, w in zip(chain, chain[1:]):
@@ -310,12 +333,16 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
                         jog[vlayer[w]] = JOG_H
                     break
             ends[(w, u)] = (port, end)
+    return ends, jog
 
-    # y: a layer's top leaves room for the label rows (and paddings) of the frames that start or end next to it
+
+def _layer_tops(fid, span, prefix, jog, n_layers) -> tuple[list[float], list[tuple[float, float]]]:
+    """y: each layer's top, leaving room for the label rows (and paddings) of the frames that start or end next to
+    it; and below each layer the channel's band that nothing is drawn in but edges."""
     heads, feet = [0] * (n_layers + 1), [0] * (n_layers + 1)
     for g in fid:
         lo, hi = span[g]
-        outer = [h for h in prefix[g][:-1]]
+        outer = prefix[g][:-1]
         heads[lo] = max(heads[lo], 1 + sum(1 for h in outer if span[h][0] == lo))
         feet[hi] = max(feet[hi], 1 + sum(1 for h in outer if span[h][1] == hi))
     top, ytop, free = MARGIN + 16.0, [], []
@@ -323,11 +350,14 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
         top += heads[lay] * (FRAME_HEAD + FRAME_PAD) + (jog[lay] if heads[lay] else 0.0)
         ytop.append(top)
         top += BOX_H + feet[lay] * FRAME_PAD
-        free.append((top, top + LAYER_GAP))  # the channel's band that nothing is drawn in but edges
+        free.append((top, top + LAYER_GAP))
         top += LAYER_GAP
-    y = [ytop[lay] + BOX_H / 2 for lay in vlayer]
-    for i, b in enumerate(boxes):
-        b.x, b.y = round(x[i], 1), round(y[i], 1)
+    return ytop, free
+
+
+def _frame_rects(fid, span, prefix, x, ytop, jog, total) -> dict[str, tuple]:
+    """Each frame's rectangle (x0, y0, x1, y1): its sides where the placement put them, its top and bottom round
+    its layers and the frames inside it."""
     rects: dict[str, tuple] = {}
     inside: dict[str, list[str]] = {}
     for h in fid:
@@ -339,12 +369,7 @@ def place(boxes: list[Box], layers: list[int], edges: list[tuple[int, int]], box
         y0 = min([ytop[lo] - FRAME_PAD - jog[lo]] + [rects[h][1] - FRAME_PAD for h in inner]) - FRAME_HEAD
         y1 = max([ytop[hi] + BOX_H + FRAME_PAD] + [rects[h][3] + FRAME_PAD for h in inner])
         rects[g] = (x[total + 2 * fid[g]], y0, x[total + 2 * fid[g] + 1], y1)
-    points = {}
-    for (s, t), chain in chains.items():
-        down = layers[s] <= layers[t]
-        pts = _route(chain if down else chain[::-1], x, vlayer, ytop, free, ends, n)
-        points[(s, t)] = [[round(a, 1), round(b, 1)] for a, b in (pts if down else pts[::-1])]
-    return points, rects
+    return rects
 
 
 def _label_spans(x, fid, span, label_w, total) -> dict[int, list[tuple[float, float]]]:

@@ -279,14 +279,24 @@ def _levels(scope) -> list[tuple[object, object]]:
     return out
 
 
+@dataclass(slots=True)
+class _Call:
+    """One call of a module (or one recurrent marker) while the graph was recorded."""
+
+    raw: str  # its module path ("" for the model itself), or its marker's under its module ("rnn.l0.t3")
+    rel: str | None  # ".name" below its caller's path; None where it is not below it (the model, a module elsewhere)
+    caller: object | None  # the caller's call (the identity of its Scope) when ``rel`` is set
+    entry: object  # the Module, or the Marker
+    first: int | None = None  # the forward sequence number of its first op: calls are numbered in that order
+
+
 def _call_paths(fns: list[Function], scopes: list, mod_names: dict[int, str], types: dict[str, str]):
     """Each op's group path, from the scope it ran in: the innermost named module's path (or a recurrent layer's
     marker under it, ``rnn.l0.t3``), with the calls of a module called more than once in this graph numbered in
     forward order, ``layer1.0.relu (call 2)``, and a child's path under the call it ran in (``block (call 2).fc``).
     The model itself (path "") is no group, unless it is called more than once: ``LSTMCell (call 3)``.
     Fills ``types`` for the numbered paths; returns (paths, {marker path: Marker})."""
-    # per call (the identity of its Scope): [raw path, ".name" below its caller or None, caller, first op, entry]
-    calls: dict[object, list] = {}
+    calls: dict[object, _Call] = {}  # per call, by the identity of its Scope
     innermost: dict[int, object] = {}  # id(scope) -> the innermost named call (None: no named module)
     chain_of: dict[object, list] = {}  # a call -> it and the calls around it, innermost first
     out_calls: list = []
@@ -312,7 +322,7 @@ def _call_paths(fns: list[Function], scopes: list, mod_names: dict[int, str], ty
                     else:
                         rel = None  # a module registered elsewhere: its own path
                 if token not in calls:
-                    calls[token] = [raw, rel, parent_tok if rel is not None else None, None, entry]
+                    calls[token] = _Call(raw, rel, parent_tok if rel is not None else None, entry)
                     chain_of[token] = [token] + (chain_of[parent_tok] if parent_tok is not None else [])
                 parent_raw, parent_tok = raw, token
             tok = innermost[key] = parent_tok
@@ -321,8 +331,8 @@ def _call_paths(fns: list[Function], scopes: list, mod_names: dict[int, str], ty
             seq = getattr(fn, "seq", 0)
             for t in chain_of[tok]:
                 c = calls[t]
-                if c[3] is None or seq < c[3]:
-                    c[3] = seq
+                if c.first is None or seq < c.first:
+                    c.first = seq
     # resolve outermost first: a call's path is its caller's (already numbered) plus its own name
     depth = {t: len(chain_of[t]) for t in calls}
     resolved: dict[object, str] = {}
@@ -332,18 +342,18 @@ def _call_paths(fns: list[Function], scopes: list, mod_names: dict[int, str], ty
         for t, c in calls.items():
             if depth[t] != d:
                 continue
-            if c[0] == "":  # the model: called once it is no group; called again, "GPT (call 2)"
-                slot = ("model", id(c[4]))
-            elif c[2] is not None:
-                up = resolved[c[2]]
-                slot = up + c[1] if up else c[1][1:]
+            if c.raw == "":  # the model: called once it is no group; called again, "GPT (call 2)"
+                slot = ("model", id(c.entry))
+            elif c.caller is not None:
+                up = resolved[c.caller]
+                slot = up + c.rel if up else c.rel[1:]
             else:
-                slot = c[0]
-            slots.setdefault(slot, []).append((c[3], t))
+                slot = c.raw
+            slots.setdefault(slot, []).append((c.first, t))
         for slot, same in slots.items():
             same.sort(key=lambda st: st[0])
             for i, (_, t) in enumerate(same, 1):
-                entry = calls[t][4]
+                entry = calls[t].entry
                 if isinstance(slot, tuple):
                     path = "" if len(same) == 1 else f"{type(entry).__name__} (call {i})"
                 else:
