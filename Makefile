@@ -16,7 +16,7 @@ PY   ?=
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.stamp
 
-# the unit tests run in this many pytest-xdist workers (CI has 2 cores; `make test TEST_JOBS=0` runs them in one
+# the tests run in this many pytest-xdist workers (CI has 2 cores; `make test TEST_JOBS=0` runs them in one
 # process, `TEST_JOBS=auto` on every core)
 TEST_JOBS ?= 2
 
@@ -27,9 +27,11 @@ NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval
 # the browser the real-browser test drives (Debian's package; Playwright never downloads one)
 CHROMIUM ?= /usr/bin/chromium
 # the real-browser test: its own pytest run (the main run deselects `-m browser`), under 10 minutes at
-# most (it takes about 3 minutes on 2 cores: three front-ends, two themes, a 100k-launch timeline and a
-# 1,000-op model); SIGTERM lets its fixtures stop JupyterLab and Chromium
-BROWSER_TEST := TL_CHROMIUM=$(CHROMIUM) timeout --kill-after=30 600 $(BIN)/python -m pytest -q -m browser tests/browser
+# most (about 4.5 minutes on 2 cores: three front-ends, two themes, a 100k-launch timeline, a 4,000-box graph
+# and three learners' models); its modules run in TEST_JOBS workers, each module in one (its notebook is a
+# module fixture), as they mostly wait on the browser; SIGTERM lets its fixtures stop JupyterLab and Chromium
+BROWSER_TEST = TL_CHROMIUM=$(CHROMIUM) timeout --kill-after=30 600 $(BIN)/python -m pytest -q -m browser \
+               -n $(TEST_JOBS) --dist loadfile tests/browser
 
 # JupyterLab refuses to run as root unless told to; add the flag only when we are root
 LAB_FLAGS  = $(if $(filter 0,$(shell id -u)),--allow-root)

@@ -113,7 +113,11 @@ class _Info:
     store_history = False  # what nbval sends: the execution count never moves, no input history
 
 
-def test_cells_under_nbval_are_numbered_by_the_hooks(monkeypatch):
+@pytest.fixture
+def run_cell(monkeypatch):
+    """A stand-in IPython shell as nbval drives it (the execution count never moves): ``run_cell(body)`` runs the
+    cell hooks around ``body()`` and returns what it returned."""
+
     class Shell:
         execution_count = 1
         events = _Events()
@@ -121,15 +125,24 @@ def test_cells_under_nbval_are_numbered_by_the_hooks(monkeypatch):
     shell = Shell()
     monkeypatch.setattr(kernel_cells, "CELLS", kernel_cells._Cells())
     monkeypatch.setattr(kernel_cells, "_get_ipython", lambda: shell)
+
+    def run(body):
+        for cb in shell.events.callbacks["pre_run_cell"]:
+            cb(_Info())
+        out = body()
+        for cb in shell.events.callbacks["post_run_cell"]:
+            cb(type("R", (), {"info": _Info(), "execution_count": 1})())
+        return out
+
+    return run
+
+
+def test_cells_under_nbval_are_numbered_by_the_hooks(run_cell):
     view = kv.KernelTimeline()
     try:
         a = tl.ones(3)
         for _ in range(2):
-            for cb in shell.events.callbacks["pre_run_cell"]:
-                cb(_Info())
-            _ = a.exp()
-            for cb in shell.events.callbacks["post_run_cell"]:
-                cb(type("R", (), {"info": _Info(), "execution_count": 1})())
+            run_cell(lambda: a.exp())
             view.after_cell()
         assert [r.cell for r in view.launch_records() if r.name == "exp"] == [2, 3]
         assert view.widget.data["meta"]["cells"][-2:] == ["cell 2", "cell 3"]
@@ -420,34 +433,18 @@ def _busy_share(view) -> float:
     return float(dur.sum()) / span
 
 
-def test_a_steppers_clicks_are_filed_under_the_cell_that_made_it_not_the_last_cell(monkeypatch):
+def test_a_steppers_clicks_are_filed_under_the_cell_that_made_it_not_the_last_cell(run_cell):
     """A Step click runs between cells (a comm message): its launches go to a group named by the stepper's cell,
     and the cell that ran last keeps its own span."""
     from tinygrad_like.widgets.stepper import BackwardStepper
 
-    class Shell:
-        execution_count = 1
-        events = _Events()
-
-    shell = Shell()
-    monkeypatch.setattr(kernel_cells, "CELLS", kernel_cells._Cells())
-    monkeypatch.setattr(kernel_cells, "_get_ipython", lambda: shell)
-
-    def cell(body):
-        for cb in shell.events.callbacks["pre_run_cell"]:
-            cb(_Info())
-        out = body()
-        for cb in shell.events.callbacks["post_run_cell"]:
-            cb(type("R", (), {"info": _Info(), "execution_count": 1})())
-        return out
-
     view = kv.KernelTimeline()
     try:
         w = tl.randn(8, 8, requires_grad=True)
-        stepper = cell(lambda: BackwardStepper((w.exp() * 2).sum()))  # cell 2 makes the stepper
-        cell(lambda: tl.ones(4).neg())  # cell 3 runs last
+        stepper = run_cell(lambda: BackwardStepper((w.exp() * 2).sum()))  # cell 2 makes the stepper
+        run_cell(lambda: tl.ones(4).neg())  # cell 3 runs last
         stepper.widget._handle_custom_msg({"type": "step", "n": 3}, [])  # a click, between cells
-        cell(lambda: None)  # the next cell files it
+        run_cell(lambda: None)  # the next cell files it
         labels = view._cell_labels()
         group = "cell 2 · BackwardStepper"
         assert group in labels

@@ -18,6 +18,7 @@ W = pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
 import ipywidgets.widgets.widget as widget_module  # noqa: E402
+from view_kinds import KINDS, make_view  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 import tinygrad_like.nn as nn  # noqa: E402
@@ -31,35 +32,7 @@ def _registry() -> int:
 
 
 def _make(kind: str, model, x):
-    loss = model(x).sum()
-    if kind == "dashboard":
-        from tinygrad_like.widgets.dashboard import Dashboard
-        return Dashboard(loss, model)
-    if kind == "dashboard_follow":
-        from tinygrad_like.widgets.dashboard import Dashboard
-        return Dashboard(loss, model, follow=True)
-    if kind == "graph":
-        from tinygrad_like.widgets.graph_view import GraphView
-        return GraphView(loss, model)
-    if kind == "stepper":
-        from tinygrad_like.widgets.stepper import BackwardStepper
-        return BackwardStepper(loss, model)
-    if kind == "storage":
-        from tinygrad_like.widgets.storage_view import StorageView
-        return StorageView(model=model)
-    if kind == "kernels":
-        from tinygrad_like.widgets.kernel_view import KernelTimeline
-        return KernelTimeline()
-    if kind == "training":
-        from tinygrad_like.widgets.training_view import TrainingMonitor
-        return TrainingMonitor(10)
-    if kind == "gradcheck":
-        from tinygrad_like.widgets.gradcheck_view import GradcheckView
-        return GradcheckView(lambda a: (a * a).sum(), [tl.randn(3, dtype=tl.float64, requires_grad=True)])
-    raise ValueError(kind)
-
-
-KINDS = ["dashboard", "dashboard_follow", "graph", "stepper", "storage", "kernels", "training", "gradcheck"]
+    return make_view(kind, model, model(x).sum())
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -21,6 +21,7 @@ W = pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
 import ipywidgets.widgets.widget as widget_module  # noqa: E402
+from view_kinds import make_view  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 import tinygrad_like.nn as nn  # noqa: E402
@@ -196,30 +197,6 @@ def test_a_view_whose_output_was_cleared_is_released_at_the_next_cell(shell):
 
 
 # ---- dropped views close their widgets ------------------------------------------------------------------------------
-def _make(kind: str, model, loss):
-    if kind == "graph":
-        return GraphView(loss, model)
-    if kind == "stepper":
-        from tinygrad_like.widgets.stepper import BackwardStepper
-        return BackwardStepper(loss, model)
-    if kind == "storage":
-        from tinygrad_like.widgets.storage_view import StorageView
-        return StorageView(model=model)
-    if kind == "kernels":
-        from tinygrad_like.widgets.kernel_view import KernelTimeline
-        return KernelTimeline()
-    if kind == "training":
-        from tinygrad_like.widgets.training_view import TrainingMonitor
-        return TrainingMonitor(10, model=model, diagnostics_every=1)
-    if kind == "dashboard":
-        from tinygrad_like.widgets.dashboard import Dashboard
-        return Dashboard(loss, model, follow=True)
-    if kind == "gradcheck":
-        from tinygrad_like.widgets.gradcheck_view import GradcheckView
-        return GradcheckView(lambda a: (a * a).sum(), [tl.randn(3, dtype=tl.float64, requires_grad=True)])
-    raise ValueError(kind)
-
-
 KINDS = ["graph", "stepper", "storage", "kernels", "training", "dashboard", "gradcheck"]
 
 
@@ -227,7 +204,7 @@ KINDS = ["graph", "stepper", "storage", "kernels", "training", "dashboard", "gra
 def test_a_view_dropped_without_close_closes_its_widgets(kind):
     model, loss = _small()
     before = _state()
-    view = _make(kind, model, loss)
+    view = make_view(kind, model, loss)
     view.refresh()
     assert _registry() > before[0]
     ref = weakref.ref(view)
@@ -302,7 +279,7 @@ def test_a_dashboard_or_monitor_whose_widget_is_held_keeps_its_tabs_and_plots():
 def test_a_dropped_view_never_handed_out_still_frees_its_widgets(kind):
     model, loss = _small()
     before = _state()
-    view = _make(kind, model, loss)
+    view = make_view(kind, model, loss)
     widget = _own_widget(view)
     ref = weakref.ref(view)
     del view
@@ -329,7 +306,7 @@ def test_a_view_shown_then_named_is_freed_once_its_variable_drops_it(shell):
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_closed_view_displays_as_closed(kind):
     model, loss = _small()
-    view = _make(kind, model, loss)
+    view = make_view(kind, model, loss)
     name = type(view).__name__
     view.close()
     view.close()  # twice: nothing more
