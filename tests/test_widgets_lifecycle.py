@@ -161,6 +161,30 @@ def test_a_view_a_variable_still_names_is_not_released(shell):
     assert ref() is None
 
 
+def _widget_cell(ns):
+    """``w = GraphView(loss, model).widget`` then ``w``: the user holds (and shows) only the widget."""
+    ns["w"] = _graph_cell(ns).widget
+    return ns["w"]
+
+
+def test_rerunning_a_cell_that_keeps_only_the_widget_keeps_one_view(shell):
+    first = shell.run("w", _widget_cell)
+    view = first.__dict__["_tl_view"]  # (the handed-out widget holds its view)
+    before = _state()
+    for _ in range(3):
+        shell.run("w", _widget_cell)
+    assert view.closed and first.comm is None  # the old widget, which no variable names, is closed with its view
+    assert _state() == before  # one view, one set of widgets, however often the cell runs
+    assert not shell.user_ns["w"].__dict__["_tl_view"].closed
+
+
+def test_a_widget_a_variable_still_names_keeps_its_view_when_its_cell_runs_again(shell):
+    first = shell.run("w", _widget_cell)
+    shell.user_ns["kept"] = first
+    shell.run("w", _widget_cell)
+    assert first.comm is not None and not first.__dict__["_tl_view"].closed
+
+
 def test_a_view_made_in_one_cell_and_shown_in_another_lives_while_shown(shell):
     shell.run("make", lambda ns: ns.update(g=_graph_cell(ns)))
     shown = shell.run("show", lambda ns: ns["g"])

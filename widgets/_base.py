@@ -103,6 +103,8 @@ def _hand_out(view: View, how: str) -> None:
     d["_handed_out"] = how
     d["_reaper"].detach()
     d["_widget"].__dict__[_HOLDS_VIEW] = view
+    if how == "read":
+        lifecycle.held(view)  # (in a notebook: released when its cell runs again, if nothing names it by then)
 
 
 def no_longer_shown(view: View) -> None:

@@ -15,6 +15,8 @@ How a view learns it is no longer shown, without importing IPython (the shell is
   one that no variable of the user's still names (directly, or one or two levels down in lists, dicts or objects'
   attributes: ``g``, ``views["a"]``, ``views["a"][0]``; the output history ``Out``/``_``/``__``/``___``/``_5`` does
   not count) is released.
+- **its widget was read by the user's code during a cell** (``w = GraphView(y).widget``): pinned under that cell
+  too (unless pinned already), and released when it runs again if no variable names the view or its widget.
 - **its output was cleared.** A displayed view turns on ipywidgets' view count (``_view_count``: the front-end
   adds one for each view of the widget it draws and takes it off when that view is removed, e.g. when the output
   area is cleared or the cell deleted). When it falls to 0, the view is released at the end of the next cell run
@@ -114,6 +116,21 @@ def displayed(view: Any) -> None:
         widget.observe(_count_observer(view), names="_view_count")
 
 
+def held(view: Any) -> None:
+    """The user's code read ``view``'s widget while a cell ran (``w = GraphView(y).widget``, ``VBox([v.widget])``):
+    pin the view under that cell, unless a cell pinned it already. When the cell runs again, a view whose widget no
+    variable names any more is released, as a displayed one is: re-running ``w = GraphView(y).widget`` keeps one
+    view, not one per run (the widget, which ipywidgets keeps for good, would hold each old view)."""
+    if id(view) in _pins:
+        return
+    sh = shell()
+    if sh is None or not attach(sh):
+        return
+    key = _running_cell(sh)
+    if key is not None:
+        _pins[id(view)] = [view, key, _serial]
+
+
 def _count_observer(view: Any):
     ref = weakref.ref(view)
 
@@ -161,7 +178,8 @@ def _post_run_cell(result: Any = None) -> None:
     for view, why in due:
         if "_closed_as" in view.__dict__:
             continue
-        if named_by_user(view, ns):
+        widget = view.__dict__.get("_widget")
+        if named_by_user(view, ns) or widget is not None and named_by_user(widget, ns):
             view._no_longer_shown()  # (the variable's view: freed once it is dropped, as one never displayed)
         else:
             view.release(why)
