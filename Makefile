@@ -104,7 +104,7 @@ test: $(STAMP) chromium  ## lint, unit tests, notebooks, real browser: stops at 
 	$(BIN)/ruff check .
 	TL_TEST_STEP=main $(BIN)/python -m pytest -q -n $(TEST_JOBS)
 	TL_TEST_STEP=without-torch $(BIN)/python tests/run_without_torch.py -n $(TEST_JOBS)  # the tests that need no oracle pass without it
-	$(BIN)/python -m pytest -q $(NBVAL_FLAGS) notebooks/
+	$(BIN)/python -m pytest -q $(NBVAL_FLAGS) -n $(TEST_JOBS) --dist loadfile notebooks/  # (a notebook per worker)
 	TL_TEST_STEP=browser $(BROWSER_TEST)
 	@$(BIN)/python tools/sz.py --core  # a report, not a gate: the learner's core in code lines, against its budget
 	@$(BIN)/python tests/skip_policy.py

@@ -267,7 +267,14 @@ collect_ignore = ["fuzz_torch.py", "run_without_torch.py", "programs"]
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Without PyTorch, tests that use the oracle skip (with the reason) and every other test still runs: a
-    test uses it when its source names ``torch`` (modules made only of oracle tests skip themselves)."""
+    test uses it when its source names ``torch`` (modules made only of oracle tests skip themselves). The run that
+    hides PyTorch (tests/run_without_torch.py) leaves out the tests marked ``other_process``: their work runs where
+    PyTorch is not hidden, so they would only repeat the main run."""
+    if os.environ.get("TL_HIDE_TORCH") == "1":
+        elsewhere = [item for item in items if item.get_closest_marker("other_process")]
+        if elsewhere:
+            config.hook.pytest_deselected(items=elsewhere)
+            items[:] = [item for item in items if not item.get_closest_marker("other_process")]
     if torch is not None:
         return
     import inspect

@@ -1,6 +1,8 @@
 """Run the test suite as on a machine without PyTorch: ``import torch`` fails and nothing else changes.
 
-Tests that compare with the oracle skip (``tests/conftest.py`` says which and why); every other test must pass.
+Tests that compare with the oracle skip (``tests/conftest.py`` says which and why); every other test must pass,
+except those marked ``other_process``, which are left out: their work runs in another process or tool (a Jupyter
+kernel, nvcc, a wheel build) where PyTorch is not hidden, so they would only repeat the main run.
 ``make test`` runs this after the main pytest run.
 
     .venv/bin/python tests/run_without_torch.py [extra pytest arguments, e.g. -n 2]

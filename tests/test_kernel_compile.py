@@ -79,6 +79,7 @@ def test_includes_are_device_side_only(src):
 
 
 @pytest.mark.cuda
+@pytest.mark.other_process  # (nvcc's work)
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.name)
 def test_compiles_strictly(src, arch, tmp_path):

@@ -75,6 +75,7 @@ def pyproject_version() -> str:
 
 # --- (a) the wheel --------------------------------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.other_process  # (a wheel build, and an import in a fresh interpreter)
 def test_wheel_ships_widgets_and_kernels_and_imports_from_outside(tmp_path):
     src = tmp_path / "src"
     for name in PROJECT_FILES:

@@ -371,6 +371,7 @@ def view_reruns():
     return view_reruns
 
 
+@pytest.mark.other_process  # (a Jupyter kernel of its own)
 def test_five_reruns_of_a_nanogpt_graph_cell_in_a_real_kernel(view_reruns):
     """The issue's measurement: a cell ``model, loss = make("gpt"); GraphView(loss, model)`` run six times, as
     JupyterLab sends it (with its cell id): the five reruns add under 5 MB, and nothing registered grows."""
@@ -383,6 +384,7 @@ def test_five_reruns_of_a_nanogpt_graph_cell_in_a_real_kernel(view_reruns):
     assert got["views_in_out"] == 6 and got["closed_views_in_out"] == 5  # Out keeps 5 shells and the live view
 
 
+@pytest.mark.other_process  # (a Jupyter kernel of its own)
 def test_reruns_without_a_cell_id_in_a_real_kernel(view_reruns):
     got = view_reruns.measure(runs=3, model="gpt", view="GraphView", cell_id=False)
     rows = got["runs"]
@@ -432,6 +434,7 @@ def test_dashboard_backward_tab_after_a_training_loop_explains_and_then_steps_a_
         dash.close()
 
 
+@pytest.mark.other_process  # (a Jupyter kernel of its own)
 def test_a_view_whose_output_the_front_end_cleared_is_released_in_a_real_kernel(view_reruns):
     """What JupyterLab sends when it draws a widget view and when it removes it (a cleared output): comm updates of
     ``_view_count``; the view is released at the end of the next cell, not while it is still drawn."""
