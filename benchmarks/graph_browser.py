@@ -243,7 +243,9 @@ STEP_JS = """async (i) => {
   const B = window.__tlb, root = B.rootIn(i);
   const btn = [...root.querySelectorAll('button')].find(b => b.textContent.trim() === 'Step');
   const c0 = root.dataset.cursor;
-  root.scrollIntoView({block: 'center'}); await B.frame();
+  // scrolled to, then clicked once the page has settled, as a reader clicks: a click in the frame after the scroll
+  // races the visibility messages the other views send when they scroll out of sight or into it
+  root.scrollIntoView({block: 'center'}); await new Promise(r => setTimeout(r, 300)); await B.frame();
   const t0 = performance.now();
   btn.click();
   await B.until(root, () => root.dataset.cursor !== c0);
