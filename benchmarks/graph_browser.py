@@ -18,8 +18,8 @@ with ``performance.now()``, each ``--repeats`` times (median reported, every sam
   (> 50 ms) seen meanwhile. The same on the 510-box drawing of the expanded group (``frame_expanded_*``).
 * ``expand_ms``: a click on the folded ``blocks.0-499`` group (11 -> 510 boxes) until data-boxes changed and
   one more frame ran; ``collapse_ms`` the click on its frame label that folds it back.
-* ``step_2000_ms`` / ``step_200_ms``: a click on Step in a ``BackwardStepper`` until data-cursor changed and
-  one more frame ran.
+* ``step_2000_ms`` / ``step_200_ms``: a click on Step in a ``BackwardStepper`` (scrolled into view 300 ms before,
+  as a reader clicks once the page is still) until data-cursor changed and one more frame ran.
 
 A learner's own models (``tests/learner_models.py``: the nanoGPT, the ResNet-18 and the 3-layer LSTM language
 model), each in ``learner``, side by side with the 4,010-box graph above (``learner["resmlp_4000"]``; that
