@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import sys
 
-if os.environ.get("TL_HIDE_TORCH") == "1":  # tests/run_without_torch.py's run: in a pytest-xdist worker too
-    from run_without_torch import hide_torch
+from run_without_torch import HIDE_TORCH, hide_torch
 
+if os.environ.get(HIDE_TORCH) == "1":  # tests/run_without_torch.py's run: in a pytest-xdist worker too
     hide_torch()
 
 import numpy as np
@@ -270,7 +270,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     test uses it when its source names ``torch`` (modules made only of oracle tests skip themselves). The run that
     hides PyTorch (tests/run_without_torch.py) leaves out the tests marked ``other_process``: their work runs where
     PyTorch is not hidden, so they would only repeat the main run."""
-    if os.environ.get("TL_HIDE_TORCH") == "1":
+    from skip_policy import torch_hidden_on_purpose  # (here: imported at the top, pytest could not rewrite the plugin)
+
+    if torch_hidden_on_purpose():
         elsewhere = [item for item in items if item.get_closest_marker("other_process")]
         if elsewhere:
             config.hook.pytest_deselected(items=elsewhere)

@@ -100,15 +100,23 @@ def _running_cell(sh: Any) -> tuple | None:
     return cell_key(getattr(result, "info", None))
 
 
-def displayed(view: Any) -> None:
-    """``view`` is being displayed: pin it under the running cell and have the front-end count its views."""
+def _pin(view: Any) -> bool:
+    """Pin ``view`` under the cell running now; False outside IPython or outside a cell run (a comm message, a
+    callback: no cell will re-run it)."""
     sh = shell()
     if sh is None or not attach(sh):
-        return
+        return False
     key = _running_cell(sh)
-    if key is None:  # (displayed outside a cell run: a comm message, a callback) - no cell will re-run it
-        return
+    if key is None:
+        return False
     _pins[id(view)] = [view, key, _serial]
+    return True
+
+
+def displayed(view: Any) -> None:
+    """``view`` is being displayed: pin it under the running cell and have the front-end count its views."""
+    if not _pin(view):
+        return
     _gone.pop(id(view), None)
     widget = view.__dict__.get("_widget")
     if widget is not None and widget.has_trait("_view_count") and widget._view_count is None:
@@ -121,14 +129,8 @@ def held(view: Any) -> None:
     pin the view under that cell, unless a cell pinned it already. When the cell runs again, a view whose widget no
     variable names any more is released, as a displayed one is: re-running ``w = GraphView(y).widget`` keeps one
     view, not one per run (the widget, which ipywidgets keeps for good, would hold each old view)."""
-    if id(view) in _pins:
-        return
-    sh = shell()
-    if sh is None or not attach(sh):
-        return
-    key = _running_cell(sh)
-    if key is not None:
-        _pins[id(view)] = [view, key, _serial]
+    if id(view) not in _pins:
+        _pin(view)
 
 
 def _count_observer(view: Any):
