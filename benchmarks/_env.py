@@ -6,11 +6,14 @@ Imported by the scripts in this folder (``python benchmarks/NAME.py`` puts the f
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import platform
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +51,21 @@ def git_state(*paths: str) -> dict:
     dirty = out("status", "--porcelain", "--", *paths)
     return {"commit": out("rev-parse", "--short", "HEAD"), "dirty": None if dirty is None else bool(dirty),
             "dirty_paths": list(paths)}
+
+
+@contextlib.contextmanager
+def busy_cores(n: int):
+    """Run ``n`` processes that spin on a core each for the duration (0: nothing): the load of a laptop with a
+    browser and other work open, under which thread pools that spin at barriers lose most."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        if procs:
+            time.sleep(0.5)  # let them reach the run queue
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 def report(result: dict, out=None, indent: int = 2) -> None:

@@ -30,14 +30,15 @@ __all__ = ["get_num_threads", "set_num_threads", "get_num_interop_threads", "set
 
 # ---- threads ---------------------------------------------------------------------------------------------------
 # tinygrad_like's own code is single-threaded; what runs on several threads is NumPy's BLAS (matmul, conv as
-# matmul). torch's intra-op thread count maps onto it: set_num_threads limits BLAS through threadpoolctl when it is
-# installed (scikit-learn brings it), and is remembered either way.
+# matmul). torch's intra-op thread count maps onto it: set_num_threads limits BLAS through threadpoolctl (a
+# dependency; a missing one is tolerated: the count is then only remembered). The limit is the cap under which the
+# BLAS thread policy (backends/blas_threads.py) runs mid-sized products on one thread.
 _threads: dict[str, int | None] = {"intra": None, "interop": None}
 
 
 def _blas_limits():
     try:
-        import threadpoolctl  # (optional: not a dependency; without it the count is only remembered)
+        import threadpoolctl  # (a dependency; without it the count is only remembered)
     except ImportError:
         return None
     return threadpoolctl

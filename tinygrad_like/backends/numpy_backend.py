@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..dtypes import is_float_np
-from . import numpy_special
+from . import blas_threads, numpy_special
 from ._malloc import tune_glibc_malloc
 from .numpy_attention import NumpyAttentionPrimitives
 from .numpy_linalg import NumpyLinalgPrimitives
@@ -366,7 +366,7 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
         return _fresh(np.all(x, axis=axis, keepdims=keepdims))
 
     # ---- matmul and fused ---------------------------------------------------------------
-    matmul = staticmethod(np.matmul)
+    matmul = staticmethod(blas_threads.matmul)  # np.matmul, on one BLAS thread when mid-sized (blas_threads.py)
     softmax = staticmethod(_softmax)
     logsumexp = staticmethod(_logsumexp)
     log_softmax = staticmethod(_log_softmax)
