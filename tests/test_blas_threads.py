@@ -80,7 +80,7 @@ def test_a_cap_of_one_set_outside_is_left_alone(fake):
 
 
 def test_the_count_is_put_back_when_the_product_raises(fake, monkeypatch):
-    def fails(a, b):
+    def fails(a, b, out=None):
         raise MemoryError("out of memory")
 
     monkeypatch.setattr(blas_threads.np, "matmul", fails)
@@ -144,3 +144,11 @@ def test_environment_variable_turns_it_off():
     env = {**os.environ, "TL_BLAS_POLICY": "off"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_matmul_into_writes_the_out_array_under_the_same_policy(fake):
+    a, b = _pair(16, 128, 512)
+    out = np.empty((16, 512), np.float32)
+    assert blas_threads.matmul_into(a, b, out) is out
+    np.testing.assert_array_equal(out, np.matmul(a, b))
+    assert fake.calls == [1, 4]

@@ -1,5 +1,6 @@
 """The graph's module hierarchy: one group per call of a module, Sequential children named by their parent's
-path, recurrent layers grouped by layer and time step (``widgets/graph_model.py``, ``nn/rnn.py``'s markers)."""
+path, recurrent layers grouped by layer (one layer node each) and, run cell by cell (``recurrent_by_steps``), by
+time step (``widgets/graph_model.py``, ``nn/rnn.py``'s markers)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,18 @@ def learner():
             model, loss = learner_models.make(name)
             out[name] = (model, loss, build_graph(loss, model))
         return out
+    finally:
+        sites.record_scopes(prev)
+
+
+@pytest.fixture(scope="module")
+def lstm_by_steps():
+    """The learner's LSTM language model run cell by cell, with its graph."""
+    prev = sites.record_scopes(True)
+    try:
+        with nn.recurrent_by_steps():
+            model, loss = learner_models.make("lstm")
+        return model, loss, build_graph(loss, model)
     finally:
         sites.record_scopes(prev)
 
@@ -220,8 +233,24 @@ def test_a_top_level_sequential_of_identical_blocks_folds_with_a_named_label():
 
 
 # ---- recurrent layers by layer and time step ----------------------------------------------------------------------
-def test_lstm_lm_is_grouped_by_layer_then_time_step(learner):
+def test_lstm_lm_is_one_layer_node_per_layer_with_its_gates_saved(learner):
     _, _, g = learner["lstm"]
+    layers = [c for c in g.groups["group:rnn"].children if g.groups[c].marker == "layer"]
+    assert layers == ["group:rnn.l0", "group:rnn.l1", "group:rnn.l2"]
+    for lid in layers:
+        layer = g.groups[lid]
+        assert layer.children == [], "no time steps: the layer node runs them"
+        ops = [g.nodes[i] for i in layer.members if g.nodes[i].kind == "op"]
+        (node,) = [n for n in ops if n.label == "LSTMLayer"]
+        assert any(n.label == "Linear" and n.shape == (16, 4, 512) for n in ops)  # the input projection
+        assert node.shape == (16, 4, 256)  # [h | c] after each of the 16 steps
+        assert (16, 4, 512) in [tuple(r["shape"]) for r in node.saved], "the gates of every step, for the views"
+    n_ops = sum(1 for n in g.nodes if n.kind == "op" and (n.module or "").startswith("rnn"))
+    assert n_ops < 30, "an LSTM of 3 layers x 16 steps is a handful of nodes, not 800"
+
+
+def test_lstm_lm_by_steps_is_grouped_by_layer_then_time_step(lstm_by_steps):
+    _, _, g = lstm_by_steps
     rnn = g.groups["group:rnn"]
     assert rnn.members == [] or all(g.nodes[i].kind == "op" for i in rnn.members)
     layers = [c for c in rnn.children if g.groups[c].marker == "layer"]
@@ -251,8 +280,8 @@ def test_lstm_lm_is_grouped_by_layer_then_time_step(learner):
     assert in_steps > 0.9 * n_lstm_ops, "the steps hold the work; not one flat group of 800 ops"
 
 
-def test_lstm_step_op_labels_name_their_step(learner):
-    _, _, g = learner["lstm"]
+def test_lstm_step_op_labels_name_their_step(lstm_by_steps):
+    _, _, g = lstm_by_steps
     p = gm.graph_payload(g, {"group:rnn", "group:rnn.l1", "run:rnn.l1.t0-15", "group:rnn.l1.t4"})
     subs = {b["sub"] for b in p["boxes"] if b["kind"] == "op"}
     assert "t = 4 · (4, 512)" in subs  # the recurrent matmul of step 4, as its frame names the step
@@ -271,6 +300,7 @@ class _One(nn.Module):
         return self.rnn(x)[0].sum()
 
 
+@nn.recurrent_by_steps()
 def test_bidirectional_layers_run_their_steps_in_opposite_orders():
     tl.manual_seed(0)
     model = _One("LSTM", num_layers=2, bidirectional=True)
@@ -289,20 +319,37 @@ def test_bidirectional_layers_run_their_steps_in_opposite_orders():
         assert graph_checks.upward_edges(gm.graph_payload(g, expanded)) == []
 
 
+@nn.recurrent_by_steps()
 def test_packed_sequences_step_groups_split_where_the_batch_shrinks():
     tl.manual_seed(0)
     model = _One("LSTM")
     out, (h, _) = model.rnn(pack_sequence([tl.randn(4, 3), tl.randn(2, 3), tl.randn(1, 3)]))
     g = build_graph(out.data.sum() + h.sum(), model)
     steps = [c for c in g.groups["group:rnn.l0"].children]
-    # batch sizes 3, 2, 1, 1: steps 1 and 2 drop finished sequences, so only steps of one batch size are alike
-    assert steps == [f"group:rnn.l0.t{t}" for t in range(4)]
+    # batch sizes 3, 2, 1, 1: a step runs the sequences not yet finished, so only steps of one batch size are alike
+    assert steps == ["group:rnn.l0.t0", "group:rnn.l0.t1", "run:rnn.l0.t2-3"]
     shapes = [{n.shape for n in ops_in(g, f"rnn.l0.t{t}") if n.label == "Tanh"} for t in range(4)]
     assert shapes == [{(3, 4)}, {(2, 4)}, {(1, 4)}, {(1, 4)}]
     for expanded in (gm.default_expanded(g), set(g.groups)):
         assert graph_checks.upward_edges(gm.graph_payload(g, expanded)) == []
 
 
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_layer_nodes_one_per_layer_and_direction(kind, bidirectional):
+    tl.manual_seed(0)
+    model = _One(kind, num_layers=2, bidirectional=bidirectional)
+    g = build_graph(model(tl.randn(4, 2, 3)), model)
+    dirs = ["", "_reverse"] if bidirectional else [""]
+    for layer in range(2):
+        for d in dirs:
+            ops = ops_in(g, f"rnn.l{layer}{d}")
+            assert [n.label for n in ops].count(f"{kind}Layer") == 1, [n.label for n in ops]
+    for expanded in (gm.default_expanded(g), set(g.groups)):
+        assert graph_checks.upward_edges(gm.graph_payload(g, expanded)) == []
+
+
+@nn.recurrent_by_steps()
 @pytest.mark.parametrize("kind,sigmoids,tanhs", [("GRU", 2, 1), ("RNN", 0, 1)])
 def test_gru_and_rnn_steps(kind, sigmoids, tanhs):
     tl.manual_seed(0)
@@ -356,23 +403,34 @@ def test_markers_are_pushed_only_while_scopes_are_recorded_and_always_popped(mon
     if requested:
         sites.request_lines()
     sites.record_scopes(True)
-    y, _ = lstm(tl.randn(2, 1, 3))
+    with nn.recurrent_by_steps():
+        y, _ = lstm(tl.randn(2, 1, 3))
     assert sites.context.scope == ()
     step_ops = [n for n in _walk(y.grad_fn) if any(isinstance(e, sites.Marker) for e in n.origin.scope)]
     assert step_ops and all(n.origin.module is lstm for n in step_ops), "a marker is not a module"
-    calls = 0
+    from tinygrad_like.ops import recurrent
 
-    def failing(self, *args):
+    calls = 0
+    cell = recurrent.lstm_cell
+
+    def failing(*args):
         nonlocal calls
         calls += 1
         if calls == 2:
             raise RuntimeError("boom")
-        return type(self)._cell_orig(self, *args)
+        return cell(*args)
 
-    monkeypatch.setattr(nn.LSTM, "_cell_orig", nn.LSTM._cell, raising=False)
-    monkeypatch.setattr(nn.LSTM, "_cell", failing)
-    with pytest.raises(RuntimeError, match="boom"):
-        lstm.forward(tl.randn(3, 1, 3))  # (not through Module.__call__: the layer's own scope is restored)
+    monkeypatch.setattr(recurrent, "lstm_cell", failing)
+    with nn.recurrent_by_steps(), pytest.raises(RuntimeError, match="boom"):
+        lstm.forward(tl.randn(3, 1, 3))  # (not through Module.__call__: the layer's and the step's scopes restored)
+    assert sites.context.scope == ()
+
+    def layer_fails(self, *args):
+        raise RuntimeError("boom in the layer node")
+
+    monkeypatch.setattr(recurrent.LSTMLayer, "forward", layer_fails)
+    with pytest.raises(RuntimeError, match="boom in the layer node"):
+        lstm.forward(tl.randn(3, 1, 3))
     assert sites.context.scope == ()
 
 
@@ -391,7 +449,8 @@ def _walk(fn):
 def test_a_bare_lstm_as_the_model_still_groups_by_layer_and_step():
     tl.manual_seed(0)
     lstm = nn.LSTM(3, 4, 2)
-    out, _ = lstm(tl.randn(5, 2, 3))
+    with nn.recurrent_by_steps():
+        out, _ = lstm(tl.randn(5, 2, 3))
     for model in (None, lstm):  # (without a model: the outermost module recorded)
         g = build_graph(out.sum(), model)
         assert g.groups["group:l1"].label == "LSTM · layer 1" and g.groups["group:l1"].short == "layer 1"

@@ -52,7 +52,7 @@ NAMES = {
     "ClampTensors": "ClampBackward0", "Lerp": "LerpBackward0", "EmbeddingRows": "EmbeddingBackward0",
     "ViewOfBase": "AsStridedBackward0", "WriteThroughView": "CopySlices", "_AddC": "AddBackward0",
     "_Remainder": "RemainderBackward0", "Checkpoint": "CheckpointFunctionBackward", "EmbedSlice":
-    "SliceBackwardBackward0", "CrossEntropy": "NllLossBackward0",
+    "SliceBackwardBackward0", "CrossEntropy": "NllLossBackward0", "LSTMLayer": "MkldnnRnnLayerBackward0",
 }
 
 # our class name -> which of our input slots are torch's inputs, in torch's order (the others are options: dims,
@@ -70,6 +70,7 @@ SLOTS = {
         type(n).__name__, (0, 1)), "Linear": lambda n: (2, 0, 1) if n.has_bias else (0, 1),
     "MaxPool2d": 1, "Cross": 2, "Logit": 1, "Kthvalue": 1, "Median": 1, "Mode": 1, "Cummax": 1, "Cummin": 1,
     "EmbeddingRows": 1, "Im2Col": 1, "Col2Im": 1, "DiagEmbed": 1, "ViewOfBase": 1, "Cat": -1, "Stack": -1,
+    "LSTMLayer": 6, "GRULayer": 4, "RNNLayer": 4,
 }
 
 
@@ -83,9 +84,10 @@ def torch_name(cls_name: str) -> str:
 #: the views show ours. ``F.linear`` is torch's ``TBackward0`` and ``AddmmBackward0`` (and ``ViewBackward0``s
 #: around a 3-D input), ``cross_entropy`` its ``LogSoftmaxBackward0`` and ``NllLossBackward0``, a batched ``@``
 #: (our ``BmmBackward0``) its ``ExpandBackward0``/``ViewBackward0``s around ``BmmBackward0`` and an
-#: ``UnsafeViewBackward0``.
+#: ``UnsafeViewBackward0``. An LSTM layer's node is torch's ``MkldnnRnnLayerBackward0`` (its name on the CPU): the
+#: views say ``LSTMLayer``, which a learner can read.
 OWN_LABELS = {"Linear": "Linear", "CrossEntropy": "CrossEntropy", "ScaledDotProductAttention":
-              "ScaledDotProductAttention", "BmmBackward0": "Matmul"}
+              "ScaledDotProductAttention", "BmmBackward0": "Matmul", "LSTMLayer": "LSTMLayer"}
 _labels: dict = {}  # node class -> its label
 
 

@@ -35,7 +35,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["matmul", "enable", "info", "SINGLE_THREAD_MNK", "LARGE_MNK"]
+__all__ = ["matmul", "matmul_into", "enable", "info", "SINGLE_THREAD_MNK", "LARGE_MNK"]
 
 # OpenBLAS's own rule (interface/gemm.c): m*n*k at most 65536 * GEMM_MULTITHREAD_THRESHOLD (4 by default) runs
 # on the calling thread.
@@ -50,7 +50,7 @@ def _find_openblas():
     """(set_num_threads, get_num_threads) of the OpenBLAS NumPy loaded, as ctypes functions; None if NumPy uses
     another BLAS or threadpoolctl is missing."""
     try:
-        import threadpoolctl
+        import threadpoolctl  # (at the first mid-sized product: it scans the loaded libraries, ~10 ms)
     except ImportError:
         return None
     np.ones((2, 2)) @ np.ones((2, 2))  # (make sure NumPy's BLAS is loaded before it is looked for)
@@ -103,18 +103,34 @@ def info() -> dict:
             "blas_threads": _found[1]() if _found else None}
 
 
+def _mid_sized(a, b) -> bool:
+    """Whether ``a @ b`` is in the band this policy runs on one thread, on the main thread, with OpenBLAS found."""
+    # m*n*k of one product: a batched matmul runs its products one after another, each deciding alone
+    mnk = (a.shape[-2] if a.ndim > 1 else 1) * a.shape[-1] * (b.shape[-1] if b.ndim > 1 else 1)
+    return SINGLE_THREAD_MNK < mnk <= LARGE_MNK and _get_ident() == _main and (_found is not None or _probe())
+
+
+def _on_one_thread(a, b, out):
+    set_threads, get_threads = _found[0], _found[1]
+    cap = get_threads()  # (whatever the rest of the process set: put back after)
+    if cap <= 1:
+        return np.matmul(a, b, out=out)
+    set_threads(1)
+    try:
+        return np.matmul(a, b, out=out)
+    finally:
+        set_threads(cap)
+
+
 def matmul(a, b, /):
     """``np.matmul(a, b)``, with the BLAS on one thread when the product is mid-sized (see the module docstring)."""
-    if _on and a.ndim and b.ndim:
-        # m*n*k of one product: a batched matmul runs its products one after another, each deciding alone
-        mnk = (a.shape[-2] if a.ndim > 1 else 1) * a.shape[-1] * (b.shape[-1] if b.ndim > 1 else 1)
-        if SINGLE_THREAD_MNK < mnk <= LARGE_MNK and _get_ident() == _main and (_found or _probe()):
-            set_threads, get_threads = _found[0], _found[1]
-            cap = get_threads()
-            if cap > 1:
-                set_threads(1)
-                try:
-                    return np.matmul(a, b)
-                finally:
-                    set_threads(cap)
+    if _on and a.ndim and b.ndim and _mid_sized(a, b):
+        return _on_one_thread(a, b, None)
     return np.matmul(a, b)
+
+
+def matmul_into(a, b, out):
+    """``np.matmul(a, b, out=out)`` under the same policy (the recurrent layers' per-step products)."""
+    if _on and _mid_sized(a, b):
+        return _on_one_thread(a, b, out)
+    return np.matmul(a, b, out=out)

@@ -20,6 +20,7 @@ from .numpy_attention import NumpyAttentionPrimitives
 from .numpy_linalg import NumpyLinalgPrimitives
 from .numpy_math import NumpyMathPrimitives
 from .numpy_nn import NumpyNNPrimitives, masked, relu
+from .numpy_recurrent import NumpyRecurrentPrimitives
 from .numpy_shaping import NumpyShapingPrimitives
 from .numpy_sorting import NumpySortingPrimitives
 
@@ -154,7 +155,7 @@ def _cumsum(x, axis):
 
 class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitives, NumpyLinalgPrimitives,
                    NumpyShapingPrimitives, numpy_special.NumpySpecialPrimitives,
-                   NumpyAttentionPrimitives):
+                   NumpyAttentionPrimitives, NumpyRecurrentPrimitives):
     """Host memory and NumPy primitives. Subclassed by tests for a second memory space."""
 
     name = "numpy"

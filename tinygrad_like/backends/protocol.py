@@ -89,6 +89,13 @@ _TABLE: list[Primitive] = [
     Primitive("gelu_backward", "fused", "array"),
     # softmax(q @ k^T * scale + mask) @ v; the weights (the softmax) are returned for the backward
     Primitive("attention", "fused", "(out, weights)"),
+    # recurrent layers: one layer (one direction) over a whole sequence, and backpropagation through time
+    Primitive("lstm_layer", "fused", "(states, gates, m), m None without a projection"),
+    Primitive("lstm_layer_backward", "fused", "(dxp, dh0, dc0, dw_hh, db_hh, dw_hr), dw_hr None without a projection"),
+    Primitive("gru_layer", "fused", "(states, gates, hn)"),
+    Primitive("gru_layer_backward", "fused", "(dxp, dh0, dw_hh, db_hh)"),
+    Primitive("rnn_layer", "fused", "array (the states)"),
+    Primitive("rnn_layer_backward", "fused", "(dxp, dh0, dw_hh, db_hh)"),
     # linalg family: cross products, triangle indices
     Primitive("cross", "fused", "array"),
     *_rows("creation", "tril_indices triu_indices"),

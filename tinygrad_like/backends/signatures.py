@@ -424,6 +424,32 @@ class Backend(Protocol):
                   mask: Native | None) -> tuple[Native, Native]:
         """(out, weights): ``softmax(q @ k^T * scale + mask) @ v``, and the softmax for the backward."""
 
+    def lstm_layer(self, xp: Native, h0: Native, c0: Native, w_hh: Native, b_hh: Native | None, w_hr: Native | None,
+                   reverse: bool, batch_sizes: tuple[int, ...] | None) -> tuple[Native, Native, Native | None]:
+        """(states, gates, m): one LSTM layer over every step of the input projection ``xp`` (numpy_recurrent.py)."""
+
+    def lstm_layer_backward(self, g: Native, states: Native, gates: Native, m: Native | None, h0: Native, c0: Native,
+                            w_hh: Native, w_hr: Native | None, reverse: bool, batch_sizes: tuple[int, ...] | None,
+                            xp_rows: int) -> tuple[Native, Native, Native, Native, Native, Native | None]:
+        """(dxp, dh0, dc0, dw_hh, db_hh, dw_hr): backpropagation through time of ``lstm_layer`` from ``g``."""
+
+    def gru_layer(self, xp: Native, h0: Native, w_hh: Native, b_hh: Native | None, reverse: bool,
+                  batch_sizes: tuple[int, ...] | None) -> tuple[Native, Native, Native]:
+        """(states, gates, hn): one GRU layer over every step of the input projection ``xp``."""
+
+    def gru_layer_backward(self, g: Native, states: Native, gates: Native, hn: Native, h0: Native, w_hh: Native,
+                           reverse: bool, batch_sizes: tuple[int, ...] | None,
+                           xp_rows: int) -> tuple[Native, Native, Native, Native]:
+        """(dxp, dh0, dw_hh, db_hh): backpropagation through time of ``gru_layer`` from ``g``."""
+
+    def rnn_layer(self, xp: Native, h0: Native, w_hh: Native, b_hh: Native | None, relu: bool, reverse: bool,
+                  batch_sizes: tuple[int, ...] | None) -> Native:
+        """The states of one Elman RNN layer (tanh, or relu) over every step of the input projection ``xp``."""
+
+    def rnn_layer_backward(self, g: Native, states: Native, h0: Native, w_hh: Native, relu: bool, reverse: bool,
+                           batch_sizes: tuple[int, ...] | None, xp_rows: int) -> tuple[Native, Native, Native, Native]:
+        """(dxp, dh0, dw_hh, db_hh): backpropagation through time of ``rnn_layer`` from ``g``."""
+
     # ---- linalg -------------------------------------------------------------------------------------------------
     def cross(self, a: Native, b: Native, axis: int) -> Native:
         """The cross product of 3-vectors along ``axis``."""

@@ -4,10 +4,13 @@ PyTorch's parameters (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``, ``bias
 LSTM projections, ``..._reverse`` for the backward direction), shapes, gate order (LSTM: input, forget, cell,
 output; GRU: reset, update, new) and initialisation (every weight U(-1/sqrt(hidden), 1/sqrt(hidden))), so a
 torch ``state_dict`` loads as it is. Inputs are (L, N, H_in) (or (N, L, H_in) with ``batch_first``) or unbatched
-(L, H_in); the input projection of a whole sequence is one matrix multiply, then each time step is a small graph
-of Tensor ops (so every gradient, and ``create_graph``, comes from the autograd engine). While scopes are recorded
-(``sites.record_scopes``: graph views), each layer and time step pushes a ``sites.Marker``, so a graph groups a
-recurrent layer's ops by layer (``rnn.l0``, ``rnn.l0_reverse``) and time step (``rnn.l0.t3``).
+(L, H_in). Each layer (and direction) is two nodes: the input projection of the whole sequence (one ``Linear``), and
+one layer node (``LSTMLayer``, ``GRULayer``, ``RNNLayer``: ``ops/recurrent.py``) that runs every time step and,
+backward, backpropagation through time, keeping the gates of every step for the views. Inside
+``with tl.nn.recurrent_by_steps():`` each time step is instead a small graph of Tensor ops (the cells'), as
+it is off the CPU. While scopes are recorded (``sites.record_scopes``: graph views), each layer pushes a
+``sites.Marker``, so a graph groups a recurrent layer's nodes by layer (``rnn.l0``, ``rnn.l0_reverse``), and steps run
+cell by cell by time step (``rnn.l0.t3``).
 
 A :class:`~tinygrad_like.nn.utils.rnn.PackedSequence` input runs each sequence over its own steps only, as torch's:
 the sequences still running at step t are the first ``batch_sizes[t]`` (they are sorted longest first), so a step
@@ -30,42 +33,21 @@ import numbers
 import warnings
 
 from .. import events, sites
-from ..creation import empty, zeros
+from ..creation import empty, tensor, zeros
 from ..functions import stack
+from ..ops.recurrent import gru_cell as _gru_step
+from ..ops.recurrent import lstm_cell as _lstm_step
+from ..ops.recurrent import recurrent_by_steps, recurrent_layer
+from ..ops.recurrent import rnn_cell as _rnn_step
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module, Parameter
 from .utils.rnn import PackedSequence
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "recurrent_by_steps"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-
-
-# ---- one time step of each kind (shared by the layers and the cells) -------------------------------------
-def _rnn_step(xp: Tensor, h: Tensor, w_hh, b_hh, relu: bool) -> Tensor:
-    pre = xp + F.linear(h, w_hh, b_hh)
-    return pre.relu() if relu else pre.tanh()
-
-
-def _lstm_step(xp: Tensor, h: Tensor, c: Tensor, w_hh, b_hh, w_hr):
-    gates = xp + F.linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h = o.sigmoid() * c.tanh()
-    if w_hr is not None:
-        h = F.linear(h, w_hr)
-    return h, c
-
-
-def _gru_step(xp: Tensor, h: Tensor, w_hh, b_hh) -> Tensor:
-    xr, xz, xn = xp.chunk(3, -1)
-    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r = (xr + hr).sigmoid()
-    z = (xz + hz).sigmoid()
-    n = (xn + r * hn).tanh()
-    return n + z * (h - n)
 
 
 class RNNBase(Module):
@@ -169,66 +151,41 @@ class RNNBase(Module):
             raise RuntimeError(msg.format(want, list(h.shape)))
 
     # ---- the loop ---------------------------------------------------------------------------------
-    def _cell(self, x_t: Tensor, state: list, w_hh, b_hh, w_hr) -> list:
-        """One time step of this layer's kind: the new state (h, or [h, c] for LSTM)."""
-        if self.mode == "LSTM":
-            return list(_lstm_step(x_t, state[0], state[1], w_hh, b_hh, w_hr))
-        if self.mode == "GRU":
-            return [_gru_step(x_t, state[0], w_hh, b_hh)]
-        return [_rnn_step(x_t, state[0], w_hh, b_hh, self.mode == "RNN_RELU")]
+    def _enter_step(self, t: int):
+        """While scopes are recorded and a layer runs cell by cell (off the CPU, or in a dtype the layer nodes do
+        not take), time step ``t``'s ops go in a group of their own (``rnn.l0.t3``). Returns what ends it."""
+        outer = sites.enter(sites.Marker(f"t{t}", f"t = {t}", "step", f"{type(self).__name__} step"))
 
-    def _step_marker(self, t: int):
-        """While scopes are recorded, time step ``t``'s ops go in a group of their own (``rnn.l0.t3``)."""
-        return sites.Marker(f"t{t}", f"t = {t}", "step", f"{type(self).__name__} step")
+        def end():
+            sites.context.scope = outer
+        return end
 
     def _direction(self, xp: Tensor, state: list, weights: tuple, reverse: bool, batch_sizes: list | None):
         """One direction of one layer over the projected inputs ``xp``: (L, N, gates) padded, or (sum of lengths,
-        gates) packed with ``batch_sizes``. Returns (output, final state)."""
-        rec = events.ORIGINS  # (a step's scope is restored by the caller's on an error)
+        gates) packed with ``batch_sizes``. Returns (output, final state).
+
+        The layer's node (``ops/recurrent.py``) returns the state after every step; the output and the final
+        state are read from it: h (the first P columns of an LSTM's ``[h | c]``) at every step, in a packed
+        output the rows of the sequences running at each step; the final state where the run ended (every
+        sequence keeps its state at the steps it does not run)."""
+        w_hh, b_hh, w_hr = weights
+        h_size = state[0].shape[-1]
+        steps = recurrent_layer(self.mode, xp, state[0], state[1] if len(state) > 1 else None, w_hh, b_hh, w_hr,
+                                reverse, batch_sizes, self._enter_step if events.ORIGINS else None)
+        last = steps[0 if reverse else -1]
+        final = [last[:, :h_size], last[:, h_size:]] if len(state) > 1 else [last]
         if batch_sizes is None:
-            steps = xp.shape[0]
-            ys = [None] * steps
-            for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-                outer = sites.enter(self._step_marker(t)) if rec else None
-                state = self._cell(xp[t], state, *weights)
-                ys[t] = state[0]
-                if rec:
-                    sites.context.scope = outer
-            return (stack(ys) if steps else xp.new_zeros((0, xp.shape[1], state[0].shape[-1]))), state
-        starts = [0]
-        for b in batch_sizes:
-            starts.append(starts[-1] + b)
-        ys = [None] * len(batch_sizes)
-        if not reverse:
-            ended = []  # the final states of the sequences that stopped, in the order they stopped
-            for t, b in enumerate(batch_sizes):
-                outer = sites.enter(self._step_marker(t)) if rec else None
-                if b < state[0].shape[0]:  # sequences b.. had their last step at t - 1
-                    ended.append([s[b:] for s in state])
-                    state = [s[:b] for s in state]
-                state = self._cell(xp[starts[t]:starts[t + 1]], state, *weights)
-                ys[t] = state[0]
-                if rec:
-                    sites.context.scope = outer
-            if ended:  # the last to stop are the first after the running ones
-                state = [F.cat([s] + [e[i] for e in reversed(ended)]) for i, s in enumerate(state)]
-        else:
-            initial = state
-            state = [s[:batch_sizes[-1]] for s in initial]
-            for t in range(len(batch_sizes) - 1, -1, -1):
-                outer = sites.enter(self._step_marker(t)) if rec else None
-                b, have = batch_sizes[t], state[0].shape[0]
-                if b > have:  # sequences have..b start here (their last step), from their initial states
-                    state = [F.cat([s, s0[have:b]]) for s, s0 in zip(state, initial)]
-                state = self._cell(xp[starts[t]:starts[t + 1]], state, *weights)
-                ys[t] = state[0]
-                if rec:
-                    sites.context.scope = outer
-        return F.cat(ys), state
+            return (steps[..., :h_size] if len(state) > 1 else steps), final
+        n = steps.shape[1]
+        rows = tensor([t * n + i for t, b in enumerate(batch_sizes) for i in range(b)], device=xp.device)
+        out = steps.reshape(-1, steps.shape[-1]).index_select(0, rows)
+        return (out[:, :h_size] if len(state) > 1 else out), final
 
     def _run(self, x: Tensor, hs: list, batch_sizes: list | None = None):
         """x: (L, N, H_in), or packed (sum of lengths, H_in) with ``batch_sizes``; hs: the initial states, each
         (layers * dirs, N, H). Returns (output, final states)."""
+        if (x.shape[0] if batch_sizes is None else len(batch_sizes)) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         dirs = 2 if self.bidirectional else 1
         finals = [[] for _ in hs]
         rec = events.ORIGINS
@@ -236,9 +193,8 @@ class RNNBase(Module):
             outs = []
             for d in range(dirs):
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
-                # While scopes are recorded, the layer's ops (its steps inside) go in a group, ``rnn.l0``: the unit a
-                # fused one-node layer would replace (its node made here lands in that group, and a view can open it
-                # into the steps it stands for).
+                # While scopes are recorded, the layer's ops go in a group, ``rnn.l0``: its input projection and its
+                # one layer node (or, cell by cell, its steps)
                 if rec:
                     outer = sites.enter(sites.Marker(f"l{layer}" + ("_reverse" if d else ""),
                                                      f"layer {layer}" + (" reverse" if d else ""), "layer",

@@ -1,0 +1,266 @@
+"""Recurrent layers on the CPU: one LSTM, GRU or Elman-RNN layer (one direction) over a whole sequence, forward and
+backward through time, as NumPy loops over the time steps (the primitives behind ``ops/recurrent.py``'s nodes).
+
+Per step the state goes through one small matrix product (``h @ W_hh^T``, on one BLAS thread: see
+``blas_threads``) and a few in-place NumPy passes over the gates; nothing is allocated per step but the products'
+temporaries. The shapes, shared by the three kinds:
+
+* ``xp``: the input projection ``x @ W_ih^T + b_ih`` of every step, (L, N, G) (G = 4H for LSTM, 3H for GRU, H for
+  RNN); or packed, (sum of lengths, G), with ``batch_sizes`` (the sequences running at step t are the first
+  ``batch_sizes[t]`` of the batch, as ``PackedSequence`` sorts them);
+* ``h0`` (N, P) and, for LSTM, ``c0`` (N, H): the initial state (P = the projection size, or H);
+* ``states``: (L, N, P + H) for LSTM, ``[h_t | c_t]`` after step t; (L, N, H) for GRU and RNN. A sequence that is
+  not running at step t keeps its state there unchanged, so after the last step of the run (t = L - 1 forward,
+  0 in reverse) every sequence's final state is in ``states``;
+* ``reverse``: run t = L - 1 down to 0 (the backward direction of a bidirectional layer).
+
+Gate order and formulas are PyTorch's: LSTM (input, forget, cell, output), GRU (reset, update, new) with
+``n = tanh(x_n + r * (h W_hn^T + b_hn))`` and ``h' = (1 - z) * n + z * h``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .blas_threads import matmul_into
+
+
+def _schedule(n_steps: int, batch: int, reverse: bool, batch_sizes) -> list[tuple[int, int, int]]:
+    """(t, rows, start) for every step in the order the layer runs them: the sequences running at step t are the
+    first ``rows`` of the batch, and in a packed input step t's rows begin at ``start``."""
+    if batch_sizes is None:
+        sizes, starts = [batch] * n_steps, [t * batch for t in range(n_steps)]
+    else:
+        sizes, starts, at = list(batch_sizes), [], 0
+        for b in sizes:
+            starts.append(at)
+            at += b
+    order = range(n_steps - 1, -1, -1) if reverse else range(n_steps)
+    return [(t, sizes[t], starts[t]) for t in order]
+
+
+def _steps_of(xp, batch_sizes) -> int:
+    return len(batch_sizes) if batch_sizes is not None else xp.shape[0]
+
+
+def _step_input(xp, t: int, rows: int, start: int, packed: bool):
+    return xp[start:start + rows] if packed else xp[t]
+
+
+def _as_input_layout(d_all, schedule, packed: bool, total: int):
+    """A gradient per step, (L, N, G), in the layout of ``xp``: itself, or its running rows packed in time order."""
+    if not packed:
+        return d_all
+    out = np.empty((total, d_all.shape[-1]), d_all.dtype)
+    for t, rows, start in schedule:
+        out[start:start + rows] = d_all[t, :rows]
+    return out
+
+
+def _previous(states, h0, reverse: bool, width: int | None = None):
+    """The state each step starts from, (L, N, ...): ``h0`` for the first step run, else the step run before it."""
+    s = states if width is None else states[..., :width]
+    first = h0[None]
+    return np.concatenate([s[1:], first]) if reverse else np.concatenate([first, s[:-1]])
+
+
+def _sigmoid_(x) -> None:
+    """sigmoid(x), in place: ``0.5 * tanh(x / 2) + 0.5`` (no overflow for any x, and one transcendental pass)."""
+    np.multiply(x, 0.5, out=x)
+    np.tanh(x, out=x)
+    np.multiply(x, 0.5, out=x)
+    np.add(x, 0.5, out=x)
+
+
+class NumpyRecurrentPrimitives:
+    """Mixed into the NumPy backend: ``lstm_layer``, ``gru_layer``, ``rnn_layer`` and their backward passes."""
+
+    # ---- LSTM ------------------------------------------------------------------------------------------
+    @staticmethod
+    def lstm_layer(xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes):
+        """Returns ``(states, gates, m)``: the states (L, N, P + H); the gates after their nonlinearities, (L, N, 4H),
+        zero where a sequence was not running; ``m = o * tanh(c)`` before the projection (None without one)."""
+        n, hidden, proj = h0.shape[0], c0.shape[-1], h0.shape[-1]
+        n_steps, packed = _steps_of(xp, batch_sizes), batch_sizes is not None
+        dt = xp.dtype
+        states = np.empty((n_steps, n, proj + hidden), dt)
+        gates = np.zeros((n_steps, n, 4 * hidden), dt)
+        ms = np.empty((n_steps, n, hidden), dt) if w_hr is not None else None
+        w_hr_t = np.ascontiguousarray(w_hr.T) if w_hr is not None else None
+        w_t = np.ascontiguousarray(w_hh.T)  # (a product with a transposed view costs twice as much: 60 vs 33 us)
+        h, c = h0, c0
+        for t, rows, start in _schedule(n_steps, n, reverse, batch_sizes):
+            gt = gates[t, :rows]
+            matmul_into(h[:rows], w_t, gt)
+            gt += _step_input(xp, t, rows, start, packed)
+            if b_hh is not None:
+                gt += b_hh
+            i, f, g, o = gt[:, :hidden], gt[:, hidden:2 * hidden], gt[:, 2 * hidden:3 * hidden], gt[:, 3 * hidden:]
+            _sigmoid_(gt[:, :2 * hidden])
+            np.tanh(g, out=g)
+            _sigmoid_(o)
+            st = states[t]
+            c_new = st[:rows, proj:]
+            np.multiply(f, c[:rows], out=c_new)
+            c_new += i * g
+            m = np.tanh(c_new)
+            m *= o
+            if w_hr is not None:
+                ms[t, :rows] = m
+                matmul_into(m, w_hr_t, st[:rows, :proj])
+            else:
+                st[:rows, :proj] = m
+            if rows < n:  # the sequences that are not running keep their state
+                st[rows:, :proj], st[rows:, proj:] = h[rows:], c[rows:]
+            h, c = st[:, :proj], st[:, proj:]
+        return states, gates, ms
+
+    @staticmethod
+    def lstm_layer_backward(g, states, gates, ms, h0, c0, w_hh, w_hr, reverse, batch_sizes, xp_rows):
+        """The gradients ``(dxp, dh0, dc0, dw_hh, db_hh, dw_hr)`` from ``g``, the gradient of ``states``, and what
+        ``lstm_layer`` returned. ``xp_rows``: the number of rows of a packed ``xp`` (ignored when not packed).
+        ``dw_hr`` is None without a projection; ``db_hh`` is the sum of ``dxp`` over the steps and the batch."""
+        n_steps, n, width = states.shape
+        hidden = c0.shape[-1]
+        proj = width - hidden
+        packed = batch_sizes is not None
+        schedule = _schedule(n_steps, n, reverse, batch_sizes)
+        d_gates = np.zeros_like(gates)
+        dh, dc = np.zeros_like(h0), np.zeros_like(c0)  # the gradient reaching the state a step starts from
+        dw_hr = np.zeros_like(w_hr) if w_hr is not None else None
+        prev_c = _previous(states[..., proj:], c0, reverse)
+        for t, rows, _ in reversed(schedule):
+            gh = g[t, :, :proj] + dh  # the whole gradient of h_t and c_t: from outside, and from the step after
+            gc = g[t, :, proj:] + dc
+            i, f, gg, o = (gates[t, :rows, k * hidden:(k + 1) * hidden] for k in range(4))
+            tc = np.tanh(states[t, :rows, proj:])
+            if w_hr is not None:
+                dw_hr += gh[:rows].T @ ms[t, :rows]
+                dm = gh[:rows] @ w_hr
+            else:
+                dm = gh[:rows]
+            dct = gc[:rows] + dm * o * (1 - tc * tc)
+            dg = d_gates[t, :rows]
+            dg[:, :hidden] = dct * gg * i * (1 - i)                      # input gate
+            dg[:, hidden:2 * hidden] = dct * prev_c[t, :rows] * f * (1 - f)  # forget gate
+            dg[:, 2 * hidden:3 * hidden] = dct * i * (1 - gg * gg)         # cell candidate
+            dg[:, 3 * hidden:] = dm * tc * o * (1 - o)                     # output gate
+            dh, dc = gh.copy(), gc.copy()  # (the sequences not running pass their gradient on untouched)
+            matmul_into(dg, w_hh, dh[:rows])
+            np.multiply(dct, f, out=dc[:rows])
+        flat = d_gates.reshape(-1, 4 * hidden)
+        dw_hh = flat.T @ _previous(states, h0, reverse, proj).reshape(-1, proj)
+        db_hh = flat.sum(0)
+        return _as_input_layout(d_gates, schedule, packed, xp_rows), dh, dc, dw_hh, db_hh, dw_hr
+
+    # ---- GRU -------------------------------------------------------------------------------------------
+    @staticmethod
+    def gru_layer(xp, h0, w_hh, b_hh, reverse, batch_sizes):
+        """Returns ``(states, gates, hn)``: the states (L, N, H); the gates ``[r, z, n]`` after their nonlinearities,
+        (L, N, 3H); ``hn = h W_hn^T + b_hn``, (L, N, H), which the reset gate scaled."""
+        n, hidden = h0.shape
+        n_steps, packed = _steps_of(xp, batch_sizes), batch_sizes is not None
+        dt = xp.dtype
+        states = np.empty((n_steps, n, hidden), dt)
+        gates = np.zeros((n_steps, n, 3 * hidden), dt)
+        hns = np.zeros((n_steps, n, hidden), dt)
+        hh = np.empty((n, 3 * hidden), dt)
+        w_t = np.ascontiguousarray(w_hh.T)  # (a product with a transposed view costs twice as much: 60 vs 33 us)
+        h = h0
+        for t, rows, start in _schedule(n_steps, n, reverse, batch_sizes):
+            hht = hh[:rows]
+            matmul_into(h[:rows], w_t, hht)
+            if b_hh is not None:
+                hht += b_hh
+            x = _step_input(xp, t, rows, start, packed)
+            gt = gates[t, :rows]
+            np.add(x[:, :2 * hidden], hht[:, :2 * hidden], out=gt[:, :2 * hidden])
+            _sigmoid_(gt[:, :2 * hidden])
+            r, z, nn = gt[:, :hidden], gt[:, hidden:2 * hidden], gt[:, 2 * hidden:]
+            hns[t, :rows] = hht[:, 2 * hidden:]
+            np.multiply(r, hht[:, 2 * hidden:], out=nn)
+            nn += x[:, 2 * hidden:]
+            np.tanh(nn, out=nn)
+            st = states[t]
+            np.subtract(h[:rows], nn, out=st[:rows])  # h' = n + z * (h - n)
+            st[:rows] *= z
+            st[:rows] += nn
+            if rows < n:
+                st[rows:] = h[rows:]
+            h = st
+        return states, gates, hns
+
+    @staticmethod
+    def gru_layer_backward(g, states, gates, hns, h0, w_hh, reverse, batch_sizes, xp_rows):
+        """The gradients ``(dxp, dh0, dw_hh, db_hh)`` from ``g``, the gradient of ``states``."""
+        n_steps, n, hidden = states.shape
+        packed = batch_sizes is not None
+        schedule = _schedule(n_steps, n, reverse, batch_sizes)
+        d_x = np.zeros_like(gates)   # the gradient of the step's input projection
+        d_hh = np.zeros_like(gates)  # ... and of h W_hh^T + b_hh (they differ in the new gate, which r scales)
+        prev = _previous(states, h0, reverse)
+        dh = np.zeros_like(h0)
+        for t, rows, _ in reversed(schedule):
+            gh = g[t] + dh
+            r, z, nn = (gates[t, :rows, k * hidden:(k + 1) * hidden] for k in range(3))
+            d = gh[:rows]
+            dn = d * (1 - z) * (1 - nn * nn)
+            dx, dhh = d_x[t, :rows], d_hh[t, :rows]
+            dx[:, :hidden] = dn * hns[t, :rows] * r * (1 - r)                # reset gate
+            dx[:, hidden:2 * hidden] = d * (prev[t, :rows] - nn) * z * (1 - z)  # update gate
+            dx[:, 2 * hidden:] = dn                                          # new gate
+            dhh[:, :2 * hidden] = dx[:, :2 * hidden]
+            np.multiply(dn, r, out=dhh[:, 2 * hidden:])
+            dh = gh.copy()
+            np.multiply(d, z, out=dh[:rows])
+            dh[:rows] += dhh @ w_hh
+        flat = d_hh.reshape(-1, 3 * hidden)
+        dw_hh = flat.T @ prev.reshape(-1, hidden)
+        return _as_input_layout(d_x, schedule, packed, xp_rows), dh, dw_hh, flat.sum(0)
+
+    # ---- Elman RNN -------------------------------------------------------------------------------------
+    @staticmethod
+    def rnn_layer(xp, h0, w_hh, b_hh, relu, reverse, batch_sizes):
+        """The states (L, N, H) of ``h' = tanh(x + h W_hh^T + b_hh)`` (or relu)."""
+        n, hidden = h0.shape
+        n_steps, packed = _steps_of(xp, batch_sizes), batch_sizes is not None
+        states = np.empty((n_steps, n, hidden), xp.dtype)
+        w_t = np.ascontiguousarray(w_hh.T)  # (a product with a transposed view costs twice as much: 60 vs 33 us)
+        h = h0
+        for t, rows, start in _schedule(n_steps, n, reverse, batch_sizes):
+            st = states[t]
+            pre = st[:rows]
+            matmul_into(h[:rows], w_t, pre)
+            pre += _step_input(xp, t, rows, start, packed)
+            if b_hh is not None:
+                pre += b_hh
+            if relu:
+                np.maximum(pre, 0, out=pre)
+            else:
+                np.tanh(pre, out=pre)
+            if rows < n:
+                st[rows:] = h[rows:]
+            h = st
+        return states
+
+    @staticmethod
+    def rnn_layer_backward(g, states, h0, w_hh, relu, reverse, batch_sizes, xp_rows):
+        """The gradients ``(dxp, dh0, dw_hh, db_hh)`` from ``g``, the gradient of ``states``."""
+        n_steps, n, hidden = states.shape
+        packed = batch_sizes is not None
+        schedule = _schedule(n_steps, n, reverse, batch_sizes)
+        d_pre = np.zeros_like(states)
+        dh = np.zeros_like(h0)
+        for t, rows, _ in reversed(schedule):
+            gh = g[t] + dh
+            h = states[t, :rows]
+            dp = d_pre[t, :rows]
+            if relu:
+                np.multiply(gh[:rows], h > 0, out=dp)
+            else:
+                np.multiply(gh[:rows], 1 - h * h, out=dp)
+            dh = gh.copy()
+            matmul_into(dp, w_hh, dh[:rows])
+        flat = d_pre.reshape(-1, hidden)
+        dw_hh = flat.T @ _previous(states, h0, reverse).reshape(-1, hidden)
+        return _as_input_layout(d_pre, schedule, packed, xp_rows), dh, dw_hh, flat.sum(0)
