@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import events
+from .backends import cpu_kernels
 from .backends.numpy_backend import NumpyBackend
 from .backends.protocol import PRIMITIVES, UNTIMED
 from .sites import launch_context
@@ -31,13 +32,18 @@ class TimedBackend:
             return fn
         inner_dev = self._device
         now, record, ndarray = events.now, events.KernelTimed, np.ndarray
+        compiled = cpu_kernels.LAUNCHED
 
         def timed(*args, **kwargs):
             # (this runs for every primitive while a view listens, so it is written for speed: one pass over the
             # arguments with the common case, a NumPy array, first)
+            compiled[0] = None
             t0 = now()
             out = fn(*args, **kwargs)
             dt = now() - t0
+            kname, kdev = name, inner_dev
+            if compiled[0] is not None:  # it ran one of our compiled CPU kernels: shown under the kernel's name
+                kname, kdev = compiled[0], inner_dev + ", compiled"
             if events.ACTIVE:
                 shapes = []
                 nbytes = out.nbytes if type(out) is ndarray else getattr(out, "nbytes", 0)
@@ -48,7 +54,7 @@ class TimedBackend:
                     elif hasattr(a, "shape"):
                         shapes.append(a.shape)
                         nbytes += getattr(a, "nbytes", 0)
-                events.emit(record(name, inner_dev, t0, dt, tuple(shapes), int(nbytes), None, None, *launch_context()))
+                events.emit(record(kname, kdev, t0, dt, tuple(shapes), int(nbytes), None, None, *launch_context()))
             return out
 
         timed.__name__ = name

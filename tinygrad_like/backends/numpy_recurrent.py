@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import cpu_kernels
 from .blas_threads import matmul_into
+
+_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
 
 def _schedule(n_steps: int, batch: int, reverse: bool, batch_sizes) -> list[tuple[int, int, int]]:
@@ -64,6 +67,12 @@ def _previous(states, h0, reverse: bool, width: int | None = None):
     return np.concatenate([s[1:], first]) if reverse else np.concatenate([first, s[:-1]])
 
 
+def _compiled(name: str, dtype):
+    """The compiled cell kernel ``name`` for ``dtype`` (``cpu_kernels``), or None: then the NumPy code runs."""
+    sfx = _SUFFIX.get(dtype)
+    return cpu_kernels.kernel(f"{name}_{sfx}") if sfx else None
+
+
 def _sigmoid_(x) -> None:
     """sigmoid(x), in place: ``0.5 * tanh(x / 2) + 0.5`` (no overflow for any x, and one transcendental pass)."""
     np.multiply(x, 0.5, out=x)
@@ -85,11 +94,18 @@ class NumpyRecurrentPrimitives:
         dt = xp.dtype
         states = np.empty((n_steps, n, proj + hidden), dt)
         gates = np.zeros((n_steps, n, 4 * hidden), dt)
-        ms = np.empty((n_steps, n, hidden), dt) if w_hr is not None else None
+        ms = np.zeros((n_steps, n, hidden), dt) if w_hr is not None else None  # (zero where not running)
         w_hr_t = np.ascontiguousarray(w_hr.T) if w_hr is not None else None
         w_t = np.ascontiguousarray(w_hh.T)  # (a product with a transposed view costs twice as much: 60 vs 33 us)
+        schedule = _schedule(n_steps, n, reverse, batch_sizes)
+        cell = _compiled("lstm_cell_fwd", dt)
+        if cell is not None:
+            _lstm_steps_compiled(cell, np.ascontiguousarray(xp), h0, np.ascontiguousarray(c0), w_t, b_hh, w_hr_t,
+                                 schedule, packed, states, gates, ms)
+            cpu_kernels.launched("lstm_layer_fwd")
+            return states, gates, ms
         h, c = h0, c0
-        for t, rows, start in _schedule(n_steps, n, reverse, batch_sizes):
+        for t, rows, start in schedule:
             gt = gates[t, :rows]
             matmul_into(h[:rows], w_t, gt)
             gt += _step_input(xp, t, rows, start, packed)
@@ -129,7 +145,12 @@ class NumpyRecurrentPrimitives:
         dh, dc = np.zeros_like(h0), np.zeros_like(c0)  # the gradient reaching the state a step starts from
         dw_hr = np.zeros_like(w_hr) if w_hr is not None else None
         prev_c = _previous(states[..., proj:], c0, reverse)
-        for t, rows, _ in reversed(schedule):
+        cell = _compiled("lstm_cell_bwd", gates.dtype)
+        if cell is not None:
+            dh, dc = _lstm_back_compiled(cell, g, states, gates, ms, w_hh, w_hr, schedule, prev_c, d_gates, dh, dc,
+                                         dw_hr)
+            cpu_kernels.launched("lstm_layer_bwd")
+        for t, rows, _ in reversed(schedule) if cell is None else ():
             gh = g[t, :, :proj] + dh  # the whole gradient of h_t and c_t: from outside, and from the step after
             gc = g[t, :, proj:] + dc
             i, f, gg, o = (gates[t, :rows, k * hidden:(k + 1) * hidden] for k in range(4))
@@ -166,8 +187,14 @@ class NumpyRecurrentPrimitives:
         hns = np.zeros((n_steps, n, hidden), dt)
         hh = np.empty((n, 3 * hidden), dt)
         w_t = np.ascontiguousarray(w_hh.T)  # (a product with a transposed view costs twice as much: 60 vs 33 us)
+        schedule = _schedule(n_steps, n, reverse, batch_sizes)
+        cell = _compiled("gru_cell_fwd", dt)
+        if cell is not None:
+            _gru_steps_compiled(cell, np.ascontiguousarray(xp), h0, w_t, b_hh, schedule, packed, states, gates, hns, hh)
+            cpu_kernels.launched("gru_layer_fwd")
+            return states, gates, hns
         h = h0
-        for t, rows, start in _schedule(n_steps, n, reverse, batch_sizes):
+        for t, rows, start in schedule:
             hht = hh[:rows]
             matmul_into(h[:rows], w_t, hht)
             if b_hh is not None:
@@ -200,7 +227,11 @@ class NumpyRecurrentPrimitives:
         d_hh = np.zeros_like(gates)  # ... and of h W_hh^T + b_hh (they differ in the new gate, which r scales)
         prev = _previous(states, h0, reverse)
         dh = np.zeros_like(h0)
-        for t, rows, _ in reversed(schedule):
+        cell = _compiled("gru_cell_bwd", gates.dtype)
+        if cell is not None:
+            dh = _gru_back_compiled(cell, g, gates, hns, w_hh, schedule, prev, d_x, d_hh, dh)
+            cpu_kernels.launched("gru_layer_bwd")
+        for t, rows, _ in reversed(schedule) if cell is None else ():
             gh = g[t] + dh
             r, z, nn = (gates[t, :rows, k * hidden:(k + 1) * hidden] for k in range(3))
             d = gh[:rows]
@@ -264,3 +295,101 @@ class NumpyRecurrentPrimitives:
         flat = d_pre.reshape(-1, hidden)
         dw_hh = flat.T @ _previous(states, h0, reverse).reshape(-1, hidden)
         return _as_input_layout(d_pre, schedule, packed, xp_rows), dh, dw_hh, flat.sum(0)
+
+
+# ---- the same loops with the compiled cell kernels (kernel_src/cpu/recurrent.c) -------------------------------------
+# perf: the kernels take addresses, worked out from each array's base address and strides once per layer: reading
+# ``a.ctypes.data`` costs 1 us, a view per step more; a step's whole cell kernel costs 8 us (LSTM, 16 x 128).
+def _lstm_steps_compiled(cell, xp, h0, c0, w_t, b_hh, w_hr_t, schedule, packed, states, gates, ms) -> None:
+    """``lstm_layer``'s loop: per step one BLAS product and one call of the cell kernel (which adds the input
+    projection and the bias, applies the nonlinearities and writes c and m)."""
+    n, hidden, proj = h0.shape[0], c0.shape[-1], h0.shape[-1]
+    bias = np.zeros(4 * hidden, xp.dtype) if b_hh is None else np.ascontiguousarray(b_hh)
+    b_addr = bias.ctypes.data
+    width, item = proj + hidden, states.itemsize
+    x0, s0, g0, m0 = xp.ctypes.data, states.ctypes.data, gates.ctypes.data, 0 if ms is None else ms.ctypes.data
+    x_step, s_step, g_step = xp.strides[0], states.strides[0], gates.strides[0]
+    h, c = h0, c0
+    c_addr, c_stride = c0.ctypes.data, hidden
+    for t, rows, start in schedule:
+        gt = gates[t, :rows]
+        matmul_into(h[:rows], w_t, gt)
+        c_out = s0 + t * s_step + proj * item
+        if ms is None:  # m is h: written into the states
+            m_addr, m_stride = s0 + t * s_step, width
+        else:
+            m_addr, m_stride = m0 + t * ms.strides[0], hidden
+        cell(rows, hidden, g0 + t * g_step, x0 + (start if packed else t) * x_step, b_addr, c_addr,
+             c_stride, c_out, width, m_addr, m_stride)
+        st = states[t]
+        if ms is not None:
+            matmul_into(ms[t, :rows], w_hr_t, st[:rows, :proj])
+        if rows < n:  # the sequences that are not running keep their state
+            st[rows:, :proj], st[rows:, proj:] = h[rows:], c[rows:]
+        h, c = st[:, :proj], st[:, proj:]
+        c_addr, c_stride = c_out, width
+
+
+def _lstm_back_compiled(cell, g, states, gates, ms, w_hh, w_hr, schedule, prev_c, d_gates, dh, dc, dw_hr):
+    """``lstm_layer_backward``'s loop: per step the cell kernel (the gates' gradients and c_{t-1}'s) and one BLAS
+    product (h_{t-1}'s). Returns the gradients of h0 and c0."""
+    n, width = states.shape[1], states.shape[2]
+    hidden = prev_c.shape[-1]
+    proj, item = width - hidden, states.itemsize
+    s0, g0, p0, d0 = states.ctypes.data, gates.ctypes.data, prev_c.ctypes.data, d_gates.ctypes.data
+    s_step, g_step, p_step, d_step = states.strides[0], gates.strides[0], prev_c.strides[0], d_gates.strides[0]
+    gh, gc = np.empty_like(dh), np.empty_like(dc)  # the whole gradient of the step's h and c
+    gh_addr, gc_addr = gh.ctypes.data, gc.ctypes.data
+    dc_next = np.empty_like(dc)
+    dc_addrs = {id(dc): dc.ctypes.data, id(dc_next): dc_next.ctypes.data}
+    dm = gh if w_hr is None else None
+    for t, rows, _ in reversed(schedule):
+        np.add(g[t, :, :proj], dh, out=gh)
+        np.add(g[t, :, proj:], dc, out=gc)
+        if w_hr is not None:
+            dw_hr += gh[:rows].T @ ms[t, :rows]
+            dm = np.ascontiguousarray(gh[:rows] @ w_hr)
+        cell(rows, hidden, g0 + t * g_step, s0 + t * s_step + proj * item, width, p0 + t * p_step, hidden,
+             gh_addr if w_hr is None else dm.ctypes.data, gc_addr, hidden, d0 + t * d_step, dc_addrs[id(dc_next)])
+        matmul_into(d_gates[t, :rows], w_hh, dh[:rows])  # (h_{t-1}'s gradient: dh is read only through gh above)
+        if rows < n:  # (the sequences not running pass their gradient on untouched)
+            dh[rows:], dc_next[rows:] = gh[rows:], gc[rows:]
+        dc, dc_next = dc_next, dc
+    return dh, dc
+
+
+def _gru_steps_compiled(cell, xp, h0, w_t, b_hh, schedule, packed, states, gates, hns, hh) -> None:
+    """``gru_layer``'s loop: per step one BLAS product, the bias, and one call of the cell kernel."""
+    n, hidden = h0.shape
+    x0, s0, g0, n0 = xp.ctypes.data, states.ctypes.data, gates.ctypes.data, hns.ctypes.data
+    x_step, s_step, g_step, n_step = xp.strides[0], states.strides[0], gates.strides[0], hns.strides[0]
+    hh_addr = hh.ctypes.data
+    h, h_addr, h_stride = h0, h0.ctypes.data, h0.strides[0] // h0.itemsize
+    for t, rows, start in schedule:
+        hht = hh[:rows]
+        matmul_into(h[:rows], w_t, hht)
+        if b_hh is not None:
+            hht += b_hh
+        cell(rows, hidden, hh_addr, x0 + (start if packed else t) * x_step, h_addr, h_stride, s0 + t * s_step,
+             hidden, g0 + t * g_step, n0 + t * n_step)
+        st = states[t]
+        if rows < n:
+            st[rows:] = h[rows:]
+        h, h_addr, h_stride = st, s0 + t * s_step, hidden
+
+
+def _gru_back_compiled(cell, g, gates, hns, w_hh, schedule, prev, d_x, d_hh, dh):
+    """``gru_layer_backward``'s loop: per step the cell kernel and one BLAS product. Returns h0's gradient."""
+    n, hidden = dh.shape
+    g0, n0, p0, x0, b0 = gates.ctypes.data, hns.ctypes.data, prev.ctypes.data, d_x.ctypes.data, d_hh.ctypes.data
+    g_step, n_step, p_step, x_step, b_step = (a.strides[0] for a in (gates, hns, prev, d_x, d_hh))
+    dh_next = np.empty_like(dh)
+    for t, rows, _ in reversed(schedule):
+        gh = g[t] + dh
+        cell(rows, hidden, g0 + t * g_step, n0 + t * n_step, p0 + t * p_step, hidden, gh.ctypes.data,
+             x0 + t * x_step, b0 + t * b_step, dh_next.ctypes.data)
+        dh_next[:rows] += d_hh[t, :rows] @ w_hh
+        if rows < n:
+            dh_next[rows:] = gh[rows:]
+        dh, dh_next = dh_next, dh
+    return dh

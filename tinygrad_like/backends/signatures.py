@@ -428,7 +428,7 @@ class Backend(Protocol):
                    reverse: bool, batch_sizes: tuple[int, ...] | None) -> tuple[Native, Native, Native | None]:
         """(states, gates, m): one LSTM layer over every step of the input projection ``xp`` (numpy_recurrent.py)."""
 
-    def lstm_layer_backward(self, g: Native, states: Native, gates: Native, m: Native | None, h0: Native, c0: Native,
+    def lstm_layer_backward(self, g: Native, states: Native, gates: Native, ms: Native | None, h0: Native, c0: Native,
                             w_hh: Native, w_hr: Native | None, reverse: bool, batch_sizes: tuple[int, ...] | None,
                             xp_rows: int) -> tuple[Native, Native, Native, Native, Native, Native | None]:
         """(dxp, dh0, dc0, dw_hh, db_hh, dw_hr): backpropagation through time of ``lstm_layer`` from ``g``."""
@@ -437,7 +437,7 @@ class Backend(Protocol):
                   batch_sizes: tuple[int, ...] | None) -> tuple[Native, Native, Native]:
         """(states, gates, hn): one GRU layer over every step of the input projection ``xp``."""
 
-    def gru_layer_backward(self, g: Native, states: Native, gates: Native, hn: Native, h0: Native, w_hh: Native,
+    def gru_layer_backward(self, g: Native, states: Native, gates: Native, hns: Native, h0: Native, w_hh: Native,
                            reverse: bool, batch_sizes: tuple[int, ...] | None,
                            xp_rows: int) -> tuple[Native, Native, Native, Native]:
         """(dxp, dh0, dw_hh, db_hh): backpropagation through time of ``gru_layer`` from ``g``."""

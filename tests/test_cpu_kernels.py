@@ -1,0 +1,167 @@
+"""Our compiled CPU kernels (``kernel_src/cpu/``, built by ``backends/cpu_kernels.py``): the vectorizable math against
+a long-double reference within a stated ulp bound, each cell kernel against the NumPy code it replaces (the
+reference), the disk cache, the fallback without a compiler, and the names the timeline shows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tinygrad_like as tl
+from tinygrad_like import events
+from tinygrad_like.backends import cpu_kernels
+from tinygrad_like.backends.numpy_recurrent import NumpyRecurrentPrimitives as P
+
+if not cpu_kernels.available():
+    if os.environ.get("CI") == "true":
+        pytest.fail("no C compiler: CI must build the compiled CPU kernels", pytrace=False)
+    pytest.skip("no C compiler here: the compiled CPU kernels cannot be built", allow_module_level=True)
+
+DTYPES = {"f32": np.float32, "f64": np.float64}
+# vmath.h's stated bounds (ulp of the correctly rounded result) on normal results
+ULP = {"exp": 2.0, "tanh": 3.0, "sigmoid": 3.0}
+
+
+def _reference(name: str, x):
+    with np.errstate(all="ignore"):
+        xl = x.astype(np.longdouble)
+        return {"exp": np.exp(xl), "tanh": np.tanh(xl), "sigmoid": 1 / (1 + np.exp(-xl))}[name]
+
+
+def _grid(dt) -> np.ndarray:
+    top = 120 if dt == np.float32 else 800
+    rng = np.random.default_rng(0)
+    return np.concatenate([np.linspace(-top, top, 100_001), np.linspace(-1, 1, 50_001), rng.standard_normal(50_000) * 5,
+                           [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30]]).astype(dt)
+
+
+@pytest.mark.parametrize("sfx", DTYPES)
+@pytest.mark.parametrize("name", ULP)
+def test_vector_math_within_its_ulp_bound(name, sfx):
+    dt = DTYPES[sfx]
+    x = _grid(dt)
+    y = np.empty_like(x)
+    cpu_kernels.kernel(f"v{name}_{sfx}")(x.size, x.ctypes.data, y.ctypes.data)
+    exact = _reference(name, x)
+    with np.errstate(all="ignore"):
+        rounded = exact.astype(dt)
+    normal = np.isfinite(rounded) & (np.abs(rounded) >= np.finfo(dt).tiny)
+    ulps = np.abs(y[normal].astype(np.longdouble) - exact[normal]) / np.spacing(np.abs(rounded[normal]))
+    assert ulps.max() <= ULP[name], f"{name} {sfx}: {float(ulps.max()):.2f} ulp at x = {x[normal][ulps.argmax()]}"
+    special = ~np.isfinite(rounded)  # inf and NaN exactly as the reference
+    np.testing.assert_array_equal(y[special], rounded[special])
+    tiny = np.isfinite(rounded) & ~normal  # subnormal results: within the smallest normal number
+    assert np.all(np.abs(y[tiny] - rounded[tiny]) <= np.finfo(dt).tiny)
+
+
+# ---- the recurrent cells against the NumPy loops ----------------------------------------------------------------
+CASES = [  # (mode, hidden, proj, packed batch sizes or None, reverse)
+    ("LSTM", 7, 0, None, False), ("LSTM", 7, 3, None, True), ("LSTM", 16, 0, (5, 4, 4, 2, 1), False),
+    ("LSTM", 5, 2, (5, 3, 1), True), ("GRU", 7, 0, None, False), ("GRU", 9, 0, (5, 4, 2, 2, 1), True),
+]
+
+
+def _both(fn):
+    """fn() with the compiled kernels, then with the NumPy code."""
+    out = [fn()]
+    cpu_kernels.enable(False)
+    try:
+        out.append(fn())
+    finally:
+        cpu_kernels.enable(True)
+    return out
+
+
+@pytest.mark.parametrize("sfx", DTYPES)
+@pytest.mark.parametrize("mode,hidden,proj,sizes,reverse", CASES)
+def test_recurrent_cells_match_the_numpy_loops(mode, hidden, proj, sizes, reverse, sfx):
+    dt = DTYPES[sfx]
+    rng = np.random.default_rng(hidden)
+    n = sizes[0] if sizes else 4
+    steps = len(sizes) if sizes else 6
+    gates = (4 if mode == "LSTM" else 3) * hidden
+    p = proj or hidden
+    xp = rng.standard_normal((sum(sizes), gates) if sizes else (steps, n, gates)).astype(dt)
+    h0, c0 = rng.standard_normal((n, p)).astype(dt), rng.standard_normal((n, hidden)).astype(dt)
+    w_hh, b_hh = (rng.standard_normal((gates, p)) * 0.4).astype(dt), rng.standard_normal(gates).astype(dt)
+    w_hr = (rng.standard_normal((p, hidden)) * 0.4).astype(dt) if proj else None
+    if mode == "LSTM":
+        fwd = _both(lambda: P.lstm_layer(xp, h0, c0, w_hh, b_hh, w_hr, reverse, sizes))
+    else:
+        fwd = _both(lambda: P.gru_layer(xp, h0, w_hh, b_hh, reverse, sizes))
+    # float32: the kernels' transcendentals are within 3 ulp, NumPy's within its own few; the states go through
+    # up to 6 steps of products and sums: 1e-5 relative. float64: 1e-12.
+    tol = {"rtol": 2e-5, "atol": 2e-6} if dt == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
+    for ours, ref in zip(fwd[0], fwd[1]):
+        if ref is not None:
+            np.testing.assert_allclose(ours, ref, **tol)
+    states, saved_a, saved_b = fwd[1]
+    g = rng.standard_normal(states.shape).astype(dt)
+    if mode == "LSTM":
+        bwd = _both(lambda: P.lstm_layer_backward(g, states, saved_a, saved_b, h0, c0, w_hh, w_hr, reverse, sizes,
+                                                  xp.shape[0]))
+    else:
+        bwd = _both(lambda: P.gru_layer_backward(g, states, saved_a, saved_b, h0, w_hh, reverse, sizes, xp.shape[0]))
+    for ours, ref in zip(bwd[0], bwd[1]):
+        if ref is not None:
+            np.testing.assert_allclose(ours, ref, **{k: v * 10 for k, v in tol.items()})
+
+
+# ---- building, caching, falling back ----------------------------------------------------------------------------
+def test_a_build_is_cached_on_disk_under_a_key_of_source_compiler_flags_and_cpu(tmp_path, monkeypatch):
+    monkeypatch.setenv("TL_CPU_KERNEL_CACHE", str(tmp_path))
+    path, hit, _ = cpu_kernels.compile_file("vmath_test.c")
+    assert not hit and path.parent == tmp_path and path.exists()
+    again, hit, _ = cpu_kernels.compile_file("vmath_test.c")
+    assert hit and again == path
+    monkeypatch.setattr(cpu_kernels, "FLAGS", (*cpu_kernels.FLAGS, "-DTL_OTHER_FLAGS"))
+    other, hit, _ = cpu_kernels.compile_file("vmath_test.c")
+    assert not hit and other != path
+
+
+def test_without_a_compiler_the_numpy_code_runs_with_one_note():
+    code = """
+import warnings
+warnings.simplefilter("always")
+import tinygrad_like as tl
+from tinygrad_like.backends import cpu_kernels
+with warnings.catch_warnings(record=True) as w:
+    m = tl.nn.LSTM(3, 4)
+    out, _ = m(tl.randn(5, 2, 3))
+    out.sum().backward()
+    m(tl.randn(5, 2, 3))
+notes = [str(x.message) for x in w if "compiled CPU kernels" in str(x.message)]
+print(len(notes), cpu_kernels.available(), notes[0] if notes else "")
+"""
+    env = {**os.environ, "CC": "/nonexistent/cc", "PATH": "/nonexistent", "TL_CPU_KERNEL_CACHE": "/nonexistent/x"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    count, available, note = out.stdout.strip().split(" ", 2)
+    assert count == "1" and available == "False"
+    assert "no C compiler found" in note and "install one" in note
+
+
+def test_a_compile_error_is_reported_with_the_compilers_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "FLAGS", (*cpu_kernels.FLAGS, "-DTL_BROKEN", "-include", "nonexistent.h"))
+    monkeypatch.setenv("TL_CPU_KERNEL_CACHE", str(tmp_path))
+    with pytest.raises(RuntimeError, match="compiling kernel_src/cpu/vmath_test.c failed.*nonexistent.h"):
+        cpu_kernels.compile_file("vmath_test.c")
+
+
+def test_the_timeline_names_the_compiled_kernel():
+    got = []
+    unsubscribe = events.subscribe(lambda e: got.append(e) if isinstance(e, events.KernelTimed) else None)
+    try:
+        tl.manual_seed(0)
+        m = tl.nn.GRU(4, 6)
+        out, _ = m(tl.randn(5, 2, 4))
+        out.sum().backward()
+    finally:
+        unsubscribe()
+    names = {(e.name, e.device) for e in got}
+    assert ("gru_layer_fwd", "cpu, compiled") in names and ("gru_layer_bwd", "cpu, compiled") in names
+    assert ("matmul", "cpu") in names  # (the others keep their primitive's name)

@@ -1,0 +1,211 @@
+"""Our own CPU kernels: C sources in ``kernel_src/cpu/``, compiled at first use with the system's C compiler into a
+cache on disk, loaded with ctypes. The CPU side of what the CUDA backend does with ``kernel_src/*.cu``.
+
+Why: NumPy runs an expression such as an LSTM step's gates (three sigmoids, two tanh, four products, two sums) as
+one pass over memory per operation, each with a few microseconds of call overhead; a recurrent layer runs such a
+step 32 times per sequence. One C loop does it in one pass, vectorized by the compiler.
+
+- **When**: a kernel file is compiled the first time one of its kernels is asked for (``kernel("lstm_cell_fwd_f32")``),
+  about half a second with gcc -O3, then kept in ``$TL_CPU_KERNEL_CACHE`` (default
+  ``~/.cache/tinygrad_like/cpu_kernels``) under a hash of the source, the compiler's version, the flags and this
+  CPU's instruction sets (the code is built for the CPU it runs on, ``-march=native``). Later processes load it.
+- **Without a compiler** (or with ``TL_CPU_KERNELS=off``), :func:`kernel` returns None and the callers run their
+  NumPy code, which stays the reference the kernels are tested against; a note says so once.
+- **Threads**: the kernels run on the calling thread. They start no thread pool, so they cannot fight PyTorch's
+  OpenMP or NumPy's OpenBLAS in the same process.
+- **Seen in the views**: a primitive that ran a compiled kernel is timed under the kernel's name on device
+  ``cpu, compiled`` (:func:`launched`, read by ``device.TimedBackend``), as ``lstm_cell_fwd [cpu, compiled]``.
+
+>>> k = kernel("lstm_cell_fwd_f32")
+>>> k is None or callable(k)
+True
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import threading
+import time
+import warnings
+from importlib import resources
+from pathlib import Path
+
+from .. import events
+
+__all__ = ["kernel", "available", "launched", "compile_file", "CompilerMissing", "cache_dir", "FLAGS"]
+
+# -O3 vectorizes the loops; -march=native for this CPU's vector width (the cache key holds the CPU's instruction
+# sets, so a cache shared between machines never loads code built for another CPU); no errno and no traps from
+# math, so that the loops over expf-like code vectorize; -ffp-contract=fast lets the compiler use FMA (results
+# then differ from NumPy's by a rounding or two: the tests compare within a stated ulp bound).
+FLAGS = ("-O3", "-march=native", "-std=c11", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
+         "-ffp-contract=fast")
+
+# every kernel's C signature: name -> argument types (ctypes). Pointers are passed as addresses (ints).
+_P, _I, _F, _D = ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_double
+SIGNATURES: dict[str, tuple[str, tuple]] = {}  # kernel name -> (source file, argtypes)
+
+
+def _signatures(source: str, names: str, argtypes: tuple) -> None:
+    for n in names.split():
+        SIGNATURES[n] = (source, argtypes)
+
+
+# recurrent.c: one time step of an LSTM, GRU or RNN layer, forward and backward (numpy_recurrent.py's loops)
+_signatures("recurrent.c", "lstm_cell_fwd_f32 lstm_cell_fwd_f64", (_I, _I, _P, _P, _P, _P, _I, _P, _I, _P, _I))
+_signatures("recurrent.c", "lstm_cell_bwd_f32 lstm_cell_bwd_f64", (_I, _I, _P, _P, _I, _P, _I, _P, _P, _I, _P, _P))
+_signatures("recurrent.c", "gru_cell_fwd_f32 gru_cell_fwd_f64", (_I, _I, _P, _P, _P, _I, _P, _I, _P, _P))
+_signatures("recurrent.c", "gru_cell_bwd_f32 gru_cell_bwd_f64", (_I, _I, _P, _P, _P, _I, _P, _P, _P, _P))
+_signatures("vmath_test.c", "vexp_f32 vtanh_f32 vsigmoid_f32 vexp_f64 vtanh_f64 vsigmoid_f64", (_I, _P, _P))
+
+
+class CompilerMissing(RuntimeError):
+    """No C compiler here (``$CC``, Python's own ``CC``, ``cc``, ``gcc``, ``clang``)."""
+
+
+def cache_dir() -> Path:
+    """``$TL_CPU_KERNEL_CACHE``, else ``~/.cache/tinygrad_like/cpu_kernels`` (``$XDG_CACHE_HOME`` honoured), else a
+    folder in the system's temporary directory where that cannot be written."""
+    if os.environ.get("TL_CPU_KERNEL_CACHE"):
+        return Path(os.environ["TL_CPU_KERNEL_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / "tinygrad_like" / "cpu_kernels"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    return Path(tempfile.gettempdir()) / f"tinygrad_like_cpu_kernels-{os.getuid()}"
+
+
+def _compiler() -> str:
+    for cand in (os.environ.get("CC"), (sysconfig.get_config_var("CC") or "").split(" ")[0], "cc", "gcc", "clang"):
+        if cand and shutil.which(cand):
+            return shutil.which(cand)
+    raise CompilerMissing("no C compiler found (tried $CC, Python's CC, cc, gcc, clang): install one (Debian/Ubuntu: "
+                          "`apt-get install gcc`; macOS: `xcode-select --install`) to use the compiled CPU kernels")
+
+
+def _cpu_features() -> str:
+    """This CPU's instruction sets (the ``flags`` of /proc/cpuinfo; elsewhere the platform's name)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform  # (only where /proc/cpuinfo is missing: macOS, Windows)
+
+    return platform.platform() + platform.processor()
+
+
+_version_of: dict[str, str] = {}
+
+
+def _compiler_version(cc: str) -> str:
+    if cc not in _version_of:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+        _version_of[cc] = out.stdout.splitlines()[0] if out.stdout else cc
+    return _version_of[cc]
+
+
+def _source_dir():
+    return resources.files("tinygrad_like.kernel_src").joinpath("cpu")
+
+
+def compile_file(source: str) -> tuple[Path, bool, float]:
+    """Build ``kernel_src/cpu/<source>`` (and the headers beside it) into the cache unless it is there: returns
+    (the shared library's path, whether it was in the cache, seconds spent)."""
+    t0 = time.perf_counter()
+    cc = _compiler()
+    folder = _source_dir()
+    text = folder.joinpath(source).read_text()
+    headers = sorted(p.name for p in folder.iterdir() if p.name.endswith(".h"))
+    key = hashlib.sha256("\0".join([text, *(folder.joinpath(h).read_text() for h in headers),
+                                    _compiler_version(cc), " ".join(FLAGS), _cpu_features()]).encode()).hexdigest()
+    out = cache_dir() / f"{Path(source).stem}-{key[:20]}.so"
+    if out.exists():
+        return out, True, time.perf_counter() - t0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with resources.as_file(folder) as src_dir:
+        tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        cmd = [cc, *FLAGS, "-I", str(src_dir), str(Path(src_dir) / source), "-o", str(tmp), "-lm"]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            raise RuntimeError(f"compiling kernel_src/cpu/{source} failed ({' '.join(cmd)}):\n{done.stderr}")
+        os.replace(tmp, out)  # (atomic: another process building the same file at once is harmless)
+    return out, False, time.perf_counter() - t0
+
+
+# ---- loading, and the state the callers read ------------------------------------------------------------------
+_WANTED = os.environ.get("TL_CPU_KERNELS", "on").lower() not in ("0", "off", "false", "no")
+_libs: dict[str, ctypes.CDLL | None] = {}  # source file -> its library (None: it could not be built)
+_kernels: dict[str, object] = {}  # kernel name -> ctypes function, or None
+_lock = threading.Lock()
+_noted = [False]
+LAUNCHED: list = [None]  # the name of the compiled kernel the running primitive used (see launched())
+
+
+def _load(source: str) -> ctypes.CDLL | None:
+    if source not in _libs:
+        try:
+            path, hit, seconds = compile_file(source)
+            _libs[source] = ctypes.CDLL(str(path))
+            if events.ACTIVE and events.wants(events.KernelCompiled):
+                events.emit(events.KernelCompiled(source, source, seconds, hit, events.now(), "cpu",
+                                                  "disk" if hit else "miss", path.stem.rsplit("-", 1)[-1][:12]))
+        except (CompilerMissing, RuntimeError, OSError, subprocess.SubprocessError) as e:
+            _libs[source] = None
+            if not _noted[0]:
+                _noted[0] = True
+                warnings.warn(f"tinygrad_like runs its NumPy code instead of its compiled CPU kernels: {e}",
+                              UserWarning, stacklevel=4)
+    return _libs[source]
+
+
+def kernel(name: str):
+    """The compiled kernel ``name`` as a ctypes function (its source built at first use), or None where none can be
+    had: no compiler, ``TL_CPU_KERNELS=off``, or :func:`enable`\\ ``(False)``."""
+    k = _kernels.get(name, _kernels)
+    if k is not _kernels:
+        return k
+    with _lock:
+        if name not in _kernels:
+            fn = None
+            if _WANTED:
+                source, argtypes = SIGNATURES[name]
+                lib = _load(source)
+                if lib is not None:
+                    fn = getattr(lib, name)
+                    fn.argtypes, fn.restype = list(argtypes), None
+            _kernels[name] = fn
+    return _kernels[name]
+
+
+def available() -> bool:
+    """Whether the compiled kernels run here (a compiler found and the first source built)."""
+    return kernel("lstm_cell_fwd_f32") is not None
+
+
+def enable(on: bool = True) -> bool:
+    """Use the compiled kernels (True) or the NumPy code (False) from now on; returns whether they were wanted."""
+    global _WANTED
+    was = _WANTED
+    _WANTED = bool(on)
+    _kernels.clear()
+    return was
+
+
+def launched(name: str) -> None:
+    """Called by a primitive that ran the compiled kernel ``name``: the timing wrapper then reports the primitive
+    under that name, on device ``cpu, compiled``."""
+    LAUNCHED[0] = name
