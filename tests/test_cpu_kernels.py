@@ -165,3 +165,65 @@ def test_the_timeline_names_the_compiled_kernel():
     names = {(e.name, e.device) for e in got}
     assert ("gru_layer_fwd", "cpu, compiled") in names and ("gru_layer_bwd", "cpu, compiled") in names
     assert ("matmul", "cpu") in names  # (the others keep their primitive's name)
+
+
+# ---- the optimizer and the embedding's backward: equal to NumPy bit for bit ---------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weight_decay,decoupled,amsgrad", [(0.0, False, False), (0.01, True, False),
+                                                            (0.1, False, True), (0.05, True, True)])
+def test_adam_step_equals_numpys_bit_for_bit(dtype, weight_decay, decoupled, amsgrad):
+    from tinygrad_like.backends.numpy_nn import NumpyNNPrimitives as NN
+
+    rng = np.random.default_rng(0)
+    base = [rng.standard_normal(1037).astype(dtype) for _ in range(3)] + [rng.random(1037).astype(dtype)]
+    base[1][:3] = [np.nan, np.inf, 0.0]  # special values go through alike
+    vmax = rng.random(1037).astype(dtype) if amsgrad else None
+    runs = []
+    for use in (True, False):
+        p, g, m, v = (a.copy() for a in base)
+        vm = None if vmax is None else vmax.copy()
+        cpu_kernels.enable(use)
+        try:
+            for step in (1, 2, 7):
+                NN.adam_step(p, g, m, v, step, 1e-3, 0.9, 0.999, 1e-8, weight_decay, decoupled, vm)
+        finally:
+            cpu_kernels.enable(True)
+        runs.append((p, m, v) + (() if vm is None else (vm,)))
+    for ours, ref in zip(*runs):
+        np.testing.assert_array_equal(ours, ref)
+
+
+def test_adam_on_a_strided_or_mixed_array_runs_numpy():
+    from tinygrad_like.backends.numpy_nn import NumpyNNPrimitives as NN
+
+    got = []
+    unsubscribe = events.subscribe(lambda e: got.append(e) if isinstance(e, events.KernelTimed) else None)
+    try:
+        p = tl.nn.Parameter(tl.randn(8, 8))
+        opt = tl.optim.Adam([p], lr=0.1)
+        p.grad = tl.randn(8, 8)
+        opt.step()
+    finally:
+        unsubscribe()
+    assert ("adam_step", "cpu, compiled") in {(e.name, e.device) for e in got}
+    p, g = np.ones((4, 4), np.float32)[:, ::2], np.ones((4, 2), np.float32)  # (a strided parameter)
+    m, v = np.zeros((4, 2), np.float32), np.zeros((4, 2), np.float32)
+    NN.adam_step(p, g, m, v, 1, 0.1, 0.9, 0.999, 1e-8, 0.0, False)
+    np.testing.assert_allclose(p, 0.9, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_backward_equals_add_at_bit_for_bit(dtype):
+    from tinygrad_like.backends.numpy_backend import _index_add
+
+    rng = np.random.default_rng(1)
+    ids = rng.integers(-50, 50, 700)  # repeats, and negative ids counted from the end
+    g = rng.standard_normal((700, 33)).astype(dtype)
+    out = _index_add((50, 33), tl.float32 if dtype == np.float32 else tl.float64, (ids, slice(None)), g)
+    ref = np.zeros((50, 33), dtype)
+    np.add.at(ref, ids, g)
+    np.testing.assert_array_equal(out, ref)
+    emb = tl.nn.Embedding(50, 33)
+    emb(tl.tensor(ids % 50)).sum().backward()
+    counts = np.bincount(ids % 50, minlength=50).astype(np.float32)
+    np.testing.assert_array_equal(emb.weight.grad.numpy(), np.repeat(counts[:, None], 33, 1))

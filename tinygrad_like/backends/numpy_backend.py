@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..dtypes import is_float_np
-from . import blas_threads, numpy_special
+from . import blas_threads, cpu_kernels, numpy_special
 from ._malloc import tune_glibc_malloc
 from .numpy_attention import NumpyAttentionPrimitives
 from .numpy_linalg import NumpyLinalgPrimitives
@@ -127,16 +127,26 @@ def _scatter_add(x, axis, index, src):
 def _index_add(shape, dtype, index, g):
     """Zeros of ``shape`` with ``g`` added at an advanced ``index`` (the backward of indexing).
 
-    Whole rows picked by one integer array (an embedding's, an index_select's backward) into few rows: a one-hot
-    matrix product (BLAS), ~4x faster than ``np.add.at`` for 512 ids into 65 rows of 64."""
+    Whole rows picked by one integer array (an embedding's, an index_select's backward): the compiled
+    ``index_add_rows`` kernel (``kernel_src/cpu/embedding.c``: the rows added in the order of the ids, as
+    ``np.add.at`` adds them); without it, into few rows, a one-hot matrix product (BLAS), ~4x faster than
+    ``np.add.at`` for 512 ids into 65 rows of 64."""
     out = np.zeros(shape, dtype.np)
     whole = slice(None)
     if type(index) is tuple and index and type(index[0]) is np.ndarray and index[0].ndim == 1 \
             and index[0].dtype.kind in "iu" and all(type(i) is slice and i == whole for i in index[1:]) \
-            and out.dtype.char in "fd" and g.shape == index[0].shape + tuple(shape[1:]) \
-            and shape[0] * index[0].size <= 8 * g.size and index[0].size:
+            and out.dtype.char in "fd" and g.shape == index[0].shape + tuple(shape[1:]) and index[0].size:
         ids = index[0]
-        if ids.min() >= -shape[0] and ids.max() < shape[0]:  # (else np.add.at raises its IndexError)
+        in_range = ids.min() >= -shape[0] and ids.max() < shape[0]  # (else np.add.at raises its IndexError)
+        if in_range:
+            k = cpu_kernels.kernel("index_add_rows_f32" if out.dtype.char == "f" else "index_add_rows_f64")
+            if k is not None and g.dtype == out.dtype:
+                ids = np.ascontiguousarray(np.where(ids < 0, ids + shape[0], ids), dtype=np.int64)
+                g = np.ascontiguousarray(g)
+                k(ids.size, ids.ctypes.data, out.size // max(shape[0], 1), g.ctypes.data, out.ctypes.data)
+                cpu_kernels.launched("embedding_bwd")
+                return out
+        if in_range and shape[0] * ids.size <= 8 * g.size:
             onehot = np.zeros((shape[0], ids.size), out.dtype)
             onehot[ids, np.arange(ids.size)] = 1
             np.matmul(onehot, g.reshape(ids.size, -1), out=out.reshape(shape[0], -1))

@@ -15,6 +15,8 @@ import sys
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import cpu_kernels
+
 
 def _windows(xp, kh: int, kw: int, stride: tuple, dilation: tuple, oh: int, ow: int):
     """A (N, C, OH, OW, KH, KW) strided view of the padded input ``xp``: every kernel window."""
@@ -543,8 +545,13 @@ class NumpyNNPrimitives:
                   eps: float, weight_decay: float, decoupled: bool, max_exp_avg_sq=None) -> None:
         """One Adam/AdamW update, written into ``param``, ``exp_avg`` and ``exp_avg_sq``.
 
-        The arithmetic follows PyTorch's single-tensor Adam so results agree to float rounding.
+        The arithmetic follows PyTorch's single-tensor Adam so results agree to float rounding. Where every array is
+        one contiguous float32 or float64 block, one compiled pass does the same operations (``kernel_src/cpu/optim.c``,
+        equal bit for bit).
         """
+        if _adam_compiled(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, decoupled,
+                          max_exp_avg_sq):
+            return
         if weight_decay:
             if decoupled:
                 param *= 1 - lr * weight_decay
@@ -561,3 +568,23 @@ class NumpyNNPrimitives:
             second = max_exp_avg_sq
         denom = np.sqrt(second) / bias2_sqrt + eps
         param -= (lr / bias1) * exp_avg / denom
+
+
+def _adam_compiled(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, decoupled,
+                   max_exp_avg_sq) -> bool:
+    """Run ``adam_step`` as the compiled kernel where it applies (True), else leave it to NumPy (False)."""
+    arrays = (param, grad, exp_avg, exp_avg_sq) + (() if max_exp_avg_sq is None else (max_exp_avg_sq,))
+    dt = param.dtype
+    if dt.char not in "fd" or not all(a.dtype == dt and a.flags.c_contiguous and a.shape == param.shape
+                                      for a in arrays):
+        return False
+    k = cpu_kernels.kernel("adam_step_f32" if dt.char == "f" else "adam_step_f64")
+    if k is None:
+        return False
+    # the scalars as NumPy would use them: combined in Python's float64, then (float32 arrays) rounded to float32
+    k(param.size, param.ctypes.data, grad.ctypes.data, exp_avg.ctypes.data, exp_avg_sq.ctypes.data,
+      None if max_exp_avg_sq is None else max_exp_avg_sq.ctypes.data, 1 - beta1, beta2, 1 - beta2,
+      weight_decay, 1 - lr * weight_decay, lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5, eps,
+      int(bool(decoupled)))
+    cpu_kernels.launched("adam_step")
+    return True
