@@ -227,3 +227,80 @@ def test_embedding_backward_equals_add_at_bit_for_bit(dtype):
     emb(tl.tensor(ids % 50)).sum().backward()
     counts = np.bincount(ids % 50, minlength=50).astype(np.float32)
     np.testing.assert_array_equal(emb.weight.grad.numpy(), np.repeat(counts[:, None], 33, 1))
+
+
+# ---- row kernels: softmax, log-softmax, layer norm (rows.c) against the NumPy code ----------------------------------
+def _numpy_too(fn, *args):
+    """(fn(*args) with the compiled kernels, fn(*args) with NumPy's code, the compiled kernel that ran in the first)."""
+    cpu_kernels.LAUNCHED[0] = None
+    ours = fn(*args)
+    ran = cpu_kernels.LAUNCHED[0]
+    cpu_kernels.enable(False)
+    try:
+        ref = fn(*args)
+    finally:
+        cpu_kernels.enable(True)
+    return ours, ref, ran
+
+
+def _rows_input(dtype, cols: int, special: bool):
+    rng = np.random.default_rng(cols)
+    x = (rng.standard_normal((7, cols)) * 4).astype(dtype)
+    if special and cols > 2:
+        x[1, 1] = np.nan             # a NaN makes its row NaN
+        x[2, :] = -np.inf            # a row of -inf: NaN (0/0), as NumPy
+        x[3, 0] = -np.inf            # one -inf: probability 0
+        x[4, 2] = np.finfo(dtype).max  # one huge logit takes everything
+    return x
+
+
+ROW_TOL = {np.float32: {"rtol": 1e-5, "atol": 1e-6}, np.float64: {"rtol": 1e-13, "atol": 1e-14}}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cols", [1, 3, 65, 1000])
+@pytest.mark.parametrize("special", [False, True])
+def test_softmax_and_log_softmax_rows_match_numpy(dtype, cols, special):
+    from tinygrad_like.backends.numpy_backend import NumpyBackend as B
+
+    x = _rows_input(dtype, cols, special)
+    g = np.random.default_rng(3).standard_normal(x.shape).astype(dtype)
+    with np.errstate(all="ignore"):
+        for fwd, bwd, name in ((B.softmax, B.softmax_backward, "softmax"),
+                               (B.log_softmax, B.log_softmax_backward, "log_softmax")):
+            ours, ref, ran = _numpy_too(fwd, x, 1)
+            assert ran == f"{name}_fwd"
+            np.testing.assert_allclose(ours, ref, **ROW_TOL[dtype], equal_nan=True)
+            y = ref
+            ours, ref, ran = _numpy_too(bwd, g, y, -1)
+            assert ran == f"{name}_bwd"
+            np.testing.assert_allclose(ours, ref, **{k: v * 10 for k, v in ROW_TOL[dtype].items()}, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axes", [((7, 64), (1,)), ((3, 5, 12), (2,)), ((4, 3, 5), (1, 2)), ((2, 1), (1,))])
+def test_layer_norm_rows_match_numpy(dtype, shape, axes):
+    from tinygrad_like.backends.numpy_nn import NumpyNNPrimitives as NN
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    ours, ref, ran = _numpy_too(NN.layer_norm, x, axes, 1e-5)
+    assert ran == "layer_norm_fwd"
+    for a, b in zip(ours, ref):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, **ROW_TOL[dtype])
+    xhat, _, rstd = ref
+    g = rng.standard_normal(shape).astype(dtype)
+    ours, ref, ran = _numpy_too(NN.layer_norm_backward, g, xhat, rstd, axes)
+    assert ran == "layer_norm_bwd"
+    np.testing.assert_allclose(ours, ref, **{k: v * 10 for k, v in ROW_TOL[dtype].items()})
+
+
+def test_row_kernels_leave_other_layouts_to_numpy():
+    from tinygrad_like.backends.numpy_backend import NumpyBackend as B
+
+    x = np.random.default_rng(0).standard_normal((6, 8)).astype(np.float32)
+    for arr, axis in ((x, 0), (x.T, 1), (x.astype(np.float16), 1), (x[:0], 1)):
+        cpu_kernels.LAUNCHED[0] = None
+        out = B.softmax(arr, axis)
+        assert cpu_kernels.LAUNCHED[0] is None and out.shape == arr.shape

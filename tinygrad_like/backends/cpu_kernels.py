@@ -38,14 +38,15 @@ from pathlib import Path
 
 from .. import events
 
-__all__ = ["kernel", "available", "launched", "compile_file", "CompilerMissing", "cache_dir", "FLAGS"]
+__all__ = ["kernel", "row_kernel", "available", "launched", "compile_file", "CompilerMissing", "cache_dir", "FLAGS"]
 
 # -O3 vectorizes the loops; -march=native for this CPU's vector width (the cache key holds the CPU's instruction
 # sets, so a cache shared between machines never loads code built for another CPU); no errno and no traps from
 # math, so that the loops over expf-like code vectorize; -ffp-contract=fast lets the compiler use FMA (results
-# then differ from NumPy's by a rounding or two: the tests compare within a stated ulp bound).
+# then differ from NumPy's by a rounding or two: the tests compare within a stated ulp bound); -fopenmp-simd honours
+# ``omp simd`` pragmas (a row sum vectorized in several partial sums) and links no OpenMP runtime, so no thread pool.
 FLAGS = ("-O3", "-march=native", "-std=c11", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math",
-         "-ffp-contract=fast")
+         "-ffp-contract=fast", "-fopenmp-simd")
 
 # every kernel's C signature: name -> argument types (ctypes). Pointers are passed as addresses (ints).
 _P, _I, _F, _D = ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_double
@@ -66,6 +67,12 @@ _signatures("recurrent.c", "gru_cell_bwd_f32 gru_cell_bwd_f64", (_I, _I, _P, _P,
 _signatures("optim.c", "adam_step_f32", (_I, _P, _P, _P, _P, _P, *[_F] * 8, ctypes.c_int))
 _signatures("optim.c", "adam_step_f64", (_I, _P, _P, _P, _P, _P, *[_D] * 8, ctypes.c_int))
 _signatures("embedding.c", "index_add_rows_f32 index_add_rows_f64", (_I, _P, _I, _P, _P))
+# rows.c: softmax, log-softmax and layer norm over the last axis, forward and backward
+for _sfx, _T in (("f32", _F), ("f64", _D)):
+    _signatures("rows.c", f"softmax_rows_{_sfx} log_softmax_rows_{_sfx}", (_I, _I, _P, _P))
+    _signatures("rows.c", f"softmax_backward_rows_{_sfx} log_softmax_backward_rows_{_sfx}", (_I, _I, _P, _P, _P))
+    _signatures("rows.c", f"layer_norm_rows_{_sfx}", (_I, _I, _P, _T, _P, _P, _P))
+    _signatures("rows.c", f"layer_norm_backward_rows_{_sfx}", (_I, _I, _P, _P, _P, _P))
 _signatures("vmath_test.c", "vexp_f32 vtanh_f32 vsigmoid_f32 vexp_f64 vtanh_f64 vsigmoid_f64", (_I, _P, _P))
 
 
@@ -207,6 +214,16 @@ def enable(on: bool = True) -> bool:
     _WANTED = bool(on)
     _kernels.clear()
     return was
+
+
+def row_kernel(name: str, x, *same):
+    """The compiled row kernel ``name`` for the array ``x`` (and arrays ``same`` of its shape and dtype), or None where
+    it does not apply: only C-contiguous float32/float64 arrays that are not empty (the caller then runs NumPy)."""
+    char = x.dtype.char
+    if char not in "fd" or not x.size or not x.flags.c_contiguous or \
+            any(a.shape != x.shape or a.dtype != x.dtype or not a.flags.c_contiguous for a in same):
+        return None
+    return kernel(f"{name}_{'f32' if char == 'f' else 'f64'}")
 
 
 def launched(name: str) -> None:

@@ -87,7 +87,23 @@ def _sum_leading(x, axis, keepdims):
     return r.reshape((1,) * k + rest if keepdims else rest)
 
 
+def _last(x, axis) -> bool:
+    return axis == x.ndim - 1 or axis == -1
+
+
+def _by_rows(name: str, kernel, *arrays):
+    """Run a compiled row kernel over the last axis: ``kernel(rows, cols, *inputs, out)``; returns ``out``."""
+    x = arrays[0]
+    out = np.empty_like(x)
+    kernel(x.size // x.shape[-1], x.shape[-1], *(a.ctypes.data for a in arrays), out.ctypes.data)
+    cpu_kernels.launched(name)
+    return out
+
+
 def _softmax(x, axis):
+    k = cpu_kernels.row_kernel("softmax_rows", x) if _last(x, axis) else None
+    if k is not None:  # (kernel_src/cpu/rows.c: one kernel, two passes over each row)
+        return _by_rows("softmax_fwd", k, x)
     m = np.max(x, axis=axis, keepdims=True) if x.size else x
     e = np.exp(x - m)
     e /= _sum_keep(e, axis)
@@ -95,6 +111,9 @@ def _softmax(x, axis):
 
 
 def _log_softmax(x, axis):
+    k = cpu_kernels.row_kernel("log_softmax_rows", x) if _last(x, axis) else None
+    if k is not None:
+        return _by_rows("log_softmax_fwd", k, x)
     if not x.size:
         return x.copy()
     m = np.max(x, axis=axis, keepdims=True)
@@ -384,10 +403,16 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
 
     @staticmethod
     def softmax_backward(g, y, axis):
+        k = cpu_kernels.row_kernel("softmax_backward_rows", g, y) if _last(g, axis) else None
+        if k is not None:
+            return _by_rows("softmax_bwd", k, g, y)
         return y * (g - _sum_keep(g * y, axis))
 
     @staticmethod
     def log_softmax_backward(g, y, axis):
+        k = cpu_kernels.row_kernel("log_softmax_backward_rows", g, y) if _last(g, axis) else None
+        if k is not None:
+            return _by_rows("log_softmax_bwd", k, g, y)
         return g - np.exp(y) * np.sum(g, axis=axis, keepdims=True)
 
     # ---- movement and indexing ----------------------------------------------------------

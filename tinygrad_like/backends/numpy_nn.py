@@ -449,12 +449,18 @@ class NumpyNNPrimitives:
         The means over each row are matrix-vector products with ones (BLAS): NumPy's reductions over a short last
         axis run an inner loop per row and took ~4x longer on (512, 64)."""
         n = math.prod(x.shape[a] for a in axes)
+        keep = x.shape[:x.ndim - len(axes)] + (1,) * len(axes)
+        k = cpu_kernels.row_kernel("layer_norm_rows", x)
+        if k is not None:  # (kernel_src/cpu/rows.c: three passes over each row, kept in cache)
+            xhat, mean, rstd = np.empty_like(x), np.empty(keep, x.dtype), np.empty(keep, x.dtype)
+            k(x.size // n, n, x.ctypes.data, eps, xhat.ctypes.data, mean.ctypes.data, rstd.ctypes.data)
+            cpu_kernels.launched("layer_norm_fwd")
+            return xhat, mean, rstd
         if not n or not x.size:
             mean = x.mean(axis=axes, keepdims=True)
             xc = x - mean
             rstd = 1.0 / np.sqrt(np.mean(xc * xc, axis=axes, keepdims=True) + eps)
             return xc * rstd, mean, rstd.astype(x.dtype, copy=False)
-        keep = x.shape[:x.ndim - len(axes)] + (1,) * len(axes)
         xc = x.reshape(-1, n)
         ones = np.ones(n, x.dtype)
         mean = np.matmul(xc, ones)
@@ -474,6 +480,12 @@ class NumpyNNPrimitives:
         matrix-vector products (see layer_norm)."""
         shape = np.broadcast_shapes(g.shape, xhat.shape)
         n = math.prod(shape[a] for a in axes)
+        k = cpu_kernels.row_kernel("layer_norm_backward_rows", g, xhat)
+        if k is not None and rstd.flags.c_contiguous and rstd.size * n == g.size:
+            out = np.empty_like(g)
+            k(g.size // n, n, g.ctypes.data, xhat.ctypes.data, rstd.ctypes.data, out.ctypes.data)
+            cpu_kernels.launched("layer_norm_bwd")
+            return out
         if not n or not xhat.size or shape != xhat.shape:
             m = np.mean(g, axis=axes, keepdims=True)
             mx = np.mean(g * xhat, axis=axes, keepdims=True)
