@@ -304,3 +304,44 @@ def test_row_kernels_leave_other_layouts_to_numpy():
         cpu_kernels.LAUNCHED[0] = None
         out = B.softmax(arr, axis)
         assert cpu_kernels.LAUNCHED[0] is None and out.shape == arr.shape
+
+
+def _gelu64(x, approximate: str):
+    """GELU and its derivative in float64 (math.erf, math.tanh), for finite float32 inputs."""
+    import math
+
+    ys, ds = [], []
+    for v in x.astype(float):
+        if approximate == "tanh":
+            c, k = math.sqrt(2 / math.pi), 0.044715
+            t = math.tanh(c * (v + k * v ** 3))
+            ys.append(0.5 * v * (1 + t))
+            ds.append(0.5 * v * (1 - t * t) * c * (1 + 3 * k * v * v) + 0.5 * (1 + t))
+        else:
+            cdf = 0.5 * (1 + math.erf(v / math.sqrt(2)))
+            ys.append(v * cdf)
+            ds.append(cdf + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi))
+    return np.array(ys), np.array(ds)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_matches_the_numpy_float32_formulas(approximate):
+    from tinygrad_like.backends import numpy_special
+
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.standard_normal(5000) * 4, np.linspace(-12, 12, 2001), [0.0, -0.0, 1e-30, -1e-30,
+                        np.inf, -np.inf, np.nan]]).astype(np.float32)
+    (y, d), (y_ref, d_ref), ran = _numpy_too(numpy_special.gelu, x, approximate, True)
+    assert ran == ("gelu_tanh_fwd" if approximate == "tanh" else "gelu_fwd")
+    special = ~np.isfinite(x)
+    np.testing.assert_array_equal(y[special], y_ref[special])
+    # against float64: the kernel is no less accurate than the NumPy code it replaces (both are float32; where x is
+    # large and negative, 1 + tanh(...) cancels, and the error of tanh near -1 (an ulp, 6e-8) shows)
+    fin = ~special
+    y64, d64 = _gelu64(x[fin], approximate)
+    scale = np.maximum(1.0, np.abs(x[fin].astype(float))) ** 3
+    for ours, ref, truth in ((y[fin], y_ref[fin], y64), (d[fin], d_ref[fin], d64)):
+        err_ours, err_ref = np.abs(ours - truth) / scale, np.abs(ref - truth) / scale
+        assert err_ours.max() <= max(err_ref.max(), 1.2e-6) * 1.1
+    if approximate == "none":  # and torch's own float32 bound: 1.2e-6 relative to max(1, |y|)
+        assert (np.abs(y[fin] - y64) / np.maximum(1.0, np.abs(y64))).max() < 1.2e-6

@@ -73,6 +73,8 @@ for _sfx, _T in (("f32", _F), ("f64", _D)):
     _signatures("rows.c", f"softmax_backward_rows_{_sfx} log_softmax_backward_rows_{_sfx}", (_I, _I, _P, _P, _P))
     _signatures("rows.c", f"layer_norm_rows_{_sfx}", (_I, _I, _P, _T, _P, _P, _P))
     _signatures("rows.c", f"layer_norm_backward_rows_{_sfx}", (_I, _I, _P, _P, _P, _P))
+# gelu.c: GELU forward (exact and tanh) with its derivative, float32
+_signatures("gelu.c", "gelu_exact_f32 gelu_tanh_f32", (_I, _P, _P, _P))
 _signatures("vmath_test.c", "vexp_f32 vtanh_f32 vsigmoid_f32 vexp_f64 vtanh_f64 vsigmoid_f64", (_I, _P, _P))
 
 

@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from . import cpu_kernels
+
 _CHUNK = 32768  # elements per pass: the chunk and its scratch buffers (128 KiB each) stay in L2
 _SMALL = 512  # fewer elements: math.erf one by one (see _erf_small)
 _F32 = np.dtype(np.float32)
@@ -306,7 +308,15 @@ def gelu(x: np.ndarray, approximate: str, keep: bool) -> tuple[np.ndarray, np.nd
         x = x.reshape(1)
     xc = x.astype(_F64 if dt == _F64 else _F32, copy=False)
     d = None
-    if approximate == "tanh":  # 0.5 x (1 + tanh(c (x + k x^3))), torch's order of operations
+    k = cpu_kernels.kernel("gelu_tanh_f32" if approximate == "tanh" else "gelu_exact_f32") \
+        if xc.dtype == _F32 and xc.size >= _SMALL else None
+    if k is not None:  # (kernel_src/cpu/gelu.c: the float32 formulas below, in one pass)
+        xc = np.ascontiguousarray(xc)
+        y = np.empty_like(xc)
+        d = np.empty_like(xc) if keep else None
+        k(xc.size, xc.ctypes.data, y.ctypes.data, None if d is None else d.ctypes.data)
+        cpu_kernels.launched("gelu_tanh_fwd" if approximate == "tanh" else "gelu_fwd")
+    elif approximate == "tanh":  # 0.5 x (1 + tanh(c (x + k x^3))), torch's order of operations
         t = xc * xc
         t *= xc
         t *= _TANH_K
