@@ -3,10 +3,11 @@
 At 4x4 the arithmetic is nothing; what is measured is the Python/dispatch/autograd-recording cost of
 one op (and of a backward pass), which is what dominates small models and notebooks. Both libraries
 run in the same process, interleaved repeat by repeat, so machine noise hits both alike; the figure
-that matters is the ratio tinygrad_like / torch, compared with a target (issue 15 "Core 2.0": each tiny op at
-most 1.0x, the 10-op chain with its backward at most 0.9x).
+that matters is the ratio tinygrad_like / torch, compared with a target (issue 30: each tiny op and the 10-op
+chain with its backward at most 1.2x; issue 15 had asked for 1.0x and 0.9x).
 
     .venv/bin/python benchmarks/overhead.py [--out results.json] [--repeat 7] [--budget 0.05]
+    .venv/bin/python benchmarks/overhead.py --busy 1             # with one core busy elsewhere (issue 30)
     .venv/bin/python benchmarks/overhead.py --cprofile "a + b"   # where tinygrad_like's time goes
 
 Prints one JSON document on stdout. Each time is min over ``repeat`` runs of the mean per call in
@@ -28,11 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from _env import machine_info, report  # noqa: E402
+from _env import busy_cores, machine_info, report  # noqa: E402
 
 import tinygrad_like as tl  # noqa: E402
 
-TARGETS = {"op": 1.0, "backward": 0.9}  # issue 15, section 4 (were 1.5 and 2.0 before it)
+# issue 30: each tiny op and the 10-op chain at most 1.2x torch (issue 15's 1.0 and 0.9 were not reached with a
+# Python dispatch; issue 30 set these instead)
+TARGETS = {"op": 1.2, "backward": 1.2}
 SHAPE = (4, 4)
 CHAIN_BLOCKS = 2  # each block is 5 differentiable ops: mul, add, tanh, matmul, relu -> 10 ops
 
@@ -238,6 +241,8 @@ def main(argv=None) -> int:
     p.add_argument("--origins", choices=("off", "scopes", "lines"), default="off",
                    help="graph-node origin recording while timing: off (plain import), scopes (what importing "
                         "tinygrad_like.widgets turns on), lines (while a graph view is open)")
+    p.add_argument("--busy", type=int, default=0, metavar="N",
+                   help="run N busy-looping processes beside the benchmark (default 0: a quiet machine)")
     p.add_argument("--cprofile", metavar="CASE",
                    help="profile one case of tinygrad_like instead ('a + b', ..., 'backward')")
     args = p.parse_args(argv)
@@ -246,8 +251,10 @@ def main(argv=None) -> int:
     if args.cprofile:
         cprofile(args.cprofile)
         return 0
-    result = run(args.repeat, args.budget)
+    with busy_cores(args.busy):
+        result = run(args.repeat, args.budget)
     result["origins"] = args.origins
+    result["busy_cores"] = args.busy
     report(result, args.out)
     return 0
 

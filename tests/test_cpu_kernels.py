@@ -345,3 +345,38 @@ def test_gelu_matches_the_numpy_float32_formulas(approximate):
         assert err_ours.max() <= max(err_ref.max(), 1.2e-6) * 1.1
     if approximate == "none":  # and torch's own float32 bound: 1.2e-6 relative to max(1, |y|)
         assert (np.abs(y[fin] - y64) / np.maximum(1.0, np.abs(y64))).max() < 1.2e-6
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weighted,ignore", [(False, -100), (True, -100), (False, 2), (True, 2)])
+def test_cross_entropy_matches_numpy(dtype, weighted, ignore):
+    from tinygrad_like.backends.numpy_nn import NumpyNNPrimitives as NN
+
+    rng = np.random.default_rng(4)
+    logits = (rng.standard_normal((40, 17)) * 3).astype(dtype)
+    logits[5, 3] = -np.inf  # a class with no chance
+    logits[6, 0] = np.nan   # a NaN row
+    target = rng.integers(0, 17, 40)
+    weight = rng.random(17).astype(dtype) if weighted else None
+    (loss, state, a, a_y), (loss_r, logp_r, a_r, a_y_r), ran = _numpy_too(NN.cross_entropy, logits, target, weight,
+                                                                          ignore, 0.0)
+    assert ran == "cross_entropy_fwd" and a is None
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(loss, loss_r, **ROW_TOL[dtype], equal_nan=True)
+        np.testing.assert_allclose(state.logp, logp_r, **ROW_TOL[dtype], equal_nan=True)
+        np.testing.assert_array_equal(a_y, a_y_r)
+        dense, dense_sum = NN.cross_entropy_coefs(state, a, a_y)  # (a differentiable backward reads these)
+        np.testing.assert_array_equal(dense, a_r)
+        np.testing.assert_array_equal(dense_sum, a_y_r)
+        for g in (rng.standard_normal(40).astype(dtype), np.broadcast_to(np.asarray(0.025, dtype), (40,))):
+            ours = NN.cross_entropy_backward(g, state, a, a_y)
+            ref = NN.cross_entropy_backward(g, logp_r, a_r, a_y_r)
+            np.testing.assert_allclose(ours, ref, **{k: v * 10 for k, v in ROW_TOL[dtype].items()}, equal_nan=True)
+
+
+def test_cross_entropy_with_label_smoothing_stays_numpy():
+    from tinygrad_like.backends.numpy_nn import NumpyNNPrimitives as NN
+
+    cpu_kernels.LAUNCHED[0] = None
+    _, logp, a, _ = NN.cross_entropy(np.zeros((3, 4), np.float32), np.array([0, 1, 2]), None, -100, 0.1)
+    assert cpu_kernels.LAUNCHED[0] is None and isinstance(logp, np.ndarray) and a is not None

@@ -132,13 +132,21 @@ def test_timeline_renders_a_painted_canvas(kt):
 
 
 # ---- hover: a tooltip naming the op (the browser alone) --------------------------------------------------------
+def _cross_entropy_kernel() -> str:
+    """The forward cross-entropy's kernel name in the timeline: our compiled CPU kernel's where a C compiler built it
+    (the notebook's kernel runs on this machine), else the NumPy primitive's."""
+    from tinygrad_like.backends import cpu_kernels
+
+    return "cross_entropy_fwd" if cpu_kernels.available() else "cross_entropy"
+
+
 def _last_cross_entropy(page) -> tuple:
     """The small timeline scrolled into view and settled, the last forward cross_entropy launch's seq, and the point
     (page px) where its bar is drawn."""
     small = page.locator(SMALL)
     small.scroll_into_view_if_needed()
     _settled(page)
-    seqs = small.evaluate("r => r.tlLaunches('cross_entropy', 'forward')")
+    seqs = small.evaluate("(r, name) => r.tlLaunches(name, 'forward')", _cross_entropy_kernel())
     assert len(seqs) == 4, seqs  # three steps and the last forward
     last = seqs[-1]
     return small, last, small.evaluate("(r, s) => r.tlLaunchPoint(s)", last)

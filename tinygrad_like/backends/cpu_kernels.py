@@ -75,6 +75,10 @@ for _sfx, _T in (("f32", _F), ("f64", _D)):
     _signatures("rows.c", f"layer_norm_backward_rows_{_sfx}", (_I, _I, _P, _P, _P, _P))
 # gelu.c: GELU forward (exact and tanh) with its derivative, float32
 _signatures("gelu.c", "gelu_exact_f32 gelu_tanh_f32", (_I, _P, _P, _P))
+# cross_entropy.c: softmax cross-entropy against class indices, without label smoothing
+_signatures("cross_entropy.c", "cross_entropy_fwd_f32", (_I, _I, _P, _P, _P, ctypes.c_longlong, _P, _P, _P))
+_signatures("cross_entropy.c", "cross_entropy_fwd_f64", (_I, _I, _P, _P, _P, ctypes.c_longlong, _P, _P, _P))
+_signatures("cross_entropy.c", "cross_entropy_bwd_f32 cross_entropy_bwd_f64", (_I, _I, _P, _P, _P, _P, _I, _P))
 _signatures("vmath_test.c", "vexp_f32 vtanh_f32 vsigmoid_f32 vexp_f64 vtanh_f64 vsigmoid_f64", (_I, _P, _P))
 
 

@@ -507,8 +507,15 @@ class NumpyNNPrimitives:
         """Per-row loss for class indices, and the coefficients its backward needs.
 
         loss_i = sum_k a_ik * (-log p_ik) with a_ik = (1 - s) w[y_i] [k = y_i] + s/C w[k]
-        (zero for rows whose target is ``ignore_index``). Returns (loss, log p, a, sum_k a_ik).
+        (zero for rows whose target is ``ignore_index``). Returns (loss, log p, a, sum_k a_ik). Without label
+        smoothing, on contiguous float32/float64 logits, one compiled kernel (``kernel_src/cpu/cross_entropy.c``)
+        computes it, and returns in place of log p a :class:`CrossEntropyState` (log p and the targets) and no dense
+        ``a``: its backward reads the targets instead.
         """
+        if not smoothing:
+            done = _cross_entropy_compiled(logits, target, weight, ignore_index)
+            if done is not None:
+                return done
         n, c = logits.shape
         m = logits.max(axis=1, keepdims=True)
         z = logits - m
@@ -536,12 +543,18 @@ class NumpyNNPrimitives:
 
     @staticmethod
     def cross_entropy_coefs(logp, a, a_sum):
-        """The dense coefficients (a, sum_k a) for a differentiable backward (here: what forward returned)."""
+        """The dense coefficients (a, sum_k a) for a differentiable backward (here: what forward returned, or made
+        from the targets the compiled forward kept)."""
+        if isinstance(logp, CrossEntropyState):
+            a = np.zeros(logp.logp.shape, logp.logp.dtype)
+            a[np.arange(a.shape[0]), np.where(a_sum != 0, logp.target, 0)] = a_sum
         return a, a_sum
 
     @staticmethod
     def cross_entropy_backward(g, logp, a, a_sum):
         """d loss_i / d logits_ic = p_ic * sum_k a_ik - a_ic, scaled by the incoming g_i."""
+        if isinstance(logp, CrossEntropyState):
+            return logp.backward(g, a_sum)
         return (np.exp(logp) * a_sum[:, None] - a) * g[:, None]
 
     # ---- dropout ------------------------------------------------------------------------------
@@ -600,3 +613,43 @@ def _adam_compiled(param, grad, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps
       int(bool(decoupled)))
     cpu_kernels.launched("adam_step")
     return True
+
+
+class CrossEntropyState:
+    """What the compiled cross-entropy keeps for its backward: the log-probabilities and the class indices."""
+
+    __slots__ = ("logp", "target", "kernel")
+
+    def __init__(self, logp, target, kernel):
+        self.logp, self.target, self.kernel = logp, target, kernel
+
+    def backward(self, g, a_y):
+        rows, cols = self.logp.shape
+        g = np.asarray(g, self.logp.dtype)
+        stride = 0 if g.ndim == 0 or g.strides == (0,) else 1
+        g = np.ascontiguousarray(g.reshape(-1)[:1] if stride == 0 else g)
+        out = np.empty_like(self.logp)
+        self.kernel(rows, cols, self.logp.ctypes.data, self.target.ctypes.data, a_y.ctypes.data, g.ctypes.data,
+                    stride, out.ctypes.data)
+        cpu_kernels.launched("cross_entropy_bwd")
+        return out
+
+
+def _cross_entropy_compiled(logits, target, weight, ignore_index):
+    """``cross_entropy`` without smoothing by the compiled kernels, or None where they do not apply."""
+    dt = logits.dtype
+    if dt.char not in "fd" or logits.ndim != 2 or not logits.size or (weight is not None and weight.dtype != dt):
+        return None
+    sfx = "f32" if dt.char == "f" else "f64"
+    fwd, bwd = cpu_kernels.kernel(f"cross_entropy_fwd_{sfx}"), cpu_kernels.kernel(f"cross_entropy_bwd_{sfx}")
+    if fwd is None or bwd is None:
+        return None
+    rows, cols = logits.shape
+    x = np.ascontiguousarray(logits)
+    t = np.ascontiguousarray(target, dtype=np.int64)
+    w = None if weight is None else np.ascontiguousarray(weight)
+    loss, logp, a_y = np.empty(rows, dt), np.empty_like(x), np.empty(rows, dt)
+    fwd(rows, cols, x.ctypes.data, t.ctypes.data, None if w is None else w.ctypes.data, int(ignore_index),
+        loss.ctypes.data, logp.ctypes.data, a_y.ctypes.data)
+    cpu_kernels.launched("cross_entropy_fwd")
+    return loss, CrossEntropyState(logp, t, bwd), None, a_y

@@ -110,7 +110,7 @@ def layer_by_steps(mode: str, xp, h0, c0, w_hh, b_hh, w_hr, reverse: bool = Fals
         for b in sizes:
             starts.append(starts[-1] + b)
     state = [h0, c0] if mode == "LSTM" else [h0]
-    out = [None] * n_steps
+    out = [[None] * n_steps for _ in state]  # h (and c) after each step
     for t in (range(n_steps - 1, -1, -1) if reverse else range(n_steps)):
         end = enter_step(t) if enter_step is not None else None
         try:
@@ -118,11 +118,12 @@ def layer_by_steps(mode: str, xp, h0, c0, w_hh, b_hh, w_hr, reverse: bool = Fals
             x_t = xp[t] if starts is None else xp[starts[t]:starts[t + 1]]
             new = _cell(mode, x_t, [s[:rows] for s in state] if rows < n else state, w_hh, b_hh, w_hr)
             state = [cat([a, s[rows:]]) for a, s in zip(new, state)] if rows < n else new
-            out[t] = state[0] if len(state) == 1 else cat(state, -1)
+            for o, s in zip(out, state):
+                o[t] = s
         finally:
             if end is not None:
                 end()
-    return stack(out)
+    return stack(out[0]) if len(out) == 1 else cat([stack(o) for o in out], -1)
 
 
 # ---- the layer nodes ------------------------------------------------------------------------------------------

@@ -850,14 +850,15 @@ class CudaBackend:
 
     def cross_entropy_coefs(self, logp, a, a_sum):
         """The dense coefficients ``a`` (for a differentiable backward): built on the host from the state."""
-        if not isinstance(logp, _CEState):
-            return a, a_sum
+        if not isinstance(logp, _CEState):  # (the host fallback's state: dense already, or made dense there)
+            return (a, a_sum) if a is not None else self._fallback("cross_entropy_coefs", (logp, a, a_sum))
         s = logp
         self.fallbacks["cross_entropy_coefs"] += 1
         logits = self.to_numpy(s.logits)
         target = self.to_numpy(s.target)
         weight = None if s.weight is None else self.to_numpy(s.weight)
-        _, _, a, a_sum = self._host.cross_entropy(logits, target, weight, s.ignore_index, s.smoothing)
+        _, logp_h, a, a_sum = self._host.cross_entropy(logits, target, weight, s.ignore_index, s.smoothing)
+        a, a_sum = self._host.cross_entropy_coefs(logp_h, a, a_sum)  # (dense, whichever way the host computed)
         return self.from_numpy(a), self.from_numpy(a_sum)
 
     def adam_step(self, param, grad, exp_avg, exp_avg_sq, step: int, lr: float, beta1: float, beta2: float,
