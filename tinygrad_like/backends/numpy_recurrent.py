@@ -150,25 +150,26 @@ class NumpyRecurrentPrimitives:
             dh, dc = _lstm_back_compiled(cell, g, states, gates, ms, w_hh, w_hr, schedule, prev_c, d_gates, dh, dc,
                                          dw_hr)
             cpu_kernels.launched("lstm_layer_bwd")
-        for t, rows, _ in reversed(schedule) if cell is None else ():
-            gh = g[t, :, :proj] + dh  # the whole gradient of h_t and c_t: from outside, and from the step after
-            gc = g[t, :, proj:] + dc
-            i, f, gg, o = (gates[t, :rows, k * hidden:(k + 1) * hidden] for k in range(4))
-            tc = np.tanh(states[t, :rows, proj:])
-            if w_hr is not None:
-                dw_hr += gh[:rows].T @ ms[t, :rows]
-                dm = gh[:rows] @ w_hr
-            else:
-                dm = gh[:rows]
-            dct = gc[:rows] + dm * o * (1 - tc * tc)
-            dg = d_gates[t, :rows]
-            dg[:, :hidden] = dct * gg * i * (1 - i)                      # input gate
-            dg[:, hidden:2 * hidden] = dct * prev_c[t, :rows] * f * (1 - f)  # forget gate
-            dg[:, 2 * hidden:3 * hidden] = dct * i * (1 - gg * gg)         # cell candidate
-            dg[:, 3 * hidden:] = dm * tc * o * (1 - o)                     # output gate
-            dh, dc = gh.copy(), gc.copy()  # (the sequences not running pass their gradient on untouched)
-            matmul_into(dg, w_hh, dh[:rows])
-            np.multiply(dct, f, out=dc[:rows])
+        else:  # (NumPy: the reference the kernels are tested against)
+            for t, rows, _ in reversed(schedule):
+                gh = g[t, :, :proj] + dh  # the whole gradient of h_t and c_t: from outside, and from the step after
+                gc = g[t, :, proj:] + dc
+                i, f, gg, o = (gates[t, :rows, k * hidden:(k + 1) * hidden] for k in range(4))
+                tc = np.tanh(states[t, :rows, proj:])
+                if w_hr is not None:
+                    dw_hr += gh[:rows].T @ ms[t, :rows]
+                    dm = gh[:rows] @ w_hr
+                else:
+                    dm = gh[:rows]
+                dct = gc[:rows] + dm * o * (1 - tc * tc)
+                dg = d_gates[t, :rows]
+                dg[:, :hidden] = dct * gg * i * (1 - i)                      # input gate
+                dg[:, hidden:2 * hidden] = dct * prev_c[t, :rows] * f * (1 - f)  # forget gate
+                dg[:, 2 * hidden:3 * hidden] = dct * i * (1 - gg * gg)         # cell candidate
+                dg[:, 3 * hidden:] = dm * tc * o * (1 - o)                     # output gate
+                dh, dc = gh.copy(), gc.copy()  # (the sequences not running pass their gradient on untouched)
+                matmul_into(dg, w_hh, dh[:rows])
+                np.multiply(dct, f, out=dc[:rows])
         flat = d_gates.reshape(-1, 4 * hidden)
         dw_hh = flat.T @ _previous(states, h0, reverse, proj).reshape(-1, proj)
         db_hh = flat.sum(0)
@@ -231,20 +232,21 @@ class NumpyRecurrentPrimitives:
         if cell is not None:
             dh = _gru_back_compiled(cell, g, gates, hns, w_hh, schedule, prev, d_x, d_hh, dh)
             cpu_kernels.launched("gru_layer_bwd")
-        for t, rows, _ in reversed(schedule) if cell is None else ():
-            gh = g[t] + dh
-            r, z, nn = (gates[t, :rows, k * hidden:(k + 1) * hidden] for k in range(3))
-            d = gh[:rows]
-            dn = d * (1 - z) * (1 - nn * nn)
-            dx, dhh = d_x[t, :rows], d_hh[t, :rows]
-            dx[:, :hidden] = dn * hns[t, :rows] * r * (1 - r)                # reset gate
-            dx[:, hidden:2 * hidden] = d * (prev[t, :rows] - nn) * z * (1 - z)  # update gate
-            dx[:, 2 * hidden:] = dn                                          # new gate
-            dhh[:, :2 * hidden] = dx[:, :2 * hidden]
-            np.multiply(dn, r, out=dhh[:, 2 * hidden:])
-            dh = gh.copy()
-            np.multiply(d, z, out=dh[:rows])
-            dh[:rows] += dhh @ w_hh
+        else:  # (NumPy: the reference the kernels are tested against)
+            for t, rows, _ in reversed(schedule):
+                gh = g[t] + dh
+                r, z, nn = (gates[t, :rows, k * hidden:(k + 1) * hidden] for k in range(3))
+                d = gh[:rows]
+                dn = d * (1 - z) * (1 - nn * nn)
+                dx, dhh = d_x[t, :rows], d_hh[t, :rows]
+                dx[:, :hidden] = dn * hns[t, :rows] * r * (1 - r)                # reset gate
+                dx[:, hidden:2 * hidden] = d * (prev[t, :rows] - nn) * z * (1 - z)  # update gate
+                dx[:, 2 * hidden:] = dn                                          # new gate
+                dhh[:, :2 * hidden] = dx[:, :2 * hidden]
+                np.multiply(dn, r, out=dhh[:, 2 * hidden:])
+                dh = gh.copy()
+                np.multiply(d, z, out=dh[:rows])
+                dh[:rows] += dhh @ w_hh
         flat = d_hh.reshape(-1, 3 * hidden)
         dw_hh = flat.T @ prev.reshape(-1, hidden)
         return _as_input_layout(d_x, schedule, packed, xp_rows), dh, dw_hh, flat.sum(0)

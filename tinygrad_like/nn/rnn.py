@@ -164,22 +164,16 @@ class RNNBase(Module):
         """One direction of one layer over the projected inputs ``xp``: (L, N, gates) padded, or (sum of lengths,
         gates) packed with ``batch_sizes``. Returns (output, final state).
 
-        The layer's node (``ops/recurrent.py``) returns the state after every step; the output and the final
-        state are read from it: h (the first P columns of an LSTM's ``[h | c]``) at every step, in a packed
-        output the rows of the sequences running at each step; the final state where the run ended (every
-        sequence keeps its state at the steps it does not run)."""
+        ``recurrent_layer`` gives h after every step and the final state; a packed output is the rows of the
+        sequences running at each step."""
         w_hh, b_hh, w_hr = weights
-        h_size = state[0].shape[-1]
-        steps = recurrent_layer(self.mode, xp, state[0], state[1] if len(state) > 1 else None, w_hh, b_hh, w_hr,
-                                reverse, batch_sizes, self._enter_step if events.ORIGINS else None)
-        last = steps[0 if reverse else -1]
-        final = [last[:, :h_size], last[:, h_size:]] if len(state) > 1 else [last]
+        hs, final = recurrent_layer(self.mode, xp, state[0], state[1] if len(state) > 1 else None, w_hh, b_hh, w_hr,
+                                    reverse, batch_sizes, self._enter_step if events.ORIGINS else None)
         if batch_sizes is None:
-            return (steps[..., :h_size] if len(state) > 1 else steps), final
-        n = steps.shape[1]
+            return hs, final
+        n = hs.shape[1]
         rows = tensor([t * n + i for t, b in enumerate(batch_sizes) for i in range(b)], device=xp.device)
-        out = steps.reshape(-1, steps.shape[-1]).index_select(0, rows)
-        return (out[:, :h_size] if len(state) > 1 else out), final
+        return hs.reshape(-1, hs.shape[-1]).index_select(0, rows), final
 
     def _run(self, x: Tensor, hs: list, batch_sizes: list | None = None):
         """x: (L, N, H_in), or packed (sum of lengths, H_in) with ``batch_sizes``; hs: the initial states, each

@@ -21,9 +21,9 @@ inside a layer (each gate of each step a node of its own), at about ten times th
 >>> import tinygrad_like as tl
 >>> xp, h0, c0 = tl.randn(5, 2, 12), tl.zeros(2, 3), tl.zeros(2, 3)
 >>> w_hh = tl.randn(12, 3, requires_grad=True)
->>> s = recurrent_layer("LSTM", xp, h0, c0, w_hh, None, None)
->>> s.shape, s.grad_fn.name
-(tl.Size([5, 2, 6]), 'LSTMLayer')
+>>> hs, (h_n, c_n) = recurrent_layer("LSTM", xp, h0, c0, w_hh, None, None)
+>>> hs.shape, c_n.shape, hs.grad_fn.next_functions[0][0].name
+(tl.Size([5, 2, 3]), tl.Size([2, 3]), 'LSTMLayer')
 """
 
 from __future__ import annotations
@@ -96,11 +96,10 @@ def _cell(mode: str, x_t, state: list, w_hh, b_hh, w_hr) -> list:
     return [rnn_cell(x_t, state[0], w_hh, b_hh, mode == "RNN_RELU")]
 
 
-def layer_by_steps(mode: str, xp, h0, c0, w_hh, b_hh, w_hr, reverse: bool = False, batch_sizes=None,
-                   enter_step=None):
-    """The ``states`` of a layer computed cell by cell with Tensor ops (what the layer nodes compute in one
-    primitive): the graph of every step, the state of sequences that are not running kept as it is.
-    ``enter_step(t)``, if given, is called before step t and returns a callable that ends it (the views' scopes)."""
+def _run_steps(mode: str, xp, h0, c0, w_hh, b_hh, w_hr, reverse: bool, batch_sizes, enter_step=None):
+    """A layer cell by cell with Tensor ops: the graph of every step; the state of sequences that are not running is
+    kept as it is. Returns (each state's value after every step, in time order: ``[hs]`` or ``[hs, cs]``; the final
+    state). ``enter_step(t)``, if given, is called before step t and returns what ends it (the views' scopes)."""
     n = h0.shape[0]
     if batch_sizes is None:
         n_steps = xp.shape[0]
@@ -110,7 +109,7 @@ def layer_by_steps(mode: str, xp, h0, c0, w_hh, b_hh, w_hr, reverse: bool = Fals
         for b in sizes:
             starts.append(starts[-1] + b)
     state = [h0, c0] if mode == "LSTM" else [h0]
-    out = [[None] * n_steps for _ in state]  # h (and c) after each step
+    out = [[None] * n_steps for _ in state]
     for t in (range(n_steps - 1, -1, -1) if reverse else range(n_steps)):
         end = enter_step(t) if enter_step is not None else None
         try:
@@ -123,6 +122,12 @@ def layer_by_steps(mode: str, xp, h0, c0, w_hh, b_hh, w_hr, reverse: bool = Fals
         finally:
             if end is not None:
                 end()
+    return out, state
+
+
+def layer_by_steps(mode: str, xp, h0, c0, w_hh, b_hh, w_hr, reverse: bool = False, batch_sizes=None):
+    """The ``states`` a layer node returns, computed cell by cell with Tensor ops (its backward's graph)."""
+    out, _ = _run_steps(mode, xp, h0, c0, w_hh, b_hh, w_hr, reverse, batch_sizes)
     return stack(out[0]) if len(out) == 1 else cat([stack(o) for o in out], -1)
 
 
@@ -251,18 +256,26 @@ def _wrapped(g, grads: tuple, edges: tuple) -> tuple:
 # ---- the entry point ------------------------------------------------------------------------------------------
 def recurrent_layer(mode: str, xp, h0, c0, w_hh, b_hh, w_hr, reverse: bool = False, batch_sizes=None,
                     enter_step=None):
-    """The ``states`` of one recurrent layer (``mode``: ``"LSTM"``, ``"GRU"``, ``"RNN_TANH"`` or ``"RNN_RELU"``) over
-    the input projection ``xp``: one layer node on the CPU in float32 and float64, else cell by cell (see the module
-    docstring). ``batch_sizes``: a packed ``xp``'s batch size per step (a tuple of ints), or None."""
+    """One recurrent layer (``mode``: ``"LSTM"``, ``"GRU"``, ``"RNN_TANH"`` or ``"RNN_RELU"``) over the input
+    projection ``xp``: one layer node on the CPU in float32 and float64, else cell by cell (see the module
+    docstring). ``batch_sizes``: a packed ``xp``'s batch size per step (a tuple of ints), or None. Returns (h after
+    every step, (L, N, P); the final state, ``[h_n]`` or ``[h_n, c_n]``, where each sequence's run ended)."""
     sizes = None if batch_sizes is None else tuple(int(b) for b in batch_sizes)
     if (_by_steps[0] or xp.device.type != "cpu" or xp.dtype.name not in _FUSED_DTYPES
             or not _same_dtype(xp, h0, c0, w_hh, b_hh, w_hr)):
-        return layer_by_steps(mode, xp, h0, c0, w_hh, b_hh, w_hr, reverse, sizes, enter_step)
+        out, final = _run_steps(mode, xp, h0, c0, w_hh, b_hh, w_hr, bool(reverse), sizes, enter_step)
+        return stack(out[0]), final
     if mode == "LSTM":
-        return LSTMLayer.apply(xp, h0, c0, w_hh, b_hh, w_hr, bool(reverse), sizes)
-    if mode == "GRU":
-        return GRULayer.apply(xp, h0, w_hh, b_hh, bool(reverse), sizes)
-    return RNNLayer.apply(xp, h0, w_hh, b_hh, mode == "RNN_RELU", bool(reverse), sizes)
+        states = LSTMLayer.apply(xp, h0, c0, w_hh, b_hh, w_hr, bool(reverse), sizes)
+    elif mode == "GRU":
+        states = GRULayer.apply(xp, h0, w_hh, b_hh, bool(reverse), sizes)
+    else:
+        states = RNNLayer.apply(xp, h0, w_hh, b_hh, mode == "RNN_RELU", bool(reverse), sizes)
+    last = states[0 if reverse else -1]  # (every sequence keeps its state at the steps it does not run)
+    if mode != "LSTM":
+        return states, [last]
+    p = h0.shape[-1]
+    return states[..., :p], [last[:, :p], last[:, p:]]
 
 
 def _same_dtype(xp, *others) -> bool:
