@@ -183,19 +183,10 @@ def _find_cxx() -> str:
 
 
 def _default_cache_dir() -> Path:
-    """``$CUDA_EMU_CACHE_DIR``, else ``~/.cache/tinygrad_like/cuda_emu`` (``$XDG_CACHE_HOME`` honoured), else,
-    where that cannot be created, a folder in the system's temporary directory."""
-    if os.environ.get("CUDA_EMU_CACHE_DIR"):
-        return Path(os.environ["CUDA_EMU_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = Path(base) / "tinygrad_like" / "cuda_emu"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        if os.access(path, os.W_OK):
-            return path
-    except OSError:
-        pass
-    return Path(tempfile.gettempdir()) / f"tinygrad_like_cuda_emu-{os.getuid()}"
+    """``$CUDA_EMU_CACHE_DIR``, else ``~/.cache/tinygrad_like/cuda_emu`` (see ``tinygrad_like._cache``)."""
+    from tinygrad_like._cache import user_cache_dir  # (the emulator module imports no part of the package at load)
+
+    return user_cache_dir("cuda_emu", "CUDA_EMU_CACHE_DIR")
 
 
 # ---- kernels -------------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ import os
 import shutil
 import subprocess
 import sysconfig
-import tempfile
 import threading
 import time
 import warnings
@@ -37,6 +36,7 @@ from importlib import resources
 from pathlib import Path
 
 from .. import events
+from .._cache import user_cache_dir
 
 __all__ = ["kernel", "row_kernel", "available", "launched", "compile_file", "CompilerMissing", "cache_dir", "FLAGS"]
 
@@ -87,19 +87,8 @@ class CompilerMissing(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """``$TL_CPU_KERNEL_CACHE``, else ``~/.cache/tinygrad_like/cpu_kernels`` (``$XDG_CACHE_HOME`` honoured), else a
-    folder in the system's temporary directory where that cannot be written."""
-    if os.environ.get("TL_CPU_KERNEL_CACHE"):
-        return Path(os.environ["TL_CPU_KERNEL_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = Path(base) / "tinygrad_like" / "cpu_kernels"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        if os.access(path, os.W_OK):
-            return path
-    except OSError:
-        pass
-    return Path(tempfile.gettempdir()) / f"tinygrad_like_cpu_kernels-{os.getuid()}"
+    """``$TL_CPU_KERNEL_CACHE``, else ``~/.cache/tinygrad_like/cpu_kernels`` (see ``_cache.user_cache_dir``)."""
+    return user_cache_dir("cpu_kernels", "TL_CPU_KERNEL_CACHE")
 
 
 def _compiler() -> str:
