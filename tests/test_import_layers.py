@@ -14,7 +14,8 @@ import tinygrad_like
 ROOT = Path(tinygrad_like.__file__).parent
 # lowest first; a module is in the layer of the longest prefix that names it
 LAYERS = [
-    ["dtypes", "events", "sites", "compat", "_format", "random", "write_history", "unsupported", "hook_handles"],
+    ["dtypes", "events", "sites", "compat", "_format", "_cache", "random", "write_history", "unsupported",
+     "hook_handles"],
     ["layout"],
     ["storage"],
     ["device", "backends"],
