@@ -300,7 +300,7 @@ def test_row_kernels_leave_other_layouts_to_numpy():
     from tinygrad_like.backends.numpy_backend import NumpyBackend as B
 
     x = np.random.default_rng(0).standard_normal((6, 8)).astype(np.float32)
-    for arr, axis in ((x, 0), (x.T, 1), (x.astype(np.float16), 1), (x[:0], 1)):
+    for arr, axis in ((x, 0), (x.T, 1), (x.astype(np.float16), 1), (x[:0], 1), (x[0, 0], -1)):
         cpu_kernels.LAUNCHED[0] = None
         out = B.softmax(arr, axis)
         assert cpu_kernels.LAUNCHED[0] is None and out.shape == arr.shape

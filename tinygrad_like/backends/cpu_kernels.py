@@ -213,9 +213,10 @@ def enable(on: bool = True) -> bool:
 
 def row_kernel(name: str, x, *same):
     """The compiled row kernel ``name`` for the array ``x`` (and arrays ``same`` of its shape and dtype), or None where
-    it does not apply: only C-contiguous float32/float64 arrays that are not empty (the caller then runs NumPy)."""
+    it does not apply: only C-contiguous float32/float64 arrays of at least one dim that are not empty (the caller then
+    runs NumPy)."""
     char = x.dtype.char
-    if char not in "fd" or not x.size or not x.flags.c_contiguous or \
+    if char not in "fd" or not x.ndim or not x.size or not x.flags.c_contiguous or \
             any(a.shape != x.shape or a.dtype != x.dtype or not a.flags.c_contiguous for a in same):
         return None
     return kernel(f"{name}_{'f32' if char == 'f' else 'f64'}")
