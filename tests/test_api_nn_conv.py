@@ -331,6 +331,24 @@ def test_adaptive_max_pool_ties_and_repeated_taps_like_torch(backward_mode):
     run_both(*both("AdaptiveMaxPool2d", (7, 5), return_indices=True), x)
 
 
+@pytest.mark.parametrize("kernel,stride,padding,dilation", [(3, 2, 1, 1), ((2, 3), (1, 2), 1, 1), (3, 1, 1, (2, 1))])
+def test_max_pool_windows_of_minus_inf_beside_padding_like_torch(backward_mode, kernel, stride, padding, dilation):
+    """A window holding only -inf keeps its first in-bounds tap, as torch's loop (which skips the padding): its
+    gradient and its index go there, never into the padding."""
+    x = np.full((2, 2, 5, 4), -np.inf)
+    x[0, 0, 4, 3], x[1, 1, 0, 0] = 1.0, 2.0
+    ours = tl.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    y, idx = tl.nn.functional.max_pool2d(ours, kernel, stride, padding, dilation, return_indices=True)
+    y_t, idx_t = torch.nn.functional.max_pool2d(theirs, kernel, stride, padding, dilation, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), idx_t.numpy())
+    g = np.random.default_rng(0).standard_normal(tuple(y_t.shape))
+    (y * tl.tensor(g)).sum().backward()
+    (y_t * torch.tensor(g)).sum().backward()
+    # (overlapping windows add their gradients in another order than torch: within a rounding)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-15, atol=0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_max_unpool(backward_mode, dtype):
     x = rand(2, 3, 8, 6, dtype=dtype)

@@ -384,8 +384,15 @@ class NumpyNNPrimitives:
         PyTorch's rule: the first maximum in row-major window order, except that a window holding NaN
         takes its last NaN. The last tap needs no comparison: it wins wherever no earlier one did."""
         kh, kw = kernel
-        win = _windows(_pad(x, padding, -np.inf), kh, kw, stride, dilation, *out.shape[2:])
+        oh, ow = out.shape[2:]
+        win = _windows(_pad(x, padding, -np.inf), kh, kw, stride, dilation, oh, ow)
         taps = [(i, j) for i in range(kh) for j in range(kw)]
+        inside = None  # per tap, the windows where it is in bounds (a padding tap never wins: a window of -inf
+        if any(padding):  # keeps its first in-bounds tap, as torch's loop, which skips the padding)
+            h, w = x.shape[2:]
+            rows, cols = np.arange(oh) * stride[0] - padding[0], np.arange(ow) * stride[1] - padding[1]
+            inside = {(i, j): ((0 <= rows + i * dilation[0]) & (rows + i * dilation[0] < h))[:, None]
+                      & ((0 <= cols + j * dilation[1]) & (cols + j * dilation[1] < w))[None, :] for i, j in taps}
         nan_windows = None if all_finite(out) else np.isnan(out)
         last_nan = {}
         if nan_windows is not None:  # from the last tap backwards, each NaN window claims its last NaN
@@ -400,6 +407,8 @@ class NumpyNNPrimitives:
                 hit = ~taken
             else:
                 hit = win[..., i, j] == out
+                if inside is not None:
+                    hit &= inside[i, j]
                 if taken is None:
                     taken = hit.copy()
                 else:
