@@ -105,6 +105,8 @@ def info() -> dict:
 
 def _mid_sized(a, b) -> bool:
     """Whether ``a @ b`` is in the band this policy runs on one thread, on the main thread, with OpenBLAS found."""
+    if not a.ndim or not b.ndim:
+        return False
     # m*n*k of one product: a batched matmul runs its products one after another, each deciding alone
     mnk = (a.shape[-2] if a.ndim > 1 else 1) * a.shape[-1] * (b.shape[-1] if b.ndim > 1 else 1)
     return SINGLE_THREAD_MNK < mnk <= LARGE_MNK and _get_ident() == _main and (_found is not None or _probe())
@@ -124,13 +126,15 @@ def _on_one_thread(a, b, out):
 
 def matmul(a, b, /):
     """``np.matmul(a, b)``, with the BLAS on one thread when the product is mid-sized (see the module docstring)."""
-    if _on and a.ndim and b.ndim and _mid_sized(a, b):
+    # perf: a.size * b.size bounds m*n*k from above, so a small product skips the shape arithmetic: on 4x4 @ 4x4
+    # (np.matmul 1.03 us) the policy added 0.93 us through _mid_sized, 0.09 us with this test first
+    if _on and a.size * b.size > SINGLE_THREAD_MNK and _mid_sized(a, b):
         return _on_one_thread(a, b, None)
     return np.matmul(a, b)
 
 
 def matmul_into(a, b, out):
     """``np.matmul(a, b, out=out)`` under the same policy (the recurrent layers' per-step products)."""
-    if _on and _mid_sized(a, b):
+    if _on and a.size * b.size > SINGLE_THREAD_MNK and _mid_sized(a, b):
         return _on_one_thread(a, b, out)
     return np.matmul(a, b, out=out)
