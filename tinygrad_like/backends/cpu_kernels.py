@@ -38,7 +38,8 @@ from pathlib import Path
 from .. import events
 from .._cache import user_cache_dir
 
-__all__ = ["kernel", "row_kernel", "available", "launched", "compile_file", "CompilerMissing", "cache_dir", "FLAGS"]
+__all__ = ["kernel", "row_kernel", "available", "launched", "compile_file", "compile_all", "CompilerMissing",
+           "cache_dir", "FLAGS"]
 
 # -O3 vectorizes the loops; -march=native for this CPU's vector width (the cache key holds the CPU's instruction
 # sets, so a cache shared between machines never loads code built for another CPU); no errno and no traps from
@@ -79,6 +80,17 @@ _signatures("gelu.c", "gelu_exact_f32 gelu_tanh_f32", (_I, _P, _P, _P))
 _signatures("cross_entropy.c", "cross_entropy_fwd_f32", (_I, _I, _P, _P, _P, ctypes.c_longlong, _P, _P, _P))
 _signatures("cross_entropy.c", "cross_entropy_fwd_f64", (_I, _I, _P, _P, _P, ctypes.c_longlong, _P, _P, _P))
 _signatures("cross_entropy.c", "cross_entropy_bwd_f32 cross_entropy_bwd_f64", (_I, _I, _P, _P, _P, _P, _I, _P))
+# conv.c: im2col / col2im (any stride, padding, dilation); pool.c: max-pooling with the argmax of each window
+_signatures("conv.c", "im2col_f32 im2col_f64 col2im_f32 col2im_f64", (_P, _P, _P, _I, _I, _I))
+_signatures("pool.c", "max_pool2d_fwd_f32 max_pool2d_fwd_f64", (_P, _P, _P, _P))
+_signatures("pool.c", "max_pool2d_bwd_f32 max_pool2d_bwd_f64", (_I, _I, _I, _P, _P, _P))
+_signatures("pool.c", "max_pool2x2_pairs_bwd_f32", (_I, _I, _I, _P, _P, _P, _P))
+# activation.c: relu forward, the backward of relu / tanh / sigmoid from the output, the dropout mask
+_signatures("activation.c", "relu_fwd_f32 relu_fwd_f64", (_I, _P, _P))
+_signatures("activation.c", "relu_bwd_f32 relu_bwd_f64 tanh_bwd_f32 tanh_bwd_f64 sigmoid_bwd_f32 sigmoid_bwd_f64",
+            (_I, _P, _P, _P))
+_signatures("activation.c", "dropout_mask_f32", (_I, _P, _F, _F, _P))
+_signatures("activation.c", "dropout_mask_f64", (_I, _P, _F, _D, _P))
 _signatures("vmath_test.c", "vexp_f32 vtanh_f32 vsigmoid_f32 vexp_f64 vtanh_f64 vsigmoid_f64", (_I, _P, _P))
 
 
@@ -161,10 +173,32 @@ _noted = [False]
 LAUNCHED: list = [None]  # the name of the compiled kernel the running primitive used (see launched())
 
 
+def compile_all(sources=None) -> dict:
+    """Build every kernel source (or ``sources``) into the cache at once, one compiler process per source on all
+    cores: the first kernel a process asks for then costs the slowest file's build, not the sum of all. Returns
+    {source: (path, was in the cache, seconds) or the exception that stopped its build}."""
+    from concurrent.futures import ThreadPoolExecutor  # (once per process, at its first kernel: not on import)
+
+    names = sources or sorted({src for src, _ in SIGNATURES.values() if not src.endswith("_test.c")})
+    with ThreadPoolExecutor(max_workers=max(1, min(len(names), os.cpu_count() or 1))) as pool:
+        futures = {name: pool.submit(compile_file, name) for name in names}
+    return {name: f.exception() or f.result() for name, f in futures.items()}
+
+
+_built: dict = {}  # source -> compile_all's answer, from the first load of this process, until that source loads
+_first_load = [True]
+
+
 def _load(source: str) -> ctypes.CDLL | None:
     if source not in _libs:
+        if _first_load[0]:  # the first kernel of this process: build all the sources at once (most hit the cache)
+            _first_load[0] = False
+            _built.update(compile_all())
+        done = _built.pop(source, None)
         try:
-            path, hit, seconds = compile_file(source)
+            if isinstance(done, Exception):
+                raise done
+            path, hit, seconds = done if done is not None else compile_file(source)
             _libs[source] = ctypes.CDLL(str(path))
             if events.ACTIVE and events.wants(events.KernelCompiled):
                 events.emit(events.KernelCompiled(source, source, seconds, hit, events.now(), "cpu",

@@ -19,7 +19,7 @@ from ._malloc import tune_glibc_malloc
 from .numpy_attention import NumpyAttentionPrimitives
 from .numpy_linalg import NumpyLinalgPrimitives
 from .numpy_math import NumpyMathPrimitives
-from .numpy_nn import NumpyNNPrimitives, masked, relu
+from .numpy_nn import NumpyNNPrimitives, elementwise_compiled, masked, relu
 from .numpy_recurrent import NumpyRecurrentPrimitives
 from .numpy_shaping import NumpyShapingPrimitives
 from .numpy_sorting import NumpySortingPrimitives
@@ -277,15 +277,18 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
     @staticmethod
     def relu_backward(g, y):
         # ~(y <= 0) rather than y > 0 so that NaN outputs pass the gradient through, as in PyTorch
-        return masked(g, np.less_equal(y, 0), invert=True)
+        done = elementwise_compiled("relu_bwd", g, y)
+        return done if done is not None else masked(g, np.less_equal(y, 0), invert=True)
 
     @staticmethod
     def tanh_backward(g, y):
-        return g * (1 - y * y)
+        done = elementwise_compiled("tanh_bwd", g, y)
+        return done if done is not None else g * (1 - y * y)
 
     @staticmethod
     def sigmoid_backward(g, y):
-        return g * y * (1 - y)
+        done = elementwise_compiled("sigmoid_bwd", g, y)
+        return done if done is not None else g * y * (1 - y)
 
     # ---- shape helpers on temporaries (results that no storage owns yet) ----------------
     @staticmethod

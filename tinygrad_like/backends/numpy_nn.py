@@ -174,6 +174,18 @@ class _WideGeometry:
             :, :, self.ph: self.ph + self.h, self.pw: self.pw + self.w]
 
 
+def _conv_geometry(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, oh: int, ow: int):
+    """The geometry array the kernels of ``kernel_src/cpu/conv.c`` read: n c h w kh kw sh sw ph pw dh dw oh ow."""
+    return np.array([*x_shape, *kernel, *stride, *padding, *dilation, oh, ow], np.int64)
+
+
+def _conv_kernel(name: str, a):
+    """The compiled ``conv.c`` kernel ``name`` for a C-contiguous float32/float64 array ``a``, else None."""
+    if a.dtype.char not in "fd" or not a.flags.c_contiguous or not a.size:
+        return None
+    return cpu_kernels.kernel(f"{name}_{'f32' if a.dtype.char == 'f' else 'f64'}")
+
+
 def _wide_cols(x, geo: _WideGeometry):
     """(C*KH*KW, N*OH*Wp) columns of a stride-1 convolution on the wide grid (see :class:`_WideGeometry`)."""
     n, c = geo.n, geo.c
@@ -194,6 +206,56 @@ def _wide_col2im(gcols, geo: _WideGeometry, n: int):
     for t, start in enumerate(geo.taps()):
         acc[:, :, start: start + run] += g5[:, t]
     return np.ascontiguousarray(geo.crop(acc).transpose(1, 0, 2, 3))
+
+
+def _compiled_im2col(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, images_first: bool):
+    """General columns from ``conv.c`` (None where it does not run): (N, C*KH*KW, OH*OW) with ``images_first``
+    (the Im2Col node's layout), else the convolution's (C*KH*KW, N*OH*OW)."""
+    k = _conv_kernel("im2col", x)
+    if k is None:
+        return None
+    n, c, h, w = x.shape
+    oh = out_size(h, kernel[0], stride[0], padding[0], dilation[0])
+    ow = out_size(w, kernel[1], stride[1], padding[1], dilation[1])
+    taps, plane = kernel[0] * kernel[1], oh * ow
+    if images_first:
+        cols = np.empty((n, c * taps, plane), x.dtype)
+        strides = (c * taps * plane, taps * plane, plane)
+    else:
+        cols = np.empty((c * taps, n * plane), x.dtype)
+        strides = (plane, taps * n * plane, n * plane)
+    if cols.size:
+        k(_conv_geometry(x.shape, kernel, stride, padding, dilation, oh, ow).ctypes.data, x.ctypes.data,
+          cols.ctypes.data, *strides)
+    return cols
+
+
+_POOL_C_MIN_OW = 32  # output columns: a strided pool this wide runs its forward in pool.c (4-5x NumPy's strided
+# maximum on (8, 64, 112, 112), 3x3 / 2); on narrower rows the compiled loop over each row's windows loses
+
+
+def _pool_kernel(name: str, a):
+    """The compiled ``pool.c`` kernel ``name`` for a float32/float64 array ``a``, else None."""
+    if a.dtype.char not in "fd" or not a.size:
+        return None
+    return cpu_kernels.kernel(f"{name}_{'f32' if a.dtype.char == 'f' else 'f64'}")
+
+
+def _compiled_pool(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+    """(out, argmax) from ``pool.c`` by PyTorch's rule, ``argmax`` an int32 array of flat indices h * W + w in the
+    plane (the backward's state, and return_indices'), or None where the kernel does not run."""
+    k = _pool_kernel("max_pool2d_fwd", x)
+    n, c, h, w = x.shape
+    if k is None or h * w >= 2 ** 31:
+        return None
+    oh = out_size(h, kernel[0], stride[0], padding[0], dilation[0])
+    ow = out_size(w, kernel[1], stride[1], padding[1], dilation[1])
+    x = np.ascontiguousarray(x)
+    out, argmax = np.empty((n, c, oh, ow), x.dtype), np.empty((n, c, oh, ow), np.int32)
+    if out.size:
+        geo = np.array([n * c, h, w, oh, ow, *kernel, *stride, *padding, *dilation], np.int64)
+        k(geo.ctypes.data, x.ctypes.data, out.ctypes.data, argmax.ctypes.data)
+    return out, argmax
 
 
 def _pairs_pool_applies(x, kernel, stride, padding, dilation) -> bool:
@@ -235,6 +297,13 @@ def _max_pool_pairs_backward(g, x_shape, state):
     """The adjoint of :func:`_max_pool_pairs`: rows first, then each value shifted into its uint64 half."""
     right_wins, bottom_wins = state
     n, c, h, w = x_shape
+    k = cpu_kernels.kernel("max_pool2x2_pairs_bwd_f32") if g.dtype == np.float32 else None
+    if k is not None:  # (pool.c: one scatter of each window's gradient; ~3x faster than the passes below)
+        gx = np.empty(x_shape, g.dtype)
+        k(n * c, h, w, np.ascontiguousarray(g).ctypes.data, right_wins.ctypes.data, bottom_wins.ctypes.data,
+          gx.ctypes.data)
+        cpu_kernels.launched("max_pool2x2_bwd")
+        return gx
     per_row = np.empty(right_wins.shape, g.dtype)  # (N, C, 2*OH, OW): each window's gradient on its winning row
     if all_finite(g):  # the fast products, then one contiguous pass turning their -0.0s into 0.0
         np.multiply(g, ~bottom_wins, out=per_row[:, :, 0::2])
@@ -253,6 +322,24 @@ def _max_pool_pairs_backward(g, x_shape, state):
     return dx.reshape(x_shape)
 
 
+_COMPILED_MIN = 16384  # elements: from here an activation pass runs compiled (activation.c), 1.5-2x NumPy's;
+# below, the ctypes call (~3 us) costs more than it saves
+
+
+def elementwise_compiled(name: str, x, *same):
+    """``name``'s compiled pass over ``x`` (and arrays ``same`` of its shape, dtype and layout) into a new array, or
+    None where it does not run: small or non-contiguous arrays, other dtypes, no compiler (the caller runs NumPy)."""
+    if x.size < _COMPILED_MIN:
+        return None
+    k = cpu_kernels.row_kernel(name, x, *same)
+    if k is None:
+        return None
+    out = np.empty_like(x)
+    k(x.size, *(a.ctypes.data for a in (x, *same)), out.ctypes.data)
+    cpu_kernels.launched(name)
+    return out
+
+
 _RELU_BLOCK = 16384
 _RELU_ZEROS = {}
 
@@ -264,6 +351,9 @@ def relu(x):
     size = x.size
     if size <= _RELU_BLOCK or not x.flags.c_contiguous:
         return np.maximum(x, _zero(x.dtype))
+    out = elementwise_compiled("relu_fwd", x)
+    if out is not None:
+        return out
     zeros = _RELU_ZEROS.get(x.dtype)
     if zeros is None:
         zeros = _RELU_ZEROS[x.dtype] = np.zeros(_RELU_BLOCK, x.dtype)
@@ -283,6 +373,10 @@ class NumpyNNPrimitives:
     def im2col(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
         """(N, C, H, W) -> (N, C*KH*KW, OH*OW): one column per output position, one row per tap
         (the layout of the Im2Col graph node, which spells the convolution's double backward)."""
+        cols = _compiled_im2col(x, kernel, stride, padding, dilation, images_first=True)
+        if cols is not None:
+            cpu_kernels.launched("im2col")
+            return cols
         win = _sliding(x, kernel, stride, padding, dilation, 0)
         n, c, oh, ow, kh, kw = win.shape
         return np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * kh * kw, oh * ow)
@@ -293,6 +387,13 @@ class NumpyNNPrimitives:
         n, c, h, w = shape
         oh = out_size(h, kernel[0], stride[0], padding[0], dilation[0])
         ow = out_size(w, kernel[1], stride[1], padding[1], dilation[1])
+        k = _conv_kernel("col2im", cols)
+        if k is not None:
+            gx = np.empty(shape, cols.dtype)
+            k(_conv_geometry(shape, kernel, stride, padding, dilation, oh, ow).ctypes.data, cols.ctypes.data,
+              gx.ctypes.data, c * kernel[0] * kernel[1] * oh * ow, kernel[0] * kernel[1] * oh * ow, oh * ow)
+            cpu_kernels.launched("col2im")
+            return gx
         c6 = cols.reshape(n, c, *kernel, oh, ow)
         return np.ascontiguousarray(_add_taps(c6, (h, w), stride, padding, dilation))
 
@@ -306,10 +407,14 @@ class NumpyNNPrimitives:
         if geo is not None:
             cols, oh, ow, row = _wide_cols(x, geo), geo.oh, geo.ow, geo.wp
         else:
-            win = _sliding(x, weight.shape[2:], stride, padding, dilation, 0)
-            _, c, oh, ow, kh, kw = win.shape
-            cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(c * kh * kw, n * oh * ow)
-            row = ow
+            oh = out_size(x.shape[2], weight.shape[2], stride[0], padding[0], dilation[0])
+            ow = row = out_size(x.shape[3], weight.shape[3], stride[1], padding[1], dilation[1])
+            cols = _compiled_im2col(x, weight.shape[2:], stride, padding, dilation, images_first=False)
+            if cols is None:
+                win = _sliding(x, weight.shape[2:], stride, padding, dilation, 0)
+                cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(weight[0].size, n * oh * ow)
+        if geo is None and cols.size and _conv_kernel("im2col", x) is not None:  # (columns from conv.c, the
+            cpu_kernels.launched("im2col+gemm")  # product from BLAS)
         # inf * 0 is a NaN as in torch, not a warning (on the wide grid it may land only in a dropped column)
         with np.errstate(invalid="ignore"):
             out = weight.reshape(oc, -1) @ cols
@@ -354,10 +459,18 @@ class NumpyNNPrimitives:
                     gcols.reshape(-1, n, oh, geo.wp)[..., ow:] = 0
                 gx = _wide_col2im(gcols, geo, n)
             else:
-                c6 = gcols.reshape(c, kh, kw, n, oh, ow).transpose(0, 3, 1, 2, 4, 5)
-                # summed in the columns' (C, N) order, then one transposing copy to (N, C, H, W)
-                gx = np.ascontiguousarray(_add_taps(c6, x_shape[2:], stride, padding, dilation)
-                                          .transpose(1, 0, 2, 3))
+                k = _conv_kernel("col2im", gcols)
+                if k is not None:  # (conv.c: the columns' layout read through its strides, summed in tap order)
+                    gx = np.empty(x_shape, gcols.dtype)
+                    k(_conv_geometry(x_shape, (kh, kw), stride, padding, dilation, oh, ow).ctypes.data,
+                      gcols.ctypes.data, gx.ctypes.data, oh * ow, kh * kw * n * oh * ow, n * oh * ow)
+                else:
+                    c6 = gcols.reshape(c, kh, kw, n, oh, ow).transpose(0, 3, 1, 2, 4, 5)
+                    # summed in the columns' (C, N) order, then one transposing copy to (N, C, H, W)
+                    gx = np.ascontiguousarray(_add_taps(c6, x_shape[2:], stride, padding, dilation)
+                                              .transpose(1, 0, 2, 3))
+        if need_x and not wide and _conv_kernel("col2im", g) is not None:  # (col2im from conv.c, the products
+            cpu_kernels.launched("gemm+col2im")  # from BLAS)
         return gx, gw, gb
 
     # ---- pooling ------------------------------------------------------------------------------
@@ -369,6 +482,12 @@ class NumpyNNPrimitives:
         The general path keeps a running ``maximum`` over the KH*KW taps (strided views, no copies)."""
         if _pairs_pool_applies(x, kernel, stride, padding, dilation):
             return _max_pool_pairs(x)
+        ow = out_size(x.shape[3], kernel[1], stride[1], padding[1], dilation[1])
+        if stride[1] > 1 and ow >= _POOL_C_MIN_OW:
+            done = _compiled_pool(x, kernel, stride, padding, dilation)
+            if done is not None:
+                cpu_kernels.launched("max_pool2d_fwd")
+                return done
         kh, kw = kernel
         win = _sliding(x, kernel, stride, padding, dilation, -np.inf)
         out = np.array(win[..., 0, 0])
@@ -421,6 +540,10 @@ class NumpyNNPrimitives:
     @staticmethod
     def max_pool2d_indices(x, out, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
         """For ``return_indices``: the flat input index (h * W + w) of each window's maximum."""
+        done = _compiled_pool(x, kernel, stride, padding, dilation)
+        if done is not None:
+            cpu_kernels.launched("max_pool2d_fwd")
+            return done[1].astype(np.int64)
         w_in = x.shape[3]
         oh, ow = out.shape[2:]
         idx = np.zeros(out.shape, np.int64)
@@ -434,8 +557,18 @@ class NumpyNNPrimitives:
     @staticmethod
     def max_pool2d_backward(g, x, out, state, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
         """Send each output gradient to the input position its max came from (summing overlaps)."""
-        if state is not None:
+        if isinstance(state, tuple):
             return _max_pool_pairs_backward(g, x.shape, state)
+        if state is None and _pool_kernel("max_pool2d_bwd", g) is not None:  # (the argmax costs a compiled
+            state = _compiled_pool(x, kernel, stride, padding, dilation)[1]  # forward: still 4-20x faster)
+        if state is not None:
+            bwd = _pool_kernel("max_pool2d_bwd", g)
+            if bwd is not None:
+                gx, (n, c, h, w), (oh, ow) = np.empty(x.shape, g.dtype), x.shape, out.shape[2:]
+                bwd(n * c, h * w, oh * ow, np.ascontiguousarray(g).ctypes.data, state.ctypes.data, gx.ctypes.data)
+                cpu_kernels.launched("max_pool2d_bwd")
+                return gx
+            state = None  # (the kernels were turned off since forward: NumPy finds the argmax again)
         n, c, h, w = x.shape
         ph, pw = padding
         dx = np.zeros((n, c, h + 2 * ph, w + 2 * pw), g.dtype)
@@ -570,8 +703,15 @@ class NumpyNNPrimitives:
     @staticmethod
     def dropout_mask(gen, shape: tuple, p: float, dtype):
         """Keep each element with probability 1 - p, scaled by 1/(1 - p); drawn from ``gen``."""
-        keep = gen.np_generator().random(shape, dtype=np.float32) >= p
-        return keep.astype(dtype.np) * np.asarray(1.0 / (1.0 - p), dtype.np)
+        draws = gen.np_generator().random(shape, dtype=np.float32)
+        scale = np.asarray(1.0 / (1.0 - p), dtype.np)
+        k = cpu_kernels.row_kernel("dropout_mask", scale.reshape(1)) if draws.size >= _COMPILED_MIN else None
+        if k is not None:  # (activation.c: the compare, the cast and the scale in one pass)
+            mask = np.empty(shape, dtype.np)
+            k(draws.size, draws.ctypes.data, p, scale, mask.ctypes.data)
+            cpu_kernels.launched("dropout_mask")
+            return mask
+        return (draws >= p).astype(dtype.np) * scale
 
     # ---- optimizer updates (in place) ---------------------------------------------------------
     @staticmethod
