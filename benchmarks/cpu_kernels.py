@@ -67,7 +67,7 @@ def pool_cases():
 
 def activation_cases():
     """relu, the backward of relu / tanh / sigmoid, and the dropout mask, at and above the size they start at."""
-    for n in (16_384, 401_408, 4_194_304):
+    for n in (32_768, 401_408, 4_194_304):
         x, g = _f32(n), _f32(n)
         y = np.tanh(x)
         yield f"relu {n}", lambda x=x: numpy_nn.relu(x)

@@ -78,9 +78,9 @@ void max_pool2x2_pairs_bwd_f32(long planes, long h, long w, const float *restric
             const unsigned char *restrict b = bottom + (p * oh + i) * ow;
             const unsigned char *restrict r0 = right + (p * 2 * oh + 2 * i) * ow;  /* (planes, 2*OH, OW) */
             float *restrict top = gx + (p * h + 2 * i) * w;
-            for (long j = 0; j < ow; j++) {
-                long row = b[j] ? w : 0;
-                top[row + 2 * j + (b[j] ? r0[ow + j] : r0[j])] = src[j] + 0.0f;  /* (+0.0f: -0.0 becomes 0.0) */
+            for (long j = 0; j < ow; j++) {  /* (arithmetic, not branches: the masks of real data are random) */
+                long down = b[j], right = r0[j] + down * (r0[ow + j] - r0[j]);
+                top[down * w + 2 * j + right] = src[j] + 0.0f;  /* (+0.0f: -0.0 becomes 0.0, as torch's sum) */
             }
         }
 }

@@ -322,8 +322,8 @@ def _max_pool_pairs_backward(g, x_shape, state):
     return dx.reshape(x_shape)
 
 
-_COMPILED_MIN = 16384  # elements: from here an activation pass runs compiled (activation.c), 1.5-2x NumPy's;
-# below, the ctypes call (~3 us) costs more than it saves
+_COMPILED_MIN = 32768  # elements: from here an activation pass runs compiled (activation.c), ~2x NumPy's at 400k;
+# at 16k tanh's and sigmoid's backward were even, and below the ctypes call (~3 us) costs more than it saves
 
 
 def elementwise_compiled(name: str, x, *same):
