@@ -15,7 +15,7 @@ import sys
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import cpu_kernels
+from . import blas_threads, cpu_kernels
 
 
 def _windows(xp, kh: int, kw: int, stride: tuple, dilation: tuple, oh: int, ow: int):
@@ -123,7 +123,7 @@ def _gemm_nt(a, b):
     n = b.shape[0]
     pieces = k // _PIECE
     if m * n > 8192 or pieces < 8:
-        return a @ b.T
+        return blas_threads.matmul(a, b.T)
     head = pieces * _PIECE
     part = np.matmul(b[:, :head].reshape(n, pieces, _PIECE).transpose(1, 0, 2),
                      a[:, :head].reshape(m, pieces, _PIECE).transpose(1, 2, 0))  # (pieces, N, M)
@@ -417,7 +417,7 @@ class NumpyNNPrimitives:
             cpu_kernels.launched("im2col+gemm")  # product from BLAS)
         # inf * 0 is a NaN as in torch, not a warning (on the wide grid it may land only in a dropped column)
         with np.errstate(invalid="ignore"):
-            out = weight.reshape(oc, -1) @ cols
+            out = blas_threads.matmul(weight.reshape(oc, -1), cols)
         if bias is not None:
             out += bias[:, None]
         out = out.reshape(oc, n, oh, row)[:, :, :, :ow]
@@ -453,7 +453,7 @@ class NumpyNNPrimitives:
         gx = None
         if need_x:
             with np.errstate(invalid="ignore"):
-                gcols = weight.reshape(oc, -1).T @ g2
+                gcols = blas_threads.matmul(weight.reshape(oc, -1).T, g2)
             if wide:
                 if not all_finite(weight):  # inf * (the 0 gradient of a dropped column) = NaN: clear those
                     gcols.reshape(-1, n, oh, geo.wp)[..., ow:] = 0
