@@ -5,7 +5,7 @@ behind each choice (``benchmarks/RESULTS.md`` records them). Per case, the primi
 and with ``cpu_kernels.enable(False)`` (NumPy's code), alternating, best of ``--rounds``; threads as the machine's
 defaults for both (the kernels start none; NumPy's BLAS takes part only in the convolutions' products).
 
-    .venv/bin/python benchmarks/cpu_kernels.py [--rounds 7] [--only conv|pool|activation] [--out results.json]
+    .venv/bin/python benchmarks/cpu_kernels.py [--rounds 7] [--only conv|pool|activation|chains] [--out FILE]
 
 Prints one JSON document: per case, the microseconds of each variant and their ratio (compiled / NumPy; below 1
 the kernel is faster), with the kernel that ran.
@@ -78,7 +78,20 @@ def activation_cases():
         yield f"dropout_mask {n}", lambda gen=gen, n=n: P.dropout_mask(gen, (n,), 0.1, tl.float32)
 
 
-GROUPS = {"conv": conv_cases, "pool": pool_cases, "activation": activation_cases}
+def chain_cases():
+    """The elementwise chains (``backends/chains.py``) of SiLU and ELU, forward and backward: one generated loop
+    against the formula's steps as NumPy calls."""
+    from tinygrad_like.ops.activation import ELU, ELU_GRAD, SILU, SILU_GRAD
+
+    for n in (32_768, 401_408):
+        x, g = _f32(n), _f32(n)
+        yield f"silu forward {n}", lambda x=x: NumpyBackend.elementwise_chain(SILU, (x,))
+        yield f"silu backward {n}", lambda g=g, x=x: NumpyBackend.elementwise_chain(SILU_GRAD, (g, x))
+        yield f"elu forward {n}", lambda x=x: NumpyBackend.elementwise_chain(ELU, (x,), (1.0,))
+        yield f"elu backward {n}", lambda g=g, x=x: NumpyBackend.elementwise_chain(ELU_GRAD, (g, x), (1.0,))
+
+
+GROUPS = {"conv": conv_cases, "pool": pool_cases, "activation": activation_cases, "chains": chain_cases}
 
 
 def best_us(fn, rounds: int) -> float:

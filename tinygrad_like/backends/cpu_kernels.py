@@ -38,8 +38,8 @@ from pathlib import Path
 from .. import events
 from .._cache import user_cache_dir
 
-__all__ = ["kernel", "row_kernel", "available", "launched", "compile_file", "compile_all", "CompilerMissing",
-           "cache_dir", "FLAGS"]
+__all__ = ["kernel", "row_kernel", "chain_kernel", "available", "launched", "compile_file", "compile_all",
+           "CompilerMissing", "cache_dir", "FLAGS"]
 
 # -O3 vectorizes the loops; -march=native for this CPU's vector width (the cache key holds the CPU's instruction
 # sets, so a cache shared between machines never loads code built for another CPU); no errno and no traps from
@@ -139,13 +139,15 @@ def _source_dir():
     return resources.files("tinygrad_like.kernel_src").joinpath("cpu")
 
 
-def compile_file(source: str) -> tuple[Path, bool, float]:
+def compile_file(source: str, text: str | None = None) -> tuple[Path, bool, float]:
     """Build ``kernel_src/cpu/<source>`` (and the headers beside it) into the cache unless it is there: returns
-    (the shared library's path, whether it was in the cache, seconds spent)."""
+    (the shared library's path, whether it was in the cache, seconds spent). With ``text``, build that C instead
+    (a generated kernel, see :func:`chain_kernel`), named ``source``, with the same headers at hand."""
     t0 = time.perf_counter()
     cc = _compiler()
     folder = _source_dir()
-    text = folder.joinpath(source).read_text()
+    generated = text is not None
+    text = text if generated else folder.joinpath(source).read_text()
     headers = sorted(p.name for p in folder.iterdir() if p.name.endswith(".h"))
     key = hashlib.sha256("\0".join([text, *(folder.joinpath(h).read_text() for h in headers),
                                     _compiler_version(cc), " ".join(FLAGS), _cpu_features()]).encode()).hexdigest()
@@ -155,11 +157,16 @@ def compile_file(source: str) -> tuple[Path, bool, float]:
     out.parent.mkdir(parents=True, exist_ok=True)
     with resources.as_file(folder) as src_dir:
         tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        cmd = [cc, *FLAGS, "-I", str(src_dir), str(Path(src_dir) / source), "-o", str(tmp), "-lm"]
+        src = Path(src_dir) / source
+        if generated:  # (written beside its library in the cache, where a curious learner can read it)
+            src = out.with_suffix(".c")
+            src.write_text(text)
+        cmd = [cc, *FLAGS, "-I", str(src_dir), str(src), "-o", str(tmp), "-lm"]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             tmp.unlink(missing_ok=True)
-            raise RuntimeError(f"compiling kernel_src/cpu/{source} failed ({' '.join(cmd)}):\n{done.stderr}")
+            raise RuntimeError(f"compiling {'generated ' if generated else 'kernel_src/cpu/'}{source} failed "
+                               f"({' '.join(cmd)}):\n{done.stderr}")
         os.replace(tmp, out)  # (atomic: another process building the same file at once is harmless)
     return out, False, time.perf_counter() - t0
 
@@ -179,12 +186,14 @@ def compile_all(sources=None) -> dict:
     {source: (path, was in the cache, seconds) or the exception that stopped its build}."""
     from concurrent.futures import ThreadPoolExecutor  # (once per process, at its first kernel: not on import)
 
-    names = sources or sorted({src for src, _ in SIGNATURES.values() if not src.endswith("_test.c")})
+    names = sources or sorted({src for src, _ in SIGNATURES.values()
+                               if not src.endswith("_test.c") and src not in _generated})
     with ThreadPoolExecutor(max_workers=max(1, min(len(names), os.cpu_count() or 1))) as pool:
         futures = {name: pool.submit(compile_file, name) for name in names}
     return {name: f.exception() or f.result() for name, f in futures.items()}
 
 
+_generated: dict[str, str] = {}  # source name -> the C generated for it (elementwise chains)
 _built: dict = {}  # source -> compile_all's answer, from the first load of this process, until that source loads
 _first_load = [True]
 
@@ -198,7 +207,7 @@ def _load(source: str) -> ctypes.CDLL | None:
         try:
             if isinstance(done, Exception):
                 raise done
-            path, hit, seconds = done if done is not None else compile_file(source)
+            path, hit, seconds = done if done is not None else compile_file(source, _generated.get(source))
             _libs[source] = ctypes.CDLL(str(path))
             if events.ACTIVE and events.wants(events.KernelCompiled):
                 events.emit(events.KernelCompiled(source, source, seconds, hit, events.now(), "cpu",
@@ -227,6 +236,30 @@ def kernel(name: str):
                 if lib is not None:
                     fn = getattr(lib, name)
                     fn.argtypes, fn.restype = list(argtypes), None
+            _kernels[name] = fn
+    return _kernels[name]
+
+
+def chain_kernel(chain, sfx: str):
+    """The compiled loop of an elementwise chain (``backends/chains.py``) for ``sfx`` ("f32" or "f64"), its C
+    generated from the formula and built at first use like the other sources; None where none can be had."""
+    name = f"{chain.name}_{sfx}"
+    k = _kernels.get(name, _kernels)
+    if k is not _kernels:
+        return k
+    with _lock:
+        if name not in _kernels:
+            fn = None
+            source = f"chain_{chain.name}_{chain.key}.c"
+            if _WANTED:
+                if source not in SIGNATURES:
+                    argtypes = (_I, *[_P] * len(chain.inputs), _P, _P)
+                    _signatures(source, f"{chain.name}_f32 {chain.name}_f64", argtypes)
+                    _generated[source] = chain.c_source()
+                lib = _load(source)
+                if lib is not None:
+                    fn = getattr(lib, name)
+                    fn.argtypes, fn.restype = list(SIGNATURES[name][1]), None
             _kernels[name] = fn
     return _kernels[name]
 

@@ -56,6 +56,8 @@ def _softplus(x, beta, threshold):
     return out.astype(x.dtype, copy=False)
 
 
+_CHAIN_MIN = 4096  # elements: from here an elementwise chain runs as its compiled loop (the ctypes call, ~3 us,
+# costs more than a few NumPy passes below)
 _BLAS_SUM_MIN = 4096  # below this many elements NumPy's own reduction is cheaper than a matmul with ones
 
 
@@ -289,6 +291,23 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
     def sigmoid_backward(g, y):
         done = elementwise_compiled("sigmoid_bwd", g, y)
         return done if done is not None else g * y * (1 - y)
+
+    @staticmethod
+    def elementwise_chain(chain, arrays: tuple, params: tuple = ()):
+        """``chain``'s formula (``backends/chains.py``) over ``arrays`` of one shape: one compiled C loop where they
+        are float32/float64 arrays of one dtype and at least ``_CHAIN_MIN`` elements, else the formula's steps as
+        NumPy calls (the reference the loop is tested against)."""
+        x = arrays[0]
+        if x.size >= _CHAIN_MIN and x.dtype.char in "fd" and all(a.shape == x.shape and a.dtype == x.dtype
+                                                                 for a in arrays[1:]):
+            k = cpu_kernels.chain_kernel(chain, "f32" if x.dtype.char == "f" else "f64")
+            if k is not None:  # (a strided or broadcast input, as sum's gradient, costs one copy: still fewer passes)
+                arrays = tuple(np.ascontiguousarray(a) for a in arrays)
+                out, pd = np.empty(x.shape, x.dtype), np.array(params or (0.0,), np.float64)
+                k(x.size, *(a.ctypes.data for a in arrays), out.ctypes.data, pd.ctypes.data)
+                cpu_kernels.launched(chain.name)
+                return out
+        return chain.run(NumpyBackend, arrays, params)
 
     # ---- shape helpers on temporaries (results that no storage owns yet) ----------------
     @staticmethod

@@ -464,13 +464,12 @@ class NumpyNNPrimitives:
                     gx = np.empty(x_shape, gcols.dtype)
                     k(_conv_geometry(x_shape, (kh, kw), stride, padding, dilation, oh, ow).ctypes.data,
                       gcols.ctypes.data, gx.ctypes.data, oh * ow, kh * kw * n * oh * ow, n * oh * ow)
+                    cpu_kernels.launched("gemm+col2im")  # (col2im from conv.c, the products from BLAS)
                 else:
                     c6 = gcols.reshape(c, kh, kw, n, oh, ow).transpose(0, 3, 1, 2, 4, 5)
                     # summed in the columns' (C, N) order, then one transposing copy to (N, C, H, W)
                     gx = np.ascontiguousarray(_add_taps(c6, x_shape[2:], stride, padding, dilation)
                                               .transpose(1, 0, 2, 3))
-        if need_x and not wide and _conv_kernel("col2im", g) is not None:  # (col2im from conv.c, the products
-            cpu_kernels.launched("gemm+col2im")  # from BLAS)
         return gx, gw, gb
 
     # ---- pooling ------------------------------------------------------------------------------
@@ -560,7 +559,8 @@ class NumpyNNPrimitives:
         if isinstance(state, tuple):
             return _max_pool_pairs_backward(g, x.shape, state)
         if state is None and _pool_kernel("max_pool2d_bwd", g) is not None:  # (the argmax costs a compiled
-            state = _compiled_pool(x, kernel, stride, padding, dilation)[1]  # forward: still 4-20x faster)
+            done = _compiled_pool(x, kernel, stride, padding, dilation)  # forward: still 2-10x faster)
+            state = None if done is None else done[1]
         if state is not None:
             bwd = _pool_kernel("max_pool2d_bwd", g)
             if bwd is not None:

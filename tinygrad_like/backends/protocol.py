@@ -78,6 +78,7 @@ _TABLE: list[Primitive] = [
     *_rows("fused", "softmax softmax_backward log_softmax log_softmax_backward relu_backward tanh_backward "
                     "sigmoid_backward im2col col2im max_pool2d_backward max_pool2d_indices layer_norm_backward "
                     "cross_entropy_backward"),
+    Primitive("elementwise_chain", "fused", "array"),  # a formula of backends/chains.py over arrays of one shape
     Primitive("conv2d", "fused", "(out, cols)"),
     Primitive("conv2d_backward", "fused", "(gx, gweight, gbias), None for those not asked for"),
     Primitive("max_pool2d", "fused", "(out, state)"),

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..dtypes import DType
 from ..layout import Layout
+from .chains import Chain
 
 #: the backend's array type: ``numpy.ndarray`` (numpy, sim), ``CudaArray`` (cuda)
 Native = Any
@@ -370,6 +371,9 @@ class Backend(Protocol):
 
     def sigmoid_backward(self, g: Native, y: Native) -> Native:
         """``g * y * (1 - y)`` from the sigmoid's output ``y``."""
+
+    def elementwise_chain(self, chain: Chain, arrays: tuple, params: tuple = ()) -> Native:
+        """A formula of ``backends/chains.py`` over ``arrays`` of one shape: one loop, or ``chain.run(self, ...)``."""
 
     def im2col(self, x: Native, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair) -> Native:
         """(N, C, H, W) -> (N, C*KH*KW, OH*OW): one column per output position, one row per kernel tap."""

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..backends.chains import Chain, TensorSteps
 from ._nn_args import _check_tensor, _write
 from ._util import as_wide, in_float32, need_float, rounded
 from .elementwise import where
@@ -142,19 +143,60 @@ class GeluBackward(Function):
         self.state = None
 
 
+# formulas run as elementwise chains (backends/chains.py): one compiled pass on the CPU, the steps elsewhere
+SILU = Chain("silu_fwd", "x * sigmoid(x)")
+SILU_GRAD = Chain("silu_bwd", "g * sigmoid(x) * (1 + x * (1 - sigmoid(x)))", inputs=("g", "x"))
+ELU = Chain("elu_fwd", "where(x > 0, x, (exp(minimum(x, 0)) - 1) * alpha)", params=("alpha",))
+ELU_GRAD = Chain("elu_bwd", "where(x > 0, g, g * (alpha * exp(minimum(x, 0))))", inputs=("g", "x"),
+                 params=("alpha",))
+
+
+class _ChainBackward(Function):
+    """A backward formula of ``g`` and ``x`` that one elementwise chain computes (:attr:`chain`): a node of its own,
+    as TanhBackward. Its own backward differentiates the same formula run again with Tensor ops, so higher
+    derivatives exist without a second formula to keep in step."""
+
+    __slots__ = ("params",)
+    chain: Chain
+
+    def forward(self, g, x, *params):
+        self.params = params
+        if _grad_mode.enabled:
+            self.save_for_backward(g, x)
+        return rounded(g, g._dev.backend.elementwise_chain(self.chain, (as_wide(g), as_wide(x)), params))
+
+    def backward(self, gg):
+        from ..autograd.api import grad  # (the autograd's user API sits above the ops)
+
+        g, x = self.saved_tensors
+        want = [t for t in (g, x) if t.requires_grad]
+        recording = _grad_mode.enabled  # (create_graph: the gradients get a graph of their own too)
+        with grad_mode.enable_grad():
+            out = self.chain.run(TensorSteps, (g, x), self.params)
+        grads = iter(grad(out, want, gg, create_graph=recording, allow_unused=True) if want else ())
+        return (*(next(grads) if t.requires_grad else None for t in (g, x)), *(None,) * len(self.params))
+
+
 class Silu(Function):
+    """SiLU, ``x * sigmoid(x)``, one pass (:data:`SILU`); its backward is :class:`SiluBackward`."""
+
     __slots__ = ()
 
     def forward(self, x):
         need_float(x, "silu")
         self.save_for_backward(x)
-        be, xx = x._dev.backend, as_wide(x)
-        return rounded(x, be.mul(xx, be.sigmoid(xx)))
+        return rounded(x, x._dev.backend.elementwise_chain(SILU, (as_wide(x),)))
 
     def backward(self, g):
         (x,) = self.saved_tensors
-        s = x.sigmoid()
-        return (g * s * (1 + x * (1 - s)),)
+        return (SiluBackward.apply(g, x),)
+
+
+class SiluBackward(_ChainBackward):
+    """``g * s * (1 + x * (1 - s))`` with ``s = sigmoid(x)``, one pass (:data:`SILU_GRAD`)."""
+
+    __slots__ = ()
+    chain = SILU_GRAD
 
 
 class Softplus(Function):
@@ -179,12 +221,18 @@ class Elu(Function):
         need_float(x, "elu")
         self.alpha = alpha
         self.save_for_backward(x)
-        be, xx = x._dev.backend, as_wide(x)
-        return rounded(x, be.where(be.gt(xx, 0), xx, be.mul(be.sub(be.exp(be.minimum(xx, 0)), 1), alpha)))
+        return rounded(x, x._dev.backend.elementwise_chain(ELU, (as_wide(x),), (alpha,)))
 
     def backward(self, g):
         (x,) = self.saved_tensors
-        return g * where(x > 0, 1.0, self.alpha * x.clamp(max=0).exp()), None
+        return EluBackward.apply(g, x, self.alpha), None
+
+
+class EluBackward(_ChainBackward):
+    """``g`` where ``x > 0``, else ``g * alpha * exp(x)``, one pass (:data:`ELU_GRAD`)."""
+
+    __slots__ = ()
+    chain = ELU_GRAD
 
 
 class Hardtanh(Function):

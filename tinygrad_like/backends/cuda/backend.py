@@ -547,6 +547,11 @@ class CudaBackend:
         r = self._unary("softplus", x, beta, threshold) if x.dtype in _FLOAT else None
         return r if r is not None else self._fallback("softplus", (x, beta, threshold))
 
+    def elementwise_chain(self, chain, arrays, params=()):
+        """A chain's formula (``backends/chains.py``) as the launches of its steps' elementwise kernels (one fused
+        kernel generated from the formula is for the GPU issue: the CPU's is ``chains.Chain.c_source``)."""
+        return chain.run(self, arrays, params)
+
     def gelu(self, x, approximate, keep):
         """One launch of the elementwise kernel's gelu; no state (the backward composes its formula from kernels)."""
         r = self._unary("gelu" if approximate == "none" else "gelu_tanh", x) if x.dtype in _FLOAT else None
