@@ -542,3 +542,42 @@ def test_products_with_unused_inputs_default_vectors_and_strict_vs_torch():
         jvp(lambda a: a * 2, x)
     with pytest.raises(RuntimeError, match="can only be None"):
         tf.jvp(lambda a: a * 2, xt)
+
+
+def test_grad_of_an_intermediate_runs_nothing_below_it_and_frees_nothing_a_later_backward_needs():
+    """As torch: ``grad(z, y)`` for an intermediate ``y`` stops at ``y``'s node (autograd/pruning.py), so a later
+    ``backward`` through ``y`` still finds its saved tensors, and nodes leading to no input do not run."""
+    ran = []
+
+    class Spy(tl.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            ran.append("spy")
+            return g
+
+    def build(lib, leaf):
+        y = (Spy.apply(leaf) * 2).tanh() if lib is tl else (leaf * 2).tanh()
+        return y, (y * y).sum() + (leaf * 3).sum()
+
+    xs = np.array([0.5, -1.0, 2.0])
+    x, tx = tl.tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+    (y, z), (ty, tz) = build(tl, x), build(torch, tx)
+    (gy,) = tl.autograd.grad(z, y)
+    (tgy,) = torch.autograd.grad(tz, ty)
+    np.testing.assert_allclose(gy.numpy(), tgy.numpy(), rtol=1e-15)
+    assert ran == []  # (the Spy node is below y: not run)
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    assert ran == ["spy"]
+    # inputs one below the other: the upper one's node runs, to reach the lower one
+    x2 = tl.tensor(xs, requires_grad=True)
+    a = x2 * 2
+    b = a.exp()
+    ga, gb = tl.autograd.grad(b.sum(), (a, b))
+    np.testing.assert_allclose(ga.numpy(), np.exp(2 * xs), rtol=1e-15)
+    np.testing.assert_allclose(gb.numpy(), np.ones(3))

@@ -1,8 +1,8 @@
 """Elementwise chains (``backends/chains.py``): a formula written once and run as one compiled C loop on the CPU,
 as its steps through a backend's primitives (the reference), and with Tensor ops (higher derivatives). Checked here:
 the grammar and its errors, the compiled loop against the steps within a stated ulp bound on every dtype it takes,
-SiLU and ELU (the activations built on chains) against torch to the third derivative, the node names torch gives,
-and what the timeline shows."""
+SiLU, ELU, Mish and softplus's backward (built on chains) against torch to the third derivative, the node names
+torch gives, and what the timeline shows."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tinygrad_like.autograd import gradcheck, gradgradcheck
 from tinygrad_like.backends import cpu_kernels
 from tinygrad_like.backends.chains import Chain, ChainError, TensorSteps
 from tinygrad_like.backends.numpy_backend import NumpyBackend
-from tinygrad_like.ops.activation import ELU, ELU_GRAD, SILU, SILU_GRAD
+from tinygrad_like.ops.activation import ELU, ELU_GRAD, MISH, MISH_GRAD, SILU, SILU_GRAD, SOFTPLUS_GRAD
 
 torch = pytest.importorskip("torch")
 
@@ -80,7 +80,8 @@ ULP = 8
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("chain,params", [(SILU, ()), (SILU_GRAD, ()), (ELU, (0.7,)), (ELU_GRAD, (1.3,))])
+@pytest.mark.parametrize("chain,params", [(SILU, ()), (SILU_GRAD, ()), (ELU, (0.7,)), (ELU_GRAD, (1.3,)), (MISH, ()),
+                                          (MISH_GRAD, ()), (SOFTPLUS_GRAD, (2.0, 5.0))])
 def test_the_compiled_loop_equals_the_steps_within_its_ulp_bound(chain, params, dtype):
     arrays = _inputs(dtype, len(chain.inputs))
     with np.errstate(all="ignore"):
@@ -130,13 +131,15 @@ def test_tensor_steps_give_the_same_values_as_the_backend_steps():
 
 
 # ---- the activations built on chains, against torch ------------------------------------------------------------
-CASES = {"silu": (F.silu, torch.nn.functional.silu), "elu": (lambda t: F.elu(t, 0.7),
-                                                            lambda t: torch.nn.functional.elu(t, 0.7))}
+CASES = {"silu": (F.silu, torch.nn.functional.silu),
+         "elu": (lambda t: F.elu(t, 0.7), lambda t: torch.nn.functional.elu(t, 0.7)),
+         "mish": (F.mish, torch.nn.functional.mish),
+         "softplus": (lambda t: F.softplus(t, 2.0, 5.0), lambda t: torch.nn.functional.softplus(t, 2.0, 5.0))}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
 @pytest.mark.parametrize("name", CASES)
-def test_silu_and_elu_match_torch(name, dtype):
+def test_the_activations_on_chains_match_torch(name, dtype):
     ours_fn, torch_fn = CASES[name]
     rng = np.random.default_rng(3)
     xs, gs = rng.standard_normal(N) * 3, rng.standard_normal(N)
@@ -168,12 +171,15 @@ def test_higher_derivatives_through_the_chain_match_torch(name):
         want.append(tgx.sum())
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("name", CASES)
-def test_gradcheck_and_gradgradcheck_on_both_paths(name):
-    fn = CASES[name][0]
-    for n in (12, 5000):  # the steps (few elements) and the compiled loop
-        x = tl.tensor(np.random.default_rng(n).standard_normal(n), requires_grad=True)
-        assert gradcheck(fn, (x,)) and gradgradcheck(fn, (x,))
+def test_gradcheck_and_gradgradcheck_on_both_paths(name, compiled, monkeypatch):
+    from tinygrad_like.backends import numpy_backend
+
+    monkeypatch.setattr(numpy_backend, "_CHAIN_MIN", 8 if compiled else 10**9)  # (12 elements, either path)
+    x = tl.tensor(np.random.default_rng(12).standard_normal(12) * 3, requires_grad=True)
+    cpu_kernels.LAUNCHED[0] = None
+    assert gradcheck(CASES[name][0], (x,)) and gradgradcheck(CASES[name][0], (x,))
 
 
 def test_the_nodes_carry_torchs_names_and_the_timeline_the_chains():
@@ -188,7 +194,7 @@ def test_the_nodes_carry_torchs_names_and_the_timeline_the_chains():
     finally:
         unsubscribe()
     assert y.grad_fn.name() == "SiluBackward0" and gx.grad_fn.name() == "SiluBackwardBackward0"
-    assert z.grad_fn.name() == "EluBackward0"
+    assert z.grad_fn.name() == "EluBackward0" and F.mish(x).grad_fn.name() == "MishBackward0"
     names = {(e.name, e.device) for e in got}
     assert {("silu_fwd", "cpu, compiled"), ("silu_bwd", "cpu, compiled"), ("elu_fwd", "cpu, compiled"),
             ("elu_bwd", "cpu, compiled")} <= names

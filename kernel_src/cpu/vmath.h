@@ -9,6 +9,7 @@
 #ifndef TL_VMATH_H
 #define TL_VMATH_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -96,5 +97,12 @@ static inline double tl_tanh_f64(double x) {
 /* sigmoid = 1 / (1 + e^-x): no overflow for any x (e^-x = inf gives 0) */
 static inline float tl_sigmoid_f32(float x) { return 1.0f / (1.0f + tl_exp_f32(-x)); }
 static inline double tl_sigmoid_f64(double x) { return 1.0 / (1.0 + tl_exp_f64(-x)); }
+/* softplus log(1 + e^x) as torch's (beta 1, threshold 20: x itself above 20), written so that nothing overflows */
+static inline float tl_softplus_f32(float x) {
+    return x > 20.0f ? x : (x > 0.0f ? x : 0.0f) + log1pf(tl_exp_f32(-fabsf(x)));
+}
+static inline double tl_softplus_f64(double x) {
+    return x > 20.0 ? x : (x > 0.0 ? x : 0.0) + log1p(tl_exp_f64(-fabs(x)));
+}
 
 #endif

@@ -18,6 +18,7 @@ from .anomaly_mode import run_node as _anomaly_run_node
 from .anomaly_mode import state as _anomaly
 from .function import Function
 from .node_api import _running, run_leaf_post_hooks, run_post_hooks
+from .pruning import prune
 
 _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch)
 
@@ -155,7 +156,8 @@ def _sum(a, b):
 class _Pass:
     """The state of one backward pass: what is pending for each node and leaf, and how it ends."""
 
-    __slots__ = ("nodes", "pending", "leaf_pending", "leaf_deps", "owned", "capture", "retain_graph", "create_graph")
+    __slots__ = ("nodes", "pending", "leaf_pending", "leaf_deps", "owned", "capture", "retain_graph", "create_graph",
+                 "stop")
 
     def __init__(self, roots, grads, retain_graph: bool, create_graph: bool, capture):
         self.retain_graph, self.create_graph, self.capture = retain_graph, create_graph, capture
@@ -176,6 +178,9 @@ class _Pass:
         self.pending, self.leaf_pending = pending, leaf_pending
         self.owned = {id(g._storage) for g in grads}
         self.nodes, self.leaf_deps = _plan(root_nodes)
+        self.stop = ()
+        if capture is not None:  # autograd.grad: only the nodes on a path to an input run (see pruning.py)
+            self.nodes, self.stop = prune(self.nodes, capture)
 
     def deliver_roots(self) -> None:
         """Gradients given for leaves themselves (``leaf.backward()``)."""
@@ -215,6 +220,8 @@ class _Pass:
             capture = self.capture
             if capture is not None and node in capture:
                 capture[node] = g
+                if node in self.stop:  # (nothing else wanted lies below this input: its backward does not run)
+                    return g, ()
             grads_out = node.backward(g) if not _anomaly.enabled else _anomaly_run_node(node, g)
             if type(grads_out) is not tuple:
                 grads_out = (grads_out,)

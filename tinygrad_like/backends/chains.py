@@ -12,8 +12,10 @@ a temporary). A chain is that formula as data:
 
 The grammar is a small part of Python's expressions: the chain's input names and parameter names, numbers,
 ``+ - * /``, unary ``-``, ``**`` with a small integer exponent, ``> >= < <=``, and the functions ``exp``, ``log``,
-``tanh``, ``sigmoid``, ``abs``, ``maximum(a, b)``, ``minimum(a, b)`` and ``where(cond, a, b)``. Anything else is
-refused when the chain is made, with the reason.
+``log1p``, ``tanh``, ``sigmoid``, ``softplus`` (torch's, threshold 20), ``abs``, ``maximum(a, b)``, ``minimum(a, b)``
+and ``where(cond, a, b)``. Anything else is refused when the chain is made, with the reason. (``softplus`` is a
+function of its own rather than ``log1p(exp(x))`` so that no step overflows, and so that its derivative through
+Tensor ops holds at every ``x``.)
 
 >>> silu = Chain("silu_fwd", "x * sigmoid(x)", inputs=("x",))
 >>> silu.inputs, silu.params
@@ -30,12 +32,16 @@ from dataclasses import dataclass, field
 
 __all__ = ["Chain", "ChainError", "TensorSteps"]
 
-_FUNCS = {"exp": 1, "log": 1, "tanh": 1, "sigmoid": 1, "abs": 1, "maximum": 2, "minimum": 2, "where": 3}
+_FUNCS = {"exp": 1, "log": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "softplus": 1, "abs": 1, "maximum": 2,
+          "minimum": 2, "where": 3}
 _BINARY = {ast.Add: ("add", "+"), ast.Sub: ("sub", "-"), ast.Mult: ("mul", "*"), ast.Div: ("div", "/")}
 _COMPARE = {ast.Gt: ("gt", ">"), ast.GtE: ("ge", ">="), ast.Lt: ("lt", "<"), ast.LtE: ("le", "<=")}
-# the C of each function, per element type ("f32" / "f64"); tl_* from kernel_src/cpu/vmath.h (they vectorize)
+# the C of each function, per element type ("f32" / "f64"); tl_* from kernel_src/cpu/vmath.h (they vectorize), the
+# others from libm (logf / log, ...: a call per element)
+_C_LIBM = {"log": "log", "log1p": "log1p", "abs": "fabs"}
 _C_FUNCS = {"exp": "tl_exp_{s}({0})", "tanh": "tl_tanh_{s}({0})", "sigmoid": "tl_sigmoid_{s}({0})",
-            "log": "{log}({0})", "abs": "{fabs}({0})", "maximum": "({0} >= {1} || {0} != {0} ? {0} : {1})",
+            "softplus": "tl_softplus_{s}({0})",
+            "maximum": "({0} >= {1} || {0} != {0} ? {0} : {1})",
             "minimum": "({0} <= {1} || {0} != {0} ? {0} : {1})", "where": "({0} ? {1} : {2})"}
 
 
@@ -103,8 +109,9 @@ class TensorSteps:
     neg = staticmethod(lambda a: -a)
     gt, ge, lt, le = staticmethod(lambda a, b: a > b), staticmethod(lambda a, b: a >= b), \
         staticmethod(lambda a, b: a < b), staticmethod(lambda a, b: a <= b)
-    exp, log, tanh, sigmoid, abs = (staticmethod(lambda a, f=f: getattr(a, f)())
-                                    for f in ("exp", "log", "tanh", "sigmoid", "abs"))
+    exp, log, log1p, tanh, sigmoid, abs = (staticmethod(lambda a, f=f: getattr(a, f)())
+                                           for f in ("exp", "log", "log1p", "tanh", "sigmoid", "abs"))
+    softplus = staticmethod(lambda a: a.softplus(1.0, 20.0))
 
     @staticmethod
     def maximum(a, b):
@@ -171,6 +178,8 @@ def _run(node, ops, env):
         return getattr(ops, _COMPARE[type(node.ops[0])][0])(_run(node.left, ops, env),
                                                             _run(node.comparators[0], ops, env))
     args = [_run(a, ops, env) for a in node.args]
+    if node.func.id == "softplus":  # (the backends' primitive takes beta and the threshold)
+        return ops.softplus(args[0]) if ops is TensorSteps else ops.softplus(args[0], 1.0, 20.0)
     return getattr(ops, node.func.id)(*args)
 
 
@@ -190,5 +199,8 @@ def _c(node, names, ctype, sfx) -> str:
         op = _COMPARE[type(node.ops[0])][1]
         return f"({_c(node.left, names, ctype, sfx)} {op} {_c(node.comparators[0], names, ctype, sfx)})"
     args = [_c(a, names, ctype, sfx) for a in node.args]
-    log, fabs = ("logf", "fabsf") if ctype == "float" else ("log", "fabs")
-    return _C_FUNCS[node.func.id].format(*args, s=sfx, log=log, fabs=fabs)
+    if node.func.id in _C_LIBM:
+        return f"{_C_LIBM[node.func.id]}{'f' if ctype == 'float' else ''}({args[0]})"
+    return _C_FUNCS[node.func.id].format(*args, s=sfx).replace("(", "f(", 1) \
+            if node.func.id in ("log", "log1p", "abs") else _C_FUNCS[node.func.id].format(*args, s=sfx)
+    return _C_FUNCS[node.func.id].format(*args, s=sfx, log="log", fabs="fabs")

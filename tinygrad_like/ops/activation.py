@@ -149,6 +149,11 @@ SILU_GRAD = Chain("silu_bwd", "g * sigmoid(x) * (1 + x * (1 - sigmoid(x)))", inp
 ELU = Chain("elu_fwd", "where(x > 0, x, (exp(minimum(x, 0)) - 1) * alpha)", params=("alpha",))
 ELU_GRAD = Chain("elu_bwd", "where(x > 0, g, g * (alpha * exp(minimum(x, 0))))", inputs=("g", "x"),
                  params=("alpha",))
+SOFTPLUS_GRAD = Chain("softplus_bwd", "where(x * beta > threshold, g, g * sigmoid(x * beta))", inputs=("g", "x"),
+                      params=("beta", "threshold"))
+MISH = Chain("mish_fwd", "x * tanh(softplus(x))")
+MISH_GRAD = Chain("mish_bwd", "g * (tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x)) ** 2))",
+                  inputs=("g", "x"))
 
 
 class _ChainBackward(Function):
@@ -168,13 +173,16 @@ class _ChainBackward(Function):
     def backward(self, gg):
         from ..autograd.api import grad  # (the autograd's user API sits above the ops)
 
-        g, x = self.saved_tensors
-        want = [t for t in (g, x) if t.requires_grad]
+        saved = self.saved_tensors
         recording = _grad_mode.enabled  # (create_graph: the gradients get a graph of their own too)
         with grad_mode.enable_grad():
-            out = self.chain.run(TensorSteps, (g, x), self.params)
+            # each input through a view of its own, so that grad() gives the formula's partial derivative in it,
+            # not a total one along paths through the other input (g may itself depend on x)
+            inputs = [t.view_as(t) if t.requires_grad else t for t in saved]
+            out = self.chain.run(TensorSteps, inputs, self.params)
+        want = [t for t in inputs if t.requires_grad]
         grads = iter(grad(out, want, gg, create_graph=recording, allow_unused=True) if want else ())
-        return (*(next(grads) if t.requires_grad else None for t in (g, x)), *(None,) * len(self.params))
+        return (*(next(grads) if t.requires_grad else None for t in inputs), *(None,) * len(self.params))
 
 
 class Silu(Function):
@@ -210,8 +218,37 @@ class Softplus(Function):
 
     def backward(self, g):
         (x,) = self.saved_tensors
-        bx = x * self.beta
-        return g * where(bx > self.threshold, 1.0, bx.sigmoid()), None, None
+        return SoftplusBackward.apply(g, x, self.beta, self.threshold), None, None
+
+
+class SoftplusBackward(_ChainBackward):
+    """``g`` where ``beta * x > threshold``, else ``g * sigmoid(beta * x)``, one pass (:data:`SOFTPLUS_GRAD`)."""
+
+    __slots__ = ()
+    chain = SOFTPLUS_GRAD
+
+
+class Mish(Function):
+    """Mish, ``x * tanh(softplus(x))`` (softplus with torch's threshold 20), one pass (:data:`MISH`)."""
+
+    __slots__ = ()
+
+    def forward(self, x):
+        need_float(x, "mish")
+        self.save_for_backward(x)
+        return rounded(x, x._dev.backend.elementwise_chain(MISH, (as_wide(x),)))
+
+    def backward(self, g):
+        (x,) = self.saved_tensors
+        return (MishBackward.apply(g, x),)
+
+
+class MishBackward(_ChainBackward):
+    """``g * (t + x * sigmoid(x) * (1 - t**2))`` with ``t = tanh(softplus(x))``, torch's formula, one pass
+    (:data:`MISH_GRAD`)."""
+
+    __slots__ = ()
+    chain = MISH_GRAD
 
 
 class Elu(Function):
@@ -559,7 +596,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def _mish(x: Tensor) -> Tensor:
-    return x * x.softplus(1.0, 20.0).tanh()
+    return Mish.apply(x)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
