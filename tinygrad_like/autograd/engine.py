@@ -177,10 +177,9 @@ class _Pass:
                 leaf_pending[t] = g
         self.pending, self.leaf_pending = pending, leaf_pending
         self.owned = {id(g._storage) for g in grads}
-        self.nodes, self.leaf_deps = _plan(root_nodes)
-        self.stop = ()
-        if capture is not None:  # autograd.grad: only the nodes on a path to an input run (see pruning.py)
-            self.nodes, self.stop = prune(self.nodes, capture)
+        nodes, self.leaf_deps = _plan(root_nodes)
+        # autograd.grad: only the nodes on a path to an input run, and an input with none below stops (pruning.py)
+        self.nodes, self.stop = (nodes, ()) if capture is None else prune(nodes, capture)
 
     def deliver_roots(self) -> None:
         """Gradients given for leaves themselves (``leaf.backward()``)."""
