@@ -51,6 +51,21 @@ __all__ = [
 
 
 # ---- graph nodes ----------------------------------------------------------------------------------
+# formulas run as elementwise chains (backends/chains.py): one compiled pass on the CPU, the steps elsewhere
+LEAKY_RELU = Chain("leaky_relu_fwd", "where(x > 0, x, x * slope)", params=("slope",))
+LEAKY_RELU_GRAD = Chain("leaky_relu_bwd", "where(x > 0, g, g * slope)", inputs=("g", "x"), params=("slope",))
+SILU = Chain("silu_fwd", "x * sigmoid(x)")
+SILU_GRAD = Chain("silu_bwd", "g * sigmoid(x) * (1 + x * (1 - sigmoid(x)))", inputs=("g", "x"))
+ELU = Chain("elu_fwd", "where(x > 0, x, (exp(minimum(x, 0)) - 1) * alpha)", params=("alpha",))
+ELU_GRAD = Chain("elu_bwd", "where(x > 0, g, g * (alpha * exp(minimum(x, 0))))", inputs=("g", "x"),
+                 params=("alpha",))
+SOFTPLUS_GRAD = Chain("softplus_bwd", "where(x * beta > threshold, g, g * sigmoid(x * beta))", inputs=("g", "x"),
+                      params=("beta", "threshold"))
+MISH = Chain("mish_fwd", "x * tanh(softplus(x))")
+MISH_GRAD = Chain("mish_bwd", "g * (tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x)) ** 2))",
+                  inputs=("g", "x"))
+
+
 class LeakyRelu(Function):
     __slots__ = ("negative_slope",)
 
@@ -58,8 +73,8 @@ class LeakyRelu(Function):
         need_float(x, "leaky_relu")
         self.negative_slope = negative_slope
         self.save_for_backward(x)
-        be, xx = x._dev.backend, as_wide(x)  # integer input: computed in the default float, not float64
-        return rounded(x, be.where(be.gt(xx, 0), xx, be.mul(xx, negative_slope)))
+        # (integer input: computed in the default float, not float64)
+        return rounded(x, x._dev.backend.elementwise_chain(LEAKY_RELU, (as_wide(x),), (negative_slope,)))
 
     def backward(self, g):
         (x,) = self.saved_tensors
@@ -77,8 +92,7 @@ class LeakyReluBackward(Function):
         self.negative_slope = negative_slope
         if _grad_mode.enabled:
             self.save_for_backward(x)
-        be = g._dev.backend
-        return be.where(be.gt(x._x, 0), g._x, be.mul(g._x, negative_slope))
+        return g._dev.backend.elementwise_chain(LEAKY_RELU_GRAD, (g._x, x._x), (negative_slope,))
 
     def backward(self, gg):
         (x,) = self.saved_tensors
@@ -141,19 +155,6 @@ class GeluBackward(Function):
     def release(self) -> None:
         super().release()
         self.state = None
-
-
-# formulas run as elementwise chains (backends/chains.py): one compiled pass on the CPU, the steps elsewhere
-SILU = Chain("silu_fwd", "x * sigmoid(x)")
-SILU_GRAD = Chain("silu_bwd", "g * sigmoid(x) * (1 + x * (1 - sigmoid(x)))", inputs=("g", "x"))
-ELU = Chain("elu_fwd", "where(x > 0, x, (exp(minimum(x, 0)) - 1) * alpha)", params=("alpha",))
-ELU_GRAD = Chain("elu_bwd", "where(x > 0, g, g * (alpha * exp(minimum(x, 0))))", inputs=("g", "x"),
-                 params=("alpha",))
-SOFTPLUS_GRAD = Chain("softplus_bwd", "where(x * beta > threshold, g, g * sigmoid(x * beta))", inputs=("g", "x"),
-                      params=("beta", "threshold"))
-MISH = Chain("mish_fwd", "x * tanh(softplus(x))")
-MISH_GRAD = Chain("mish_bwd", "g * (tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x)) ** 2))",
-                  inputs=("g", "x"))
 
 
 class _ChainBackward(Function):
