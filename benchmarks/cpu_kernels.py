@@ -79,16 +79,20 @@ def activation_cases():
 
 
 def chain_cases():
-    """The elementwise chains (``backends/chains.py``) of SiLU and ELU, forward and backward: one generated loop
-    against the formula's steps as NumPy calls."""
-    from tinygrad_like.ops.activation import ELU, ELU_GRAD, SILU, SILU_GRAD
+    """The elementwise chains (``backends/chains.py``) of the activations built on them, forward and backward: one
+    generated loop against the formula's steps as NumPy calls."""
+    from tinygrad_like.ops import activation as a
 
     for n in (32_768, 401_408):
         x, g = _f32(n), _f32(n)
-        yield f"silu forward {n}", lambda x=x: NumpyBackend.elementwise_chain(SILU, (x,))
-        yield f"silu backward {n}", lambda g=g, x=x: NumpyBackend.elementwise_chain(SILU_GRAD, (g, x))
-        yield f"elu forward {n}", lambda x=x: NumpyBackend.elementwise_chain(ELU, (x,), (1.0,))
-        yield f"elu backward {n}", lambda g=g, x=x: NumpyBackend.elementwise_chain(ELU_GRAD, (g, x), (1.0,))
+        for name, chain, params in [("silu", a.SILU, ()), ("elu", a.ELU, (1.0,)), ("mish", a.MISH, ()),
+                                    ("leaky_relu", a.LEAKY_RELU, (0.01,))]:
+            yield f"{name} forward {n}", lambda x=x, c=chain, p=params: NumpyBackend.elementwise_chain(c, (x,), p)
+        for name, chain, params in [("silu", a.SILU_GRAD, ()), ("elu", a.ELU_GRAD, (1.0,)), ("mish", a.MISH_GRAD, ()),
+                                    ("leaky_relu", a.LEAKY_RELU_GRAD, (0.01,)),
+                                    ("softplus", a.SOFTPLUS_GRAD, (1.0, 20.0))]:
+            yield (f"{name} backward {n}",
+                   lambda g=g, x=x, c=chain, p=params: NumpyBackend.elementwise_chain(c, (g, x), p))
 
 
 GROUPS = {"conv": conv_cases, "pool": pool_cases, "activation": activation_cases, "chains": chain_cases}

@@ -23,19 +23,24 @@ if not cpu_kernels.available():
 
 DTYPES = {"f32": np.float32, "f64": np.float64}
 # vmath.h's stated bounds (ulp of the correctly rounded result) on normal results
-ULP = {"exp": 2.0, "tanh": 3.0, "sigmoid": 3.0}
+ULP = {"exp": 2.0, "tanh": 3.0, "sigmoid": 3.0, "log": 2.0, "log1p": 3.0, "softplus": 3.0}
 
 
 def _reference(name: str, x):
     with np.errstate(all="ignore"):
         xl = x.astype(np.longdouble)
-        return {"exp": np.exp(xl), "tanh": np.tanh(xl), "sigmoid": 1 / (1 + np.exp(-xl))}[name]
+        return {"exp": np.exp(xl), "tanh": np.tanh(xl), "sigmoid": 1 / (1 + np.exp(-xl)), "log": np.log(xl),
+                "log1p": np.log1p(xl), "softplus": np.where(xl > 20, xl, np.logaddexp(0, xl))}[name]
 
 
 def _grid(dt) -> np.ndarray:
     top = 120 if dt == np.float32 else 800
     rng = np.random.default_rng(0)
+    fi = np.finfo(dt)
     return np.concatenate([np.linspace(-top, top, 100_001), np.linspace(-1, 1, 50_001), rng.standard_normal(50_000) * 5,
+                           # (for log and log1p: every binade, around 1, and log1p's (-1, 0) up to -1)
+                           np.geomspace(fi.smallest_subnormal, fi.max, 100_001), 1 + np.linspace(-0.5, 0.5, 20_001),
+                           -np.geomspace(1e-12, 1, 20_001),
                            [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30]]).astype(dt)
 
 

@@ -97,12 +97,68 @@ static inline double tl_tanh_f64(double x) {
 /* sigmoid = 1 / (1 + e^-x): no overflow for any x (e^-x = inf gives 0) */
 static inline float tl_sigmoid_f32(float x) { return 1.0f / (1.0f + tl_exp_f32(-x)); }
 static inline double tl_sigmoid_f64(double x) { return 1.0 / (1.0 + tl_exp_f64(-x)); }
+/* log x for x > 0: x = 2^k m with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1)/(m + 1), by the
+ * polynomials of fdlibm / musl (logf.c, log.c); subnormal x scaled up first; 0, negative, inf and NaN by selects */
+static inline float tl_log_f32(float x) {
+    int sub = x < 1.17549435e-38f;
+    float xs = sub ? x * 33554432.0f : x;  /* 2^25 */
+    int32_t ix;
+    memcpy(&ix, &xs, 4);
+    ix += 0x3f800000 - 0x3f3504f3;
+    int32_t k = (ix >> 23) - 0x7f - (sub ? 25 : 0);
+    ix = (ix & 0x007fffff) + 0x3f3504f3;
+    float m;
+    memcpy(&m, &ix, 4);
+    float f = m - 1.0f, s = f / (2.0f + f), z = s * s, w = z * z;
+    float r = z * (0.66666662693f + w * 0.28498786688f) + w * (0.40000972152f + w * 0.24279078841f);
+    float hfsq = 0.5f * f * f, dk = (float)k;
+    float y = s * (hfsq + r) + dk * 9.0580006145e-06f - hfsq + f + dk * 6.9313812256e-01f;
+    y = x == 0.0f ? -__builtin_inff() : y;
+    y = x == __builtin_inff() ? x : y;
+    return x < 0.0f || x != x ? __builtin_nanf("") : y;
+}
+
+static inline double tl_log_f64(double x) {
+    int sub = x < 2.2250738585072014e-308;
+    double xs = sub ? x * 18014398509481984.0 : x;  /* 2^54 */
+    int64_t ix;
+    memcpy(&ix, &xs, 8);
+    int64_t hx = (ix >> 32) + 0x3ff00000 - 0x3fe6a09e;
+    int64_t k = (hx >> 20) - 0x3ff - (sub ? 54 : 0);
+    hx = (hx & 0x000fffff) + 0x3fe6a09e;
+    ix = (int64_t)((uint64_t)hx << 32 | ((uint64_t)ix & 0xffffffffu));
+    double m;
+    memcpy(&m, &ix, 8);
+    double f = m - 1.0, s = f / (2.0 + f), z = s * s, w = z * z;
+    double t1 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01 + w * 1.531383769920937332e-01));
+    double t2 = z * (6.666666666666735130e-01 + w * (2.857142874366239149e-01 + w * (1.818357216161805012e-01
+                                                                                   + w * 1.479819860511658591e-01)));
+    double hfsq = 0.5 * f * f, dk = (double)k;
+    double y = s * (hfsq + t2 + t1) + dk * 1.90821492927058770002e-10 - hfsq + f + dk * 6.93147180369123816490e-01;
+    y = x == 0.0 ? -__builtin_inf() : y;
+    y = x == __builtin_inf() ? x : y;
+    return x < 0.0 || x != x ? __builtin_nan("") : y;
+}
+
+/* log(1 + u): log of w = 1 + u, corrected by the rounding of that sum, (u - (w - 1)) / w */
+static inline float tl_log1p_f32(float u) {
+    float w = 1.0f + u;
+    float c = w == 1.0f || w == 0.0f || w == __builtin_inff() ? 0.0f : (u - (w - 1.0f)) / w;
+    return w == 1.0f ? u : tl_log_f32(w) + c;
+}
+
+static inline double tl_log1p_f64(double u) {
+    double w = 1.0 + u;
+    double c = w == 1.0 || w == 0.0 || w == __builtin_inf() ? 0.0 : (u - (w - 1.0)) / w;
+    return w == 1.0 ? u : tl_log_f64(w) + c;
+}
+
 /* softplus log(1 + e^x) as torch's (beta 1, threshold 20: x itself above 20), written so that nothing overflows */
 static inline float tl_softplus_f32(float x) {
-    return x > 20.0f ? x : (x > 0.0f ? x : 0.0f) + log1pf(tl_exp_f32(-fabsf(x)));
+    return x > 20.0f ? x : (x > 0.0f ? x : 0.0f) + tl_log1p_f32(tl_exp_f32(-__builtin_fabsf(x)));
 }
 static inline double tl_softplus_f64(double x) {
-    return x > 20.0 ? x : (x > 0.0 ? x : 0.0) + log1p(tl_exp_f64(-fabs(x)));
+    return x > 20.0 ? x : (x > 0.0 ? x : 0.0) + tl_log1p_f64(tl_exp_f64(-__builtin_fabs(x)));
 }
 
 #endif

@@ -36,11 +36,11 @@ _FUNCS = {"exp": 1, "log": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "softplus": 1
           "minimum": 2, "where": 3}
 _BINARY = {ast.Add: ("add", "+"), ast.Sub: ("sub", "-"), ast.Mult: ("mul", "*"), ast.Div: ("div", "/")}
 _COMPARE = {ast.Gt: ("gt", ">"), ast.GtE: ("ge", ">="), ast.Lt: ("lt", "<"), ast.LtE: ("le", "<=")}
-# the C of each function, per element type ("f32" / "f64"); tl_* from kernel_src/cpu/vmath.h (they vectorize), the
-# others from libm (logf / log, ...: a call per element)
-_C_LIBM = {"log": "log", "log1p": "log1p", "abs": "fabs"}
+# the C of each function, per element type ("f32" / "f64"); tl_* from kernel_src/cpu/vmath.h (they vectorize), fabs
+# from libm (an instruction)
+_C_LIBM = {"abs": "fabs"}
 _C_FUNCS = {"exp": "tl_exp_{s}({0})", "tanh": "tl_tanh_{s}({0})", "sigmoid": "tl_sigmoid_{s}({0})",
-            "softplus": "tl_softplus_{s}({0})",
+            "softplus": "tl_softplus_{s}({0})", "log": "tl_log_{s}({0})", "log1p": "tl_log1p_{s}({0})",
             "maximum": "({0} >= {1} || {0} != {0} ? {0} : {1})",
             "minimum": "({0} <= {1} || {0} != {0} ? {0} : {1})", "where": "({0} ? {1} : {2})"}
 

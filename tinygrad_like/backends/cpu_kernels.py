@@ -91,7 +91,8 @@ _signatures("activation.c", "relu_bwd_f32 relu_bwd_f64 tanh_bwd_f32 tanh_bwd_f64
             (_I, _P, _P, _P))
 _signatures("activation.c", "dropout_mask_f32", (_I, _P, _F, _F, _P))
 _signatures("activation.c", "dropout_mask_f64", (_I, _P, _F, _D, _P))
-_signatures("vmath_test.c", "vexp_f32 vtanh_f32 vsigmoid_f32 vexp_f64 vtanh_f64 vsigmoid_f64", (_I, _P, _P))
+_signatures("vmath_test.c", " ".join(f"v{f}_{s}" for f in ("exp", "tanh", "sigmoid", "log", "log1p", "softplus")
+                                    for s in ("f32", "f64")), (_I, _P, _P))
 
 
 class CompilerMissing(RuntimeError):
