@@ -210,3 +210,10 @@ def test_the_nodes_carry_torchs_names_and_the_timeline_the_chains():
     names = {(e.name, e.device) for e in got}
     assert {("silu_fwd", "cpu, compiled"), ("silu_bwd", "cpu, compiled"), ("elu_fwd", "cpu, compiled"),
             ("elu_bwd", "cpu, compiled")} <= names
+
+
+def test_two_chains_of_one_name_are_refused():
+    first, second = Chain("named_twice", "x + 1"), Chain("named_twice", "x + 2")
+    assert cpu_kernels.chain_kernel(first, "f32") is not None
+    with pytest.raises(ValueError, match="two elementwise chains are named 'named_twice'"):
+        cpu_kernels.chain_kernel(second, "f32")

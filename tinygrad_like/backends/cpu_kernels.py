@@ -242,27 +242,17 @@ def kernel(name: str):
 
 
 def chain_kernel(chain, sfx: str):
-    """The compiled loop of an elementwise chain (``backends/chains.py``) for ``sfx`` ("f32" or "f64"), its C
-    generated from the formula and built at first use like the other sources; None where none can be had."""
-    name = f"{chain.name}_{sfx}"
-    k = _kernels.get(name, _kernels)
-    if k is not _kernels:
-        return k
-    with _lock:
-        if name not in _kernels:
-            fn = None
-            source = f"chain_{chain.name}_{chain.key}.c"
-            if _WANTED:
-                if source not in SIGNATURES:
-                    argtypes = (_I, *[_P] * len(chain.inputs), _P, _P)
-                    _signatures(source, f"{chain.name}_f32 {chain.name}_f64", argtypes)
-                    _generated[source] = chain.c_source()
-                lib = _load(source)
-                if lib is not None:
-                    fn = getattr(lib, name)
-                    fn.argtypes, fn.restype = list(SIGNATURES[name][1]), None
-            _kernels[name] = fn
-    return _kernels[name]
+    """The compiled loop of an elementwise chain (``backends/chains.py``) for ``sfx`` ("f32" or "f64"): at its first
+    use its generated C joins the table of sources, then it is built and loaded as any kernel (:func:`kernel`)."""
+    name, source = f"{chain.name}_{sfx}", f"chain_{chain.name}_{chain.key}.c"
+    known = SIGNATURES.get(name)
+    if known is None:
+        with _lock:
+            _generated[source] = chain.c_source()
+            _signatures(source, f"{chain.name}_f32 {chain.name}_f64", (_I, *[_P] * len(chain.inputs), _P, _P))
+    elif known[0] != source:
+        raise ValueError(f"two elementwise chains are named {chain.name!r}: {chain.text!r} and the one in {known[0]}")
+    return kernel(name)
 
 
 def available() -> bool:
