@@ -98,10 +98,11 @@ def chain_cases():
 GROUPS = {"conv": conv_cases, "pool": pool_cases, "activation": activation_cases, "chains": chain_cases}
 
 
-def best_us(fn, rounds: int) -> float:
+def once_us(fn) -> float:
+    """Microseconds per call of ``fn``, over as many calls as take ~0.2 s."""
     t = timeit.Timer(fn)
     number, _ = t.autorange()
-    return min(t.repeat(repeat=1, number=number)[0] / number for _ in range(rounds)) * 1e6
+    return t.timeit(number) / number * 1e6
 
 
 def run(groups: list[str], rounds: int) -> dict:
@@ -115,7 +116,7 @@ def run(groups: list[str], rounds: int) -> dict:
             for _ in range(rounds):  # round robin, so that the machine's drift hits both alike
                 for variant in times:
                     cpu_kernels.enable(variant == "compiled")
-                    times[variant].append(best_us(fn, 1))
+                    times[variant].append(once_us(fn))
             cpu_kernels.enable(True)
             ours, ref = min(times["compiled"]), min(times["numpy"])
             rows.append({"case": name, "kernel": ran, "compiled_us": round(ours, 1), "numpy_us": round(ref, 1),

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import operator
 from dataclasses import dataclass, field
 
 __all__ = ["Chain", "ChainError", "TensorSteps"]
@@ -36,11 +37,10 @@ _FUNCS = {"exp": 1, "log": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "softplus": 1
           "minimum": 2, "where": 3}
 _BINARY = {ast.Add: ("add", "+"), ast.Sub: ("sub", "-"), ast.Mult: ("mul", "*"), ast.Div: ("div", "/")}
 _COMPARE = {ast.Gt: ("gt", ">"), ast.GtE: ("ge", ">="), ast.Lt: ("lt", "<"), ast.LtE: ("le", "<=")}
-# the C of each function, per element type ("f32" / "f64"); tl_* from kernel_src/cpu/vmath.h (they vectorize), fabs
-# from libm (an instruction)
-_C_LIBM = {"abs": "fabs"}
+# the C of each function, per element type ("f32" / "f64"); tl_* from kernel_src/cpu/vmath.h (they vectorize)
 _C_FUNCS = {"exp": "tl_exp_{s}({0})", "tanh": "tl_tanh_{s}({0})", "sigmoid": "tl_sigmoid_{s}({0})",
             "softplus": "tl_softplus_{s}({0})", "log": "tl_log_{s}({0})", "log1p": "tl_log1p_{s}({0})",
+            "abs": "{fabs}({0})",
             "maximum": "({0} >= {1} || {0} != {0} ? {0} : {1})",
             "minimum": "({0} <= {1} || {0} != {0} ? {0} : {1})", "where": "({0} ? {1} : {2})"}
 
@@ -104,14 +104,12 @@ class Chain:
 class TensorSteps:
     """The steps of a chain as Tensor ops (``Chain.run(TensorSteps, tensors)``): a graph autograd can differentiate."""
 
-    add, sub, mul, div = staticmethod(lambda a, b: a + b), staticmethod(lambda a, b: a - b), \
-        staticmethod(lambda a, b: a * b), staticmethod(lambda a, b: a / b)
-    neg = staticmethod(lambda a: -a)
-    gt, ge, lt, le = staticmethod(lambda a, b: a > b), staticmethod(lambda a, b: a >= b), \
-        staticmethod(lambda a, b: a < b), staticmethod(lambda a, b: a <= b)
-    exp, log, log1p, tanh, sigmoid, abs = (staticmethod(lambda a, f=f: getattr(a, f)())
+    add, sub, mul, div, neg = (staticmethod(f) for f in (operator.add, operator.sub, operator.mul, operator.truediv,
+                                                          operator.neg))
+    gt, ge, lt, le = (staticmethod(f) for f in (operator.gt, operator.ge, operator.lt, operator.le))
+    exp, log, log1p, tanh, sigmoid, abs = (staticmethod(operator.methodcaller(f))
                                            for f in ("exp", "log", "log1p", "tanh", "sigmoid", "abs"))
-    softplus = staticmethod(lambda a: a.softplus(1.0, 20.0))
+    softplus = staticmethod(operator.methodcaller("softplus", 1.0, 20.0))
 
     @staticmethod
     def maximum(a, b):
@@ -199,8 +197,4 @@ def _c(node, names, ctype, sfx) -> str:
         op = _COMPARE[type(node.ops[0])][1]
         return f"({_c(node.left, names, ctype, sfx)} {op} {_c(node.comparators[0], names, ctype, sfx)})"
     args = [_c(a, names, ctype, sfx) for a in node.args]
-    if node.func.id in _C_LIBM:
-        return f"{_C_LIBM[node.func.id]}{'f' if ctype == 'float' else ''}({args[0]})"
-    return _C_FUNCS[node.func.id].format(*args, s=sfx).replace("(", "f(", 1) \
-            if node.func.id in ("log", "log1p", "abs") else _C_FUNCS[node.func.id].format(*args, s=sfx)
-    return _C_FUNCS[node.func.id].format(*args, s=sfx, log="log", fabs="fabs")
+    return _C_FUNCS[node.func.id].format(*args, s=sfx, fabs="__builtin_fabsf" if ctype == "float" else "__builtin_fabs")

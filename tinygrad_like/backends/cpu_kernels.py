@@ -38,8 +38,8 @@ from pathlib import Path
 from .. import events
 from .._cache import user_cache_dir
 
-__all__ = ["kernel", "row_kernel", "chain_kernel", "available", "launched", "compile_file", "compile_all",
-           "CompilerMissing", "cache_dir", "FLAGS"]
+__all__ = ["kernel", "typed_kernel", "suffix", "row_kernel", "chain_kernel", "available", "launched", "compile_file",
+           "compile_all", "CompilerMissing", "cache_dir", "FLAGS"]
 
 # -O3 vectorizes the loops; -march=native for this CPU's vector width (the cache key holds the CPU's instruction
 # sets, so a cache shared between machines never loads code built for another CPU); no errno and no traps from
@@ -269,15 +269,25 @@ def enable(on: bool = True) -> bool:
     return was
 
 
+def suffix(dtype) -> str | None:
+    """The kernels' name suffix for a NumPy dtype: "f32", "f64", or None (no compiled kernel takes it)."""
+    return {"f": "f32", "d": "f64"}.get(dtype.char)
+
+
+def typed_kernel(name: str, dtype):
+    """The compiled kernel ``<name>_f32`` or ``<name>_f64`` for ``dtype``, or None (another dtype, no compiler)."""
+    sfx = suffix(dtype)
+    return kernel(f"{name}_{sfx}") if sfx else None
+
+
 def row_kernel(name: str, x, *same):
     """The compiled row kernel ``name`` for the array ``x`` (and arrays ``same`` of its shape and dtype), or None where
     it does not apply: only C-contiguous float32/float64 arrays of at least one dim that are not empty (the caller then
     runs NumPy)."""
-    char = x.dtype.char
-    if char not in "fd" or not x.ndim or not x.size or not x.flags.c_contiguous or \
+    if not x.ndim or not x.size or not x.flags.c_contiguous or \
             any(a.shape != x.shape or a.dtype != x.dtype or not a.flags.c_contiguous for a in same):
         return None
-    return kernel(f"{name}_{'f32' if char == 'f' else 'f64'}")
+    return typed_kernel(name, x.dtype)
 
 
 def launched(name: str) -> None:

@@ -298,9 +298,9 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
         are float32/float64 arrays of one dtype and at least ``_CHAIN_MIN`` elements, else the formula's steps as
         NumPy calls (the reference the loop is tested against)."""
         x = arrays[0]
-        if x.size >= _CHAIN_MIN and x.dtype.char in "fd" and all(a.shape == x.shape and a.dtype == x.dtype
-                                                                 for a in arrays[1:]):
-            k = cpu_kernels.chain_kernel(chain, "f32" if x.dtype.char == "f" else "f64")
+        sfx = cpu_kernels.suffix(x.dtype)
+        if sfx and x.size >= _CHAIN_MIN and all(a.shape == x.shape and a.dtype == x.dtype for a in arrays[1:]):
+            k = cpu_kernels.chain_kernel(chain, sfx)
             if k is not None:  # (a strided or broadcast input, as sum's gradient, costs one copy: still fewer passes)
                 arrays = tuple(np.ascontiguousarray(a) for a in arrays)
                 out, pd = np.empty(x.shape, x.dtype), np.array(params or (0.0,), np.float64)

@@ -180,10 +180,8 @@ def _conv_geometry(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple,
 
 
 def _conv_kernel(name: str, a):
-    """The compiled ``conv.c`` kernel ``name`` for a C-contiguous float32/float64 array ``a``, else None."""
-    if a.dtype.char not in "fd" or not a.flags.c_contiguous or not a.size:
-        return None
-    return cpu_kernels.kernel(f"{name}_{'f32' if a.dtype.char == 'f' else 'f64'}")
+    """The compiled ``conv.c`` kernel ``name`` for a non-empty C-contiguous float32/float64 array ``a``, else None."""
+    return cpu_kernels.typed_kernel(name, a.dtype) if a.flags.c_contiguous and a.size else None
 
 
 def _wide_cols(x, geo: _WideGeometry):
@@ -234,17 +232,10 @@ _POOL_C_MIN_OW = 32  # output columns: a strided pool this wide runs its forward
 # maximum on (8, 64, 112, 112), 3x3 / 2); on narrower rows the compiled loop over each row's windows loses
 
 
-def _pool_kernel(name: str, a):
-    """The compiled ``pool.c`` kernel ``name`` for a float32/float64 array ``a``, else None."""
-    if a.dtype.char not in "fd" or not a.size:
-        return None
-    return cpu_kernels.kernel(f"{name}_{'f32' if a.dtype.char == 'f' else 'f64'}")
-
-
 def _compiled_pool(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
     """(out, argmax) from ``pool.c`` by PyTorch's rule, ``argmax`` an int32 array of flat indices h * W + w in the
     plane (the backward's state, and return_indices'), or None where the kernel does not run."""
-    k = _pool_kernel("max_pool2d_fwd", x)
+    k = cpu_kernels.typed_kernel("max_pool2d_fwd", x.dtype) if x.size else None
     n, c, h, w = x.shape
     if k is None or h * w >= 2 ** 31:
         return None
@@ -413,8 +404,8 @@ class NumpyNNPrimitives:
             if cols is None:
                 win = _sliding(x, weight.shape[2:], stride, padding, dilation, 0)
                 cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(weight[0].size, n * oh * ow)
-        if geo is None and cols.size and _conv_kernel("im2col", x) is not None:  # (columns from conv.c, the
-            cpu_kernels.launched("im2col+gemm")  # product from BLAS)
+            elif cols.size:
+                cpu_kernels.launched("im2col+gemm")  # (the columns from conv.c, the product from BLAS)
         # inf * 0 is a NaN as in torch, not a warning (on the wide grid it may land only in a dropped column)
         with np.errstate(invalid="ignore"):
             out = blas_threads.matmul(weight.reshape(oc, -1), cols)
@@ -476,7 +467,8 @@ class NumpyNNPrimitives:
     @staticmethod
     def max_pool2d(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
         """Max over each window. Returns (out, state): ``state`` is what :meth:`max_pool2d_backward`
-        needs besides x and out (the argmax masks of the 2x2 fast path; None otherwise).
+        needs besides x and out (the argmax masks of the 2x2 fast path; the int32 argmax of ``pool.c``'s forward;
+        None otherwise).
 
         The general path keeps a running ``maximum`` over the KH*KW taps (strided views, no copies)."""
         if _pairs_pool_applies(x, kernel, stride, padding, dilation):
@@ -558,17 +550,16 @@ class NumpyNNPrimitives:
         """Send each output gradient to the input position its max came from (summing overlaps)."""
         if isinstance(state, tuple):
             return _max_pool_pairs_backward(g, x.shape, state)
-        if state is None and _pool_kernel("max_pool2d_bwd", g) is not None:  # (the argmax costs a compiled
-            done = _compiled_pool(x, kernel, stride, padding, dilation)  # forward: still 2-10x faster)
+        bwd = cpu_kernels.typed_kernel("max_pool2d_bwd", g.dtype) if g.size else None
+        if state is None and bwd is not None:  # (the argmax costs a compiled forward: still 2-10x faster)
+            done = _compiled_pool(x, kernel, stride, padding, dilation)
             state = None if done is None else done[1]
-        if state is not None:
-            bwd = _pool_kernel("max_pool2d_bwd", g)
-            if bwd is not None:
-                gx, (n, c, h, w), (oh, ow) = np.empty(x.shape, g.dtype), x.shape, out.shape[2:]
-                bwd(n * c, h * w, oh * ow, np.ascontiguousarray(g).ctypes.data, state.ctypes.data, gx.ctypes.data)
-                cpu_kernels.launched("max_pool2d_bwd")
-                return gx
-            state = None  # (the kernels were turned off since forward: NumPy finds the argmax again)
+        if state is not None and bwd is not None:
+            gx, (n, c, h, w), (oh, ow) = np.empty(x.shape, g.dtype), x.shape, out.shape[2:]
+            bwd(n * c, h * w, oh * ow, np.ascontiguousarray(g).ctypes.data, state.ctypes.data, gx.ctypes.data)
+            cpu_kernels.launched("max_pool2d_bwd")
+            return gx
+        # (here state is None, or an argmax from kernels turned off since forward: NumPy finds the argmax again)
         n, c, h, w = x.shape
         ph, pw = padding
         dx = np.zeros((n, c, h + 2 * ph, w + 2 * pw), g.dtype)
@@ -705,7 +696,7 @@ class NumpyNNPrimitives:
         """Keep each element with probability 1 - p, scaled by 1/(1 - p); drawn from ``gen``."""
         draws = gen.np_generator().random(shape, dtype=np.float32)
         scale = np.asarray(1.0 / (1.0 - p), dtype.np)
-        k = cpu_kernels.row_kernel("dropout_mask", scale.reshape(1)) if draws.size >= _COMPILED_MIN else None
+        k = cpu_kernels.typed_kernel("dropout_mask", scale.dtype) if draws.size >= _COMPILED_MIN else None
         if k is not None:  # (activation.c: the compare, the cast and the scale in one pass)
             mask = np.empty(shape, dtype.np)
             k(draws.size, draws.ctypes.data, p, scale, mask.ctypes.data)
