@@ -160,7 +160,7 @@ def test_a_module_called_twice_around_another_no_longer_draws_a_cycle():
 
 
 # ---- names: never a bare index ------------------------------------------------------------------------------------
-_TYPE_COUNT = re.compile(r"\d+ ops?")
+_TYPE_COUNT = re.compile(r"\d+ (ops?|time steps?)")
 
 
 def bare_index_texts(payload: dict) -> list[str]:
@@ -239,8 +239,10 @@ def test_lstm_lm_is_one_layer_node_per_layer_with_its_gates_saved(learner):
     assert layers == ["group:rnn.l0", "group:rnn.l1", "group:rnn.l2"]
     for lid in layers:
         layer = g.groups[lid]
-        assert layer.children == [], "no time steps: the layer node runs them"
-        ops = [g.nodes[i] for i in layer.members if g.nodes[i].kind == "op"]
+        fused = f"{lid}.LSTMLayer"
+        assert layer.children == [fused], "no time steps of its own: one layer node runs them, in a group of its own"
+        assert g.groups[fused].marker == "fused" and len(g.groups[g.groups[fused].children[0]].children) == 16
+        ops = [g.nodes[i] for i in layer.members + g.groups[fused].members if g.nodes[i].kind == "op"]
         (node,) = [n for n in ops if n.label == "LSTMLayer"]
         assert any(n.label == "Linear" and n.shape == (16, 4, 512) for n in ops)  # the input projection
         assert node.shape == (16, 4, 256)  # [h | c] after each of the 16 steps
@@ -343,7 +345,7 @@ def test_layer_nodes_one_per_layer_and_direction(kind, bidirectional):
     dirs = ["", "_reverse"] if bidirectional else [""]
     for layer in range(2):
         for d in dirs:
-            ops = ops_in(g, f"rnn.l{layer}{d}")
+            ops = ops_in(g, f"rnn.l{layer}{d}") + ops_in(g, f"rnn.l{layer}{d}.{kind}Layer")
             assert [n.label for n in ops].count(f"{kind}Layer") == 1, [n.label for n in ops]
     for expanded in (gm.default_expanded(g), set(g.groups)):
         assert graph_checks.upward_edges(gm.graph_payload(g, expanded)) == []

@@ -30,14 +30,20 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from tinygrad_like import Tensor, events
 from tinygrad_like.autograd.function import Function
 from tinygrad_like.autograd.torch_nodes import view_label
+from tinygrad_like.ops.recurrent import GRULayer, LSTMLayer, RNNLayer
 from tinygrad_like.sites import Marker
 
+from .diagnostics import saturation
 from .graph_layout import CHAR_W, FRAME_CHAR_W, MARGIN, MAX_W, MIN_W, SUB_CHAR_W, Box, assign_layers, place
 
 NOT_COMPUTED = "not computed yet"
+_LAYERS = (LSTMLayer, GRULayer, RNNLayer)  # fused recurrent layer nodes: drawn as a group that opens into time steps
+_OPS = ("op", "step")  # the node kinds a group's op count counts (a fused layer's time steps among them)
 #: the default view of a large graph shows at most about this many boxes
 MAX_BOXES = 60
 
@@ -102,6 +108,7 @@ class GraphModel:
     index: dict[int, int]  # id(Function or Tensor) -> node index
     device: str = "cpu"  # the output's device (what the ops ran on)
     root_type: str = ""  # the model's class name: a top-level Sequential's children read "Sequential[0]"
+    fused: dict = field(default_factory=dict)  # a fused recurrent layer's node -> the node of the step it runs last
     # worked out once per model (its hierarchy does not change): see op_counts, foldable
     _op_counts: dict | None = field(default=None, init=False, repr=False, compare=False)
     _foldable: frozenset | None = field(default=None, init=False, repr=False, compare=False)
@@ -249,11 +256,60 @@ def _build_graph(root, model, names, timings) -> GraphModel:
         root_index = 0
     _infer_modules(nodes, edges)
     _place_params(nodes, edges)
+    fused = _time_steps(nodes, edges, markers, types)
     root_type = type(model).__name__ if model is not None else (
         type(next(iter(roots.values()))).__name__ if len(roots) == 1 else "")
     groups, top, chains = _hierarchy(nodes, types, edges, markers, root_type)
     device = str(tensor.device) if tensor is not None else (nodes[-1].device if nodes else "cpu")
-    return GraphModel(nodes, edges, groups, top, chains, root_index, index, device, root_type)
+    return GraphModel(nodes, edges, groups, top, chains, root_index, index, device, root_type, fused)
+
+
+_CELL = {"LSTM": "LSTM cell", "GRU": "GRU cell", "RNN_TANH": "RNN cell (tanh)", "RNN_RELU": "RNN cell (relu)"}
+
+
+def _time_steps(nodes: list[GNode], edges: list, markers: dict, types: dict) -> dict[int, int]:
+    """Give each fused recurrent layer node (``LSTMLayer``, ``GRULayer``, ``RNNLayer``: one node runs every time
+    step) a group of its own holding it and one ``step`` node per time step, so the drawing can open the layer
+    into its steps: ``rnn.l0.LSTMLayer`` -> ``rnn.l0.LSTMLayer.t3``, folded into "t = 0–31 ×32" like the steps of
+    a layer run cell by cell. The steps are no graph nodes (backward runs the layer node once); they show what
+    the node saved for each step (``step_values``). Their edges: the input projection and the weights into every
+    step, the initial state into the first one run, each step's state into the next. Returns each layer node's
+    index -> the index of the step it runs last (where its outputs leave when the layer is drawn open)."""
+    fused: dict[int, int] = {}
+    paths: Counter = Counter()
+    for f in [n for n in nodes if n.kind == "op" and isinstance(n.obj, _LAYERS)]:
+        fn = f.obj
+        n_steps, batch = f.shape[0], f.shape[1]
+        sizes = list(fn.batch_sizes) if fn.batch_sizes is not None else [batch] * n_steps
+        stem = f"{f.module}.{f.label}" if f.module else f.label
+        paths[stem] += 1
+        path = stem if paths[stem] == 1 else f"{stem} (call {paths[stem]})"
+        markers[path], types[path] = Marker(f.label, f.label, "fused", ""), ""
+        f.module = path
+        cell, kind = _CELL.get(fn.mode, "cell"), fn.mode.split("_")[0]
+        ins = [(src, slot, shape) for src, dst, slot, shape in edges if dst == f.index]
+        n_state = 2 if kind == "LSTM" else 1  # the state's input slots after xp: h0 (and c0)
+        hidden = f.shape[-1]  # h's width: the states' (an LSTM's hold [h | c]: h's is w_hh's second dimension)
+        if kind == "LSTM":
+            w_hh = next((nodes[src].shape for src, slot, _ in ins if slot == 3), None)
+            hidden = w_hh[1] if w_hh else hidden // 2
+        prev = None
+        for t in (range(n_steps - 1, -1, -1) if fn.reverse else range(n_steps)):
+            step = f"{path}.t{t}"
+            markers[step], types[step] = Marker(f"t{t}", f"t = {t}", "step", f"{kind} step"), f"{kind} step"
+            s = GNode(len(nodes), f"n{len(nodes)}", "step", cell, (sizes[t], hidden), f.dtype, f.device, fn, step,
+                      inputs=f.inputs)
+            nodes.append(s)
+            for src, slot, shape in ins:
+                if not 1 <= slot <= n_state:  # xp and the weights: into every step
+                    edges.append((src, s.index, slot, shape))
+                elif prev is None:  # the initial state: into the first step run
+                    edges.append((src, s.index, slot, shape))
+            if prev is not None:
+                edges.append((prev, s.index, 1, _fmt_shape((sizes[t], hidden))))
+            prev = s.index
+        fused[f.index] = prev
+    return fused
 
 
 def _levels(scope) -> list[tuple[object, object]]:
@@ -613,12 +669,16 @@ def _hierarchy(nodes: list[GNode], types: dict[str, str], edges=(), markers: dic
 
     for g in sorted(groups.values(), key=lambda g: g.path.count(".")):
         kind = g.type_name
-        n_ops = sum(1 for i in _all_nodes(groups, g.id) if nodes[i].kind == "op")
+        inside = [nodes[i].kind for i in _all_nodes(groups, g.id)]
+        n_ops, n_steps = inside.count("op"), inside.count("step")
         g.label = title(g)
         if g.kind == "module":
             mk = markers.get(g.path)
             g.short = mk.label if mk is not None else short_name(g.path, root_type)
         ops = f"{n_ops} op" if n_ops == 1 else f"{n_ops} ops"
+        if n_steps and n_ops <= 1:  # a fused layer's node and its steps, or a run of its steps
+            ops = f"{n_steps} time steps" if n_steps > 1 else "1 time step"
+            kind = "one node" if g.marker == "fused" else kind
         g.type_name = f"{kind} · {ops}" if kind else ops
     return groups, top, chains
 
@@ -643,7 +703,7 @@ def op_counts(model: GraphModel) -> dict[str, int]:
     if counts is None:
         counts = dict.fromkeys(model.groups, 0)
         for n, chain in zip(model.nodes, model.chains):
-            if n.kind == "op":
+            if n.kind in _OPS:
                 for gid in chain:
                     counts[gid] += 1
         model._op_counts = counts
@@ -666,14 +726,33 @@ def owners(model: GraphModel, expanded: set[str]) -> list[str]:
     out = []
     for n, chain in zip(model.nodes, model.chains):
         out.append(next((g for g in chain if g not in expanded and g in fold), n.id))
+    for layer, last in model.fused.items():  # a fused layer drawn open is its steps: it is shown by its last one
+        if out[layer] == model.nodes[layer].id:
+            out[layer] = out[last]
     return out
+
+
+def box_of(model: GraphModel, idx: int, expanded: set[str]) -> str:
+    """The id of the box that shows node ``idx`` (one entry of :func:`owners`)."""
+    chain, fold = model.chains[idx], foldable(model)
+    box = next((g for g in chain if g not in expanded and g in fold), model.nodes[idx].id)
+    last = model.fused.get(idx)
+    return box_of(model, last, expanded) if last is not None and box == model.nodes[idx].id else box
+
+
+def is_fused(model: GraphModel, gid: str) -> bool:
+    """Whether a group is a fused recurrent layer's (its node and time steps), which opens only on request."""
+    return model.groups[gid].marker == "fused"
 
 
 def default_expanded(model: GraphModel, max_boxes: int = MAX_BOXES) -> set[str]:
     """Expand groups breadth-first while the drawing stays within ``max_boxes`` boxes; runs of identical
     blocks stay folded, groups of one op are always open. A graph that fits is shown whole."""
-    if len(model.nodes) <= max_boxes:  # small enough to show every node, runs included
-        return set(model.groups)
+    # a fused layer shows as the one node it is; opened, its run of time steps shows folded
+    closed = {g for g in model.groups if is_fused(model, g)}
+    closed |= {r for r, g in model.groups.items() if g.kind == "run" and g.parent in closed}
+    if len(model.nodes) - sum(1 for n in model.nodes if n.kind == "step") <= max_boxes:  # show every node
+        return set(model.groups) - closed
     fold = foldable(model)
     expanded = set(model.groups) - fold
 
@@ -686,7 +765,7 @@ def default_expanded(model: GraphModel, max_boxes: int = MAX_BOXES) -> set[str]:
     while queue:
         gid = queue.pop(0)
         g = model.groups[gid]
-        if g.kind == "run":
+        if g.kind == "run" or gid in closed:
             continue
         grows = opened(gid) - 1
         if n_boxes + grows <= max_boxes:
@@ -713,16 +792,21 @@ def boxes_for(model: GraphModel, expanded: set[str]) -> tuple[list[Box], list[st
     for n, bid in zip(model.nodes, own):
         b = boxes.get(bid)
         if b is None:
-            if bid == n.id:
-                b = Box(bid, n.kind, _node_label(n), _node_sub(n, model), [])
+            if bid not in model.groups:  # a node's own box (a fused layer drawn open: its last step's)
+                shown = n if bid == n.id else model.nodes[int(bid[1:])]
+                b = Box(bid, shown.kind, _node_label(shown), _node_sub(shown, model), [])
             else:
                 g = model.groups[bid]
                 label = g.label
                 up = model.groups.get(g.parent) if g.parent in expanded else None
-                if g.kind == "module" and up is not None and (g.marker or up.kind == "module" and len(
+                if g.marker == "fused":  # the op it is ("LSTMLayer", "layer 0 · 16 time steps"), that opens
+                    sub = f"{up.short} · {g.type_name.split(' · ')[-1]}" if up is not None else g.type_name
+                    b = Box(bid, "op", g.short, sub, [], expandable=True)
+                elif g.kind == "module" and up is not None and (g.marker or up.kind == "module" and len(
                         up.children) + len(up.members) >= 2):
                     label = g.short  # the parent's frame names the rest: "norm" (not "blocks.1.norm"), "t = 3"
-                b = Box(bid, "group", label, g.type_name, [], expandable=True)
+                if b is None:
+                    b = Box(bid, "group", label, g.type_name, [], expandable=True)
             boxes[bid] = b
         b.nodes.append(n.index)
         b.stale = b.stale or n.stale
@@ -745,7 +829,7 @@ def _node_sub(n: GNode, model: GraphModel | None = None) -> str:
     root_type = model.root_type if model is not None else ""
     if n.kind == "param" and "." in n.label:  # (its own module: it may sit in a group around that module's calls)
         return f"{short_name(n.label.rsplit('.', 1)[0], root_type)} · {shape}"
-    if n.module and n.kind == "op":
+    if n.module and n.kind in _OPS:
         g = model.groups.get(f"group:{n.module}") if model is not None else None
         return f"{g.short if g is not None else short_name(n.module, root_type)} · {shape}"
     return shape
@@ -813,7 +897,7 @@ def _framed_groups(model: GraphModel, boxes: list[Box], own: list[str], expanded
         for gid in opened:
             inside.setdefault(gid, set()).add(own[n.index])
     framed = {g for g, bs in inside.items() if len(bs) >= 2
-              and sum(1 for i in _all_nodes(model.groups, g) if model.nodes[i].kind == "op") >= 2}
+              and sum(1 for i in _all_nodes(model.groups, g) if model.nodes[i].kind in _OPS) >= 2}
     return framed, {b.id: tuple(g for g in open_chain[b.id] if g in framed) for b in boxes}
 
 
@@ -874,8 +958,10 @@ def _us(s: float | None) -> str | None:
 def node_tip(model: GraphModel, n: GNode) -> list[list[str]]:
     """The hover rows of a node: what it is, its output, where it was made, its saved tensors and times."""
     rows: list[list[str]] = []
+    if n.kind == "step":
+        return step_rows(n)
     if n.kind == "op":
-        module = full_name(n.module, model.root_type) if n.module else "—"
+        module = full_name(_own_module(model, n), model.root_type) if n.module else "—"
         rows += [["op", n.label], ["module", module], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
                  ["device", model.device], ["created at", n.site or NO_LINE]]
         if n.saved and n.saved[0].get("freed"):
@@ -894,11 +980,53 @@ def node_tip(model: GraphModel, n: GNode) -> list[list[str]]:
     return rows
 
 
+#: how each of a fused layer's saved values saturates (see diagnostics.saturation)
+_NONLINEARITY = {"input gate": "sigmoid", "forget gate": "sigmoid", "output gate": "sigmoid", "reset gate": "sigmoid",
+                 "update gate": "sigmoid", "cell gate": "tanh", "new gate": "tanh"}
+
+
+def step_time(n: GNode) -> int:
+    """The time step a ``step`` node stands for (its group's path ends in ``.t3``)."""
+    return int(n.module.rsplit(".t", 1)[1])
+
+
+def step_rows(n: GNode) -> list[list[str]]:
+    """A fused recurrent layer's time step: which step, and what its gates and state were, from the values the
+    layer node saved for backward (``step_values``): each gate's mean and saturated share, the state's size."""
+    fn, t = n.obj, step_time(n)
+    order = "run last to first" if fn.reverse else "run first to last"
+    rows = [["time step", f"t = {t} of 0–{fn.out_shape[0] - 1} ({order})"],
+            ["node", f"{view_label(fn)}: one node runs every step; its backward runs them all"],
+            ["state", f"{_fmt_shape(n.shape)} {n.dtype}"]]
+    values = fn.step_values()
+    if values is None:
+        return rows + [["values", "freed after backward (pass retain_graph=True to keep them)"]]
+    for name, a in values.items():
+        v = np.asarray(a[t, :n.shape[0]], dtype=np.float64)
+        kind = _NONLINEARITY.get(name)
+        if kind is not None:
+            rows.append([name, f"mean {v.mean():.3f}, {saturation(kind, v):.0%} saturated"])
+        else:
+            rows.append([name, f"mean |{name}| {np.abs(v).mean():.3f}, max |{name}| {np.abs(v).max():.3f}"])
+    return rows
+
+
+def _own_module(model: GraphModel, n: GNode) -> str:
+    """The module path that made an op: a fused layer node's is its layer's (``rnn.l0``), not its own group's."""
+    g = model.groups.get(f"group:{n.module}")
+    return g.path.rsplit(".", 1)[0] if g is not None and g.marker == "fused" and "." in g.path else n.module
+
+
 def group_tip(model: GraphModel, gid: str) -> list[list[str]]:
     g = model.groups[gid]
     ids = _all_nodes(model.groups, gid)
     n_ops = sum(1 for i in ids if model.nodes[i].kind == "op")
-    rows = [["group", g.label], ["contains", f"{len(ids)} nodes, {n_ops} ops"]]
+    steps = sum(1 for i in ids if model.nodes[i].kind == "step")
+    if g.marker == "fused":  # the layer node's own rows, and how to see its steps
+        layer = next(i for i in g.members if model.nodes[i].kind == "op")
+        return node_tip(model, model.nodes[layer]) + [["steps", f"{steps} time steps: click to open them"]]
+    rows = [["group", g.label], ["contains", f"{len(ids)} nodes, {n_ops} ops" if n_ops or not steps else
+                                 f"{steps} time steps of one layer node"]]
     if g.kind == "run" and g.marker == "step":
         rows.append(["steps", f"{len(g.children)} identical time steps"])
     elif g.kind == "run" and g.path.endswith(")"):
@@ -942,7 +1070,8 @@ def graph_payload(model: GraphModel, expanded: set[str], notes: list[dict] | Non
     for b in boxes:
         tip = tips.get(b.id)
         if tip is None:
-            tip = tips[b.id] = group_tip(model, b.id) if b.kind == "group" else node_tip(model, model.nodes[b.nodes[0]])
+            tip = tips[b.id] = (group_tip(model, b.id) if b.id in model.groups
+                                else node_tip(model, model.nodes[b.nodes[0]]))
         out_boxes.append({"id": b.id, "kind": b.kind, "label": b.label, "sub": b.sub, "x": b.x, "y": b.y,
                           "w": b.w, "h": b.h, "stale": b.stale, "expandable": b.expandable, "nodes": b.nodes,
                           "tip": tip})

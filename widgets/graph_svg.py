@@ -15,7 +15,8 @@ from .graph_layout import ARROW
 
 #: fills and strokes per box kind: (fill, stroke)
 COLOURS = {"op": ("#e8f0fe", "#4a6fa5"), "param": ("#fff4d6", "#b58900"), "leaf": ("#eeeeee", "#777777"),
-           "output": ("#e6f4ea", "#2e7d32"), "group": ("#f3e8fd", "#7b4fa0")}
+           "output": ("#e6f4ea", "#2e7d32"), "group": ("#f3e8fd", "#7b4fa0"),
+           "step": ("#f4f7fc", "#7d93b5")}  # a fused recurrent layer's time step: lighter than a node of its own
 STALE = "#d32f2f"
 VISITED, CURRENT, FILLED, FAILED = "#c8e6c9", "#ef6c00", "#ffd54f", "#ffcdd2"
 NOTE_FILL = {"info": "#e3f2fd", "warn": "#fff3e0", "error": "#fdecea"}

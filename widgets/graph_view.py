@@ -38,6 +38,8 @@ from .graph_model import (
     foldable,
     graph_notes,
     graph_payload,
+    is_fused,
+    step_rows,
 )
 from .graph_svg import graph_svg
 from .graph_widget import GraphWidget
@@ -331,6 +333,9 @@ class GraphView(View):
     def details(self, box_id: str) -> dict:
         """What the details panel shows for a box (plain data; the browser renders it)."""
         m = self.model
+        if box_id in m.groups and is_fused(m, box_id):  # a fused recurrent layer: its node, and its steps to open
+            node = m.nodes[next(i for i in m.groups[box_id].members if m.nodes[i].kind == "op")]
+            return self._node_details(node) | {"actions": ["collapse" if box_id in self.expanded else "expand"]}
         if box_id in m.groups:
             g = m.groups[box_id]
             ids = _all_nodes(m.groups, box_id)
@@ -348,12 +353,17 @@ class GraphView(View):
     def _module_label(self, n: GNode) -> str | None:
         """The node's module as the drawing names it ("layer1.0.relu (call 2)", "Sequential[0]"), not its raw path."""
         g = self.model.groups.get(f"group:{n.module}") if n.module else None
+        if g is not None and g.marker == "fused" and g.parent is not None:  # a fused layer's node: its layer
+            g = self.model.groups[g.parent]
         return g.label if g is not None else n.module
 
     def _node_details(self, n: GNode) -> dict:
         m = self.model
         module = self._module_label(n)
         title = f"{n.label} · {module}" if n.module and n.kind == "op" else n.label
+        if n.kind == "step":  # a time step of a fused recurrent layer: what the layer node saved for it
+            return {"title": f"{n.label} · {module}", "rows": step_rows(n), "saved": [], "grads": [],
+                    "actions": ["collapse"]}
         if n.kind == "op":
             rows = [["op", n.label], ["module", module or "—"], ["output", f"{_fmt_shape(n.shape)} {n.dtype}"],
                     ["device", m.device], ["created at", n.site or NO_LINE]]

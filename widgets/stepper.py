@@ -30,7 +30,7 @@ from tinygrad_like import events
 from tinygrad_like.autograd.function import FREED, Function
 from tinygrad_like.autograd.torch_nodes import view_label
 
-from .graph_model import NOT_COMPUTED, GNode, _fmt_shape, foldable
+from .graph_model import NOT_COMPUTED, GNode, _fmt_shape, box_of, is_fused
 from .graph_view import STEPPING, GraphView
 
 
@@ -234,8 +234,7 @@ class BackwardStepper(GraphView):
         return None if idx is None else self._box_of(idx)
 
     def _box_of(self, idx: int) -> str:
-        chain, fold = self.model.chains[idx], foldable(self.model)
-        return next((g for g in chain if g not in self.expanded and g in fold), self.model.nodes[idx].id)
+        return box_of(self.model, idx, self.expanded)
 
     # ---- following the current node into folds -------------------------------------------------------------
     def _followed(self) -> int | None:
@@ -249,8 +248,8 @@ class BackwardStepper(GraphView):
         return None if cur is None else self.model.node_for(cur.node)
 
     def _must_show(self) -> set[str]:
-        idx = self._followed()
-        return set() if idx is None else set(self.model.chains[idx])
+        idx = self._followed()  # (a fused recurrent layer is one step of backward: its box, not its time steps)
+        return set() if idx is None else {g for g in self.model.chains[idx] if not is_fused(self.model, g)}
 
     def _follow(self) -> bool:
         """Open the groups holding the followed node (the stepper's own), and fold again those the stepper opened

@@ -152,6 +152,20 @@ class _Layer(Function):
     def _xp_rows(self, xp) -> int:
         return xp._x.shape[0]
 
+    def step_values(self) -> dict | None:
+        """What every time step computed, for the views: name -> array (L, N, ...) in time order, from the saved
+        tensors (LSTM: the input, forget, cell and output gates after their nonlinearities, then ``h`` and ``c``;
+        GRU: the reset, update and new gates, then ``h``; RNN: ``h``). A gate is zero in the rows of sequences
+        that were not running at that step. None once backward has freed the saved tensors, or where a
+        saved-tensors hook packed them."""
+        saved = self.saved
+        if not isinstance(saved, tuple) or any(t is not None and not hasattr(t, "_x") for t in saved):
+            return None
+        return self._parts([None if t is None else t._x for t in saved])
+
+    def _parts(self, saved: list) -> dict:
+        return {"h": saved[-1]}
+
 
 class LSTMLayer(_Layer):
     """One LSTM layer (one direction) over the whole sequence. Inputs: the input projection ``xp``, ``h0``, ``c0``,
@@ -184,6 +198,13 @@ class LSTMLayer(_Layer):
     def _cell_args(inputs):
         return inputs
 
+    def _parts(self, saved: list) -> dict:
+        h0, c0, gates, states = saved[1], saved[2], saved[6], saved[-1]
+        proj, hidden = h0.shape[-1], c0.shape[-1]
+        names = ("input gate", "forget gate", "cell gate", "output gate")
+        return {n: gates[..., k * hidden:(k + 1) * hidden] for k, n in enumerate(names)} | {
+            "h": states[..., :proj], "c": states[..., proj:]}
+
 
 class GRULayer(_Layer):
     """One GRU layer (one direction). Inputs: ``xp``, ``h0``, ``w_hh``, ``b_hh``; saved: the gates ``[r, z, n]`` of
@@ -211,6 +232,11 @@ class GRULayer(_Layer):
     def _cell_args(inputs):
         xp, h0, w_hh, b_hh = inputs
         return xp, h0, None, w_hh, b_hh, None
+
+    def _parts(self, saved: list) -> dict:
+        gates, hidden = saved[4], saved[1].shape[-1]
+        names = ("reset gate", "update gate", "new gate")
+        return {n: gates[..., k * hidden:(k + 1) * hidden] for k, n in enumerate(names)} | {"h": saved[-1]}
 
 
 class RNNLayer(_Layer):
