@@ -5,7 +5,7 @@ behind each choice (``benchmarks/RESULTS.md`` records them). Per case, the primi
 and with ``cpu_kernels.enable(False)`` (NumPy's code), alternating, best of ``--rounds``; threads as the machine's
 defaults for both (the kernels start none; NumPy's BLAS takes part only in the convolutions' products).
 
-    .venv/bin/python benchmarks/cpu_kernels.py [--rounds 7] [--only conv|pool|activation|chains] [--out FILE]
+    .venv/bin/python benchmarks/cpu_kernels.py [--rounds 7] [--only conv|pool|activation|chains|optim] [--out FILE]
 
 Prints one JSON document: per case, the microseconds of each variant and their ratio (compiled / NumPy; below 1
 the kernel is faster), with the kernel that ran.
@@ -95,7 +95,16 @@ def chain_cases():
                    lambda g=g, x=x, c=chain, p=params: NumpyBackend.elementwise_chain(c, (g, x), p))
 
 
-GROUPS = {"conv": conv_cases, "pool": pool_cases, "activation": activation_cases, "chains": chain_cases}
+def optim_cases():
+    """SGD's update ``p += -lr * g`` (``axpy``) on the MLP benchmark's parameter sizes: one compiled pass against
+    NumPy's product into a new array and sum."""
+    for n in (32_768, 65_536, 131_072, 262_144, 401_408):
+        y, x = _f32(n), _f32(n)
+        yield f"axpy {n}", lambda y=y, x=x: NumpyBackend.axpy(y, x, -1e-9)  # (a tiny step: y stays as it is)
+
+
+GROUPS = {"conv": conv_cases, "pool": pool_cases, "activation": activation_cases, "chains": chain_cases,
+          "optim": optim_cases}
 
 
 def once_us(fn) -> float:

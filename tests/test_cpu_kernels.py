@@ -218,6 +218,80 @@ def test_adam_on_a_strided_or_mixed_array_runs_numpy():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("alpha", [-0.1, 0.3, -1e-3, 2.5])
+def test_axpy_equals_numpys_product_then_sum_bit_for_bit(dtype, alpha):
+    from tinygrad_like.backends.numpy_backend import NumpyBackend
+
+    rng = np.random.default_rng(2)
+    y0, x = rng.standard_normal(40_007).astype(dtype), rng.standard_normal(40_007).astype(dtype)
+    x[:4] = [np.nan, np.inf, -0.0, 1e30]  # special values go through alike
+    ref = y0 + np.multiply(x, alpha)  # NumPy's two roundings, written out here
+    y = y0.copy()
+    NumpyBackend.axpy(y, x, alpha)
+    np.testing.assert_array_equal(y, ref)
+    y_self = y0.copy()
+    NumpyBackend.axpy(y_self, y_self, alpha)  # x is y (p.add_(p, alpha=...)): no aliasing assumption
+    np.testing.assert_array_equal(y_self, y0 + np.multiply(y0, alpha))
+    got = []
+    unsubscribe = events.subscribe(lambda e: got.append(e) if isinstance(e, events.KernelTimed) else None)
+    try:
+        t = tl.tensor(y0)
+        t.add_(tl.tensor(x), alpha=alpha)  # (through the dispatch: the timeline names the kernel)
+    finally:
+        unsubscribe()
+    np.testing.assert_array_equal(t.numpy(), ref)
+    if cpu_kernels.available():
+        assert [(e.name, e.device) for e in got] == [("axpy", "cpu, compiled")]
+
+
+def test_axpy_leaves_small_strided_and_mixed_arrays_to_numpy():
+    from tinygrad_like.backends.numpy_backend import NumpyBackend
+
+    got = []
+    unsubscribe = events.subscribe(lambda e: got.append(e) if isinstance(e, events.KernelTimed) else None)
+    try:
+        y = tl.ones(400, 100)
+        y[:, ::2].add_(tl.ones(400, 50), alpha=0.5)  # a strided view
+        y[:10].add_(tl.ones(10, 100), alpha=0.5)  # small
+        y.add_(tl.ones(100), alpha=0.5)  # broadcast
+        y.add_(tl.ones(400, 100, dtype=tl.float64), alpha=0.5)  # mixed dtypes
+        NumpyBackend.axpy(y.numpy(), np.ones((400, 100), np.float64), 0.0)  # (and straight to the backend)
+    finally:
+        unsubscribe()
+    assert [e.name for e in got if e.device == "cpu, compiled"] == []
+    y = y.numpy()
+    np.testing.assert_array_equal(y[:10, 0], 3.0)  # 1 + 0.5 (strided) + 0.5 (small) + 0.5 + 0.5
+    np.testing.assert_array_equal(y[:10, 1], 2.5)
+    np.testing.assert_array_equal(y[10:, 1], 2.0)
+
+
+def test_an_sgd_step_runs_the_compiled_axpy_and_equals_torchs_within_one_ulp():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    w0, g0 = rng.standard_normal((256, 256)).astype(np.float32), rng.standard_normal((256, 256)).astype(np.float32)
+    p = tl.nn.Parameter(tl.tensor(w0))
+    p.grad = tl.tensor(g0)
+    got = []
+    unsubscribe = events.subscribe(lambda e: got.append(e) if isinstance(e, events.KernelTimed) else None)
+    try:
+        tl.optim.SGD([p], lr=0.1).step()
+    finally:
+        unsubscribe()
+    if cpu_kernels.available():
+        assert ("axpy", "cpu, compiled") in {(e.name, e.device) for e in got}
+    tp = torch.nn.Parameter(torch.tensor(w0))
+    tp.grad = torch.tensor(g0)
+    torch.optim.SGD([tp], lr=0.1).step()
+    # torch fuses the product into the sum (one rounding); NumPy and we round the product too. Apart: half an ulp of
+    # the product plus half an ulp of the result from each sum, the result being up to twice the larger term: within
+    # 2 ulp of the larger term (the result itself may be near zero, where its own ulp is far smaller)
+    ours, theirs = p.detach().numpy(), tp.detach().numpy()
+    ulp = np.spacing(np.maximum(np.abs(w0), np.abs(np.float32(0.1) * g0)))
+    assert np.all(np.abs(ours - theirs) <= 2 * ulp), np.max(np.abs(ours - theirs) / ulp)
+    assert np.mean(ours == theirs) > 0.5  # (most elements round alike)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_embedding_backward_equals_add_at_bit_for_bit(dtype):
     from tinygrad_like.backends.numpy_backend import _index_add
 

@@ -41,3 +41,14 @@ void NAME(long n, T *restrict param, const T *restrict grad, T *restrict exp_avg
 
 TL_ADAM_STEP(adam_step_f32, float, sqrtf)
 TL_ADAM_STEP(adam_step_f64, double, sqrt)
+
+/* y += x * alpha in place (NumpyBackend.axpy: SGD's update, add_/sub_ with alpha outside autograd): the product and
+ * the sum NumPy does, rounded twice as it does (contraction is off in this file), in one pass instead of a product
+ * into a new array and a sum over both. No restrict: x may be y itself (p.add_(p, alpha=...)). */
+#define TL_AXPY(NAME, T)                                                                                            \
+void NAME(long n, T *y, const T *x, T alpha) {                                                                      \
+    for (long i = 0; i < n; i++) y[i] = y[i] + x[i] * alpha;                                                        \
+}
+
+TL_AXPY(axpy_f32, float)
+TL_AXPY(axpy_f64, double)

@@ -64,9 +64,12 @@ _signatures("recurrent.c", "lstm_cell_fwd_f32 lstm_cell_fwd_f64", (_I, _I, _P, _
 _signatures("recurrent.c", "lstm_cell_bwd_f32 lstm_cell_bwd_f64", (_I, _I, _P, _P, _I, _P, _I, _P, _P, _I, _P, _P))
 _signatures("recurrent.c", "gru_cell_fwd_f32 gru_cell_fwd_f64", (_I, _I, _P, _P, _P, _I, _P, _I, _P, _P))
 _signatures("recurrent.c", "gru_cell_bwd_f32 gru_cell_bwd_f64", (_I, _I, _P, _P, _P, _I, _P, _P, _P, _P))
-# optim.c: Adam / AdamW (numpy_nn.adam_step); embedding.c: the rows of an embedding's backward (numpy_backend)
+# optim.c: Adam / AdamW (numpy_nn.adam_step), y += x * alpha (NumpyBackend.axpy); embedding.c: the rows of an
+# embedding's backward (numpy_backend)
 _signatures("optim.c", "adam_step_f32", (_I, _P, _P, _P, _P, _P, *[_F] * 8, ctypes.c_int))
 _signatures("optim.c", "adam_step_f64", (_I, _P, _P, _P, _P, _P, *[_D] * 8, ctypes.c_int))
+_signatures("optim.c", "axpy_f32", (_I, _P, _P, _F))
+_signatures("optim.c", "axpy_f64", (_I, _P, _P, _D))
 _signatures("embedding.c", "index_add_rows_f32 index_add_rows_f64", (_I, _P, _I, _P, _P))
 # rows.c: softmax, log-softmax and layer norm over the last axis, forward and backward
 for _sfx, _T in (("f32", _F), ("f64", _D)):
