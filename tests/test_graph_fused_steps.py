@@ -80,11 +80,9 @@ def test_a_layer_node_gets_one_step_per_time_step_chained_in_run_order():
     chain = [(gm.step_time(g.nodes[s]), gm.step_time(g.nodes[d])) for s, d, _, _ in g.edges
              if g.nodes[s].kind == "step" and g.nodes[d].kind == "step"]
     assert sorted(chain) == [(0, 1), (1, 2), (2, 3), (3, 4)]
-    projection = [g.nodes[s] for s, d, slot, _ in g.edges if d == node.index and slot == 0]
-    assert [p.label for p in projection] == ["Linear"]
-    fed = [gm.step_time(g.nodes[d]) for s, d, _, _ in g.edges if s == projection[0].index and g.nodes[d].kind == "step"]
-    assert sorted(fed) == [0, 1, 2, 3, 4]  # the input projection feeds every step
-    assert g.fused == {node.index: steps[-1].index}  # its outputs leave from the step it runs last
+    into_steps = [g.nodes[s].kind for s, d, _, _ in g.edges if g.nodes[d].kind == "step"]
+    assert into_steps == ["step"] * 4  # (the layer's own inputs enter its first step when it is drawn open)
+    assert g.fused == {node.index: (steps[0].index, steps[-1].index)}  # first and last step run
     assert node.module == "rnn.l0.LSTMLayer"
     assert g.groups["group:rnn.l0.LSTMLayer"].type_name == "one node · 5 time steps"
 
@@ -92,8 +90,8 @@ def test_a_layer_node_gets_one_step_per_time_step_chained_in_run_order():
 def test_a_reverse_direction_runs_its_steps_last_to_first():
     _, _, _, g = _graph(bidirectional=True)
     (rev,) = [n for n in g.nodes if n.kind == "op" and n.label == "LSTMLayer" and n.obj.reverse]
-    last = g.nodes[g.fused[rev.index]]
-    assert gm.step_time(last) == 0
+    first, last = (g.nodes[i] for i in g.fused[rev.index])
+    assert (gm.step_time(first), gm.step_time(last)) == (4, 0)
     chain = [(gm.step_time(g.nodes[s]), gm.step_time(g.nodes[d])) for s, d, _, _ in g.edges
              if g.nodes[s].kind == "step" and g.nodes[d].kind == "step" and g.nodes[d].obj is rev.obj]
     assert sorted(chain) == [(1, 0), (2, 1), (3, 2), (4, 3)]
@@ -206,9 +204,44 @@ def test_the_overview_draws_a_layer_as_its_one_op_and_it_opens_into_steps():
     steps = [b for b in boxes.values() if b["kind"] == "step"]
     assert sorted(b["sub"] for b in steps) == [f"t = {t} · (2, 4)" for t in range(5)]
     assert graph_checks.upward_edges(view.widget.graph) == []
+    assert run["sub"] == "LSTM cell · 5 time steps"
     assert view.details(steps[0]["id"])["rows"][0][0] == "time step"
     view.collapse(fused[0])
     assert fused[0] in _boxes(view)
+    view.close()
+
+
+def test_an_open_layer_is_one_column_of_steps_between_its_input_and_its_output():
+    """The layer's inputs enter its first step, its outputs leave its last, each step's state feeds the next: the
+    steps stand in one column, in the order they run, inside their run's frame (a learner's 16-step LSTM)."""
+    tl.manual_seed(0)
+    model = _One("LSTM", num_layers=2)
+    loss = model(tl.randn(16, 4, 3))
+    view = GraphView(loss, model)
+    g = view.model
+    for gid in [gid for gid in g.groups if gm.is_fused(g, gid)]:
+        view.expand(gid)
+        view.expand(g.groups[gid].children[0])
+    graph = view.widget.graph
+    boxes = graph["boxes"]
+    def step_of(b):  # (the last step's box also shows the layer node: the node its outputs leave from)
+        return next(g.nodes[i] for i in b["nodes"] if g.nodes[i].kind == "step")
+
+    for layer in g.fused:
+        steps = sorted((b for b in boxes if b["kind"] == "step" and step_of(b).obj is g.nodes[layer].obj),
+                       key=lambda b: b["y"])
+        assert [gm.step_time(step_of(b)) for b in steps] == list(range(16))
+        assert layer in steps[-1]["nodes"]
+        xs = [b["x"] for b in steps]
+        assert max(xs) - min(xs) < min(b["w"] for b in steps) / 4, f"one column: centres at {xs}"
+        into = {boxes[e["s"]]["label"] for e in graph["edges"] if boxes[e["t"]] is steps[0]}
+        assert "Linear" in into  # the input projection enters the first step ...
+        for b in steps[1:]:  # ... and every other step only takes the state of the one before
+            assert [boxes[e["s"]] for e in graph["edges"] if boxes[e["t"]] is b] == [steps[steps.index(b) - 1]]
+        run_frame = next(f for f in graph["frames"] if f["label"] == "t = 0–15 ×16"
+                         and f["x"] <= steps[0]["x"] <= f["x"] + f["w"])
+        assert all(run_frame["y"] <= b["y"] <= run_frame["y"] + run_frame["h"] for b in steps), "inside its frame"
+    assert graph_checks.upward_edges(graph) == [] and graph["width"] < 1500
     view.close()
 
 
@@ -219,6 +252,11 @@ def test_the_details_of_a_layer_box_are_its_nodes_with_expand():
     d = view.details(gid)
     assert d["title"].startswith("LSTMLayer") and d["actions"] == ["expand"]
     assert ["op", "LSTMLayer"] in d["rows"]
+    tip = dict(next(b for b in view.widget.graph["boxes"] if b["id"] == gid)["tip"])
+    assert tip["output holds"] == "[h | c] after every step: h 4 wide, c 4"
+    view.expand(gid)
+    run = view.model.groups[gid].children[0]
+    assert ["time steps", "5, inside one layer node"] in view.details(run)["rows"]
     view.close()
 
 
@@ -244,7 +282,7 @@ def test_the_stepper_outlines_the_last_step_when_the_learner_opened_a_layer():
     while s.current_name != "LSTMLayer":
         s.step()
     node = s.model.node_for(s.current.node)
-    last = s.model.nodes[s.model.fused[node]]
+    last = s.model.nodes[s.model.fused[node][1]]
     assert s.highlighted == gm.box_of(s.model, last.index, s.expanded)
     assert gid in s.expanded
     s.close()

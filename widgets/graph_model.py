@@ -108,7 +108,7 @@ class GraphModel:
     index: dict[int, int]  # id(Function or Tensor) -> node index
     device: str = "cpu"  # the output's device (what the ops ran on)
     root_type: str = ""  # the model's class name: a top-level Sequential's children read "Sequential[0]"
-    fused: dict = field(default_factory=dict)  # a fused recurrent layer's node -> the node of the step it runs last
+    fused: dict = field(default_factory=dict)  # a fused recurrent layer's node -> (its first, its last step's node)
     # worked out once per model (its hierarchy does not change): see op_counts, foldable
     _op_counts: dict | None = field(default=None, init=False, repr=False, compare=False)
     _foldable: frozenset | None = field(default=None, init=False, repr=False, compare=False)
@@ -272,10 +272,11 @@ def _time_steps(nodes: list[GNode], edges: list, markers: dict, types: dict) -> 
     step) a group of its own holding it and one ``step`` node per time step, so the drawing can open the layer
     into its steps: ``rnn.l0.LSTMLayer`` -> ``rnn.l0.LSTMLayer.t3``, folded into "t = 0–31 ×32" like the steps of
     a layer run cell by cell. The steps are no graph nodes (backward runs the layer node once); they show what
-    the node saved for each step (``step_values``). Their edges: the input projection and the weights into every
-    step, the initial state into the first one run, each step's state into the next. Returns each layer node's
-    index -> the index of the step it runs last (where its outputs leave when the layer is drawn open)."""
-    fused: dict[int, int] = {}
+    the node saved for each step (``step_values``). Their edges: each step's state into the next, in the order
+    they run. Drawn open, the layer's inputs enter its first step and its outputs leave its last, so the steps
+    stand in one column (an edge from the input projection and each weight into every step made a 7,000 px
+    zigzag of a 16-step layer). Returns each layer node's index -> (its first step's index, its last step's)."""
+    fused: dict[int, tuple[int, int]] = {}
     paths: Counter = Counter()
     for f in [n for n in nodes if n.kind == "op" and isinstance(n.obj, _LAYERS)]:
         fn = f.obj
@@ -286,30 +287,29 @@ def _time_steps(nodes: list[GNode], edges: list, markers: dict, types: dict) -> 
         path = stem if paths[stem] == 1 else f"{stem} (call {paths[stem]})"
         markers[path], types[path] = Marker(f.label, f.label, "fused", ""), ""
         f.module = path
-        cell, kind = _CELL.get(fn.mode, "cell"), fn.mode.split("_")[0]
-        ins = [(src, slot, shape) for src, dst, slot, shape in edges if dst == f.index]
-        n_state = 2 if kind == "LSTM" else 1  # the state's input slots after xp: h0 (and c0)
-        hidden = f.shape[-1]  # h's width: the states' (an LSTM's hold [h | c]: h's is w_hh's second dimension)
-        if kind == "LSTM":
-            w_hh = next((nodes[src].shape for src, slot, _ in ins if slot == 3), None)
-            hidden = w_hh[1] if w_hh else hidden // 2
-        prev = None
+        cell = _CELL.get(fn.mode, "cell")
+        hidden = _state_width(f, nodes, edges)
+        first = prev = None
         for t in (range(n_steps - 1, -1, -1) if fn.reverse else range(n_steps)):
             step = f"{path}.t{t}"
-            markers[step], types[step] = Marker(f"t{t}", f"t = {t}", "step", f"{kind} step"), f"{kind} step"
+            kind = cell.split(" (")[0]  # a run of steps reads "LSTM cell · 16 time steps"
+            markers[step], types[step] = Marker(f"t{t}", f"t = {t}", "step", kind), kind
             s = GNode(len(nodes), f"n{len(nodes)}", "step", cell, (sizes[t], hidden), f.dtype, f.device, fn, step,
                       inputs=f.inputs)
             nodes.append(s)
-            for src, slot, shape in ins:
-                if not 1 <= slot <= n_state:  # xp and the weights: into every step
-                    edges.append((src, s.index, slot, shape))
-                elif prev is None:  # the initial state: into the first step run
-                    edges.append((src, s.index, slot, shape))
             if prev is not None:
                 edges.append((prev, s.index, 1, _fmt_shape((sizes[t], hidden))))
-            prev = s.index
-        fused[f.index] = prev
+            first, prev = s.index if first is None else first, s.index
+        fused[f.index] = (first, prev)
     return fused
+
+
+def _state_width(layer: GNode, nodes: list[GNode], edges: list) -> int:
+    """The width of a layer's ``h``: its states' (an LSTM's hold ``[h | c]``: then its ``w_hh``'s second dim)."""
+    if layer.obj.mode != "LSTM":
+        return layer.shape[-1]
+    w_hh = next((nodes[s].shape for s, d, slot, _ in edges if d == layer.index and slot == 3), None)
+    return w_hh[1] if w_hh else layer.shape[-1] // 2
 
 
 def _levels(scope) -> list[tuple[object, object]]:
@@ -726,18 +726,29 @@ def owners(model: GraphModel, expanded: set[str]) -> list[str]:
     out = []
     for n, chain in zip(model.nodes, model.chains):
         out.append(next((g for g in chain if g not in expanded and g in fold), n.id))
-    for layer, last in model.fused.items():  # a fused layer drawn open is its steps: it is shown by its last one
+    for layer, (_, last) in model.fused.items():  # a fused layer drawn open is its steps: shown by its last one
         if out[layer] == model.nodes[layer].id:
             out[layer] = out[last]
     return out
+
+
+def _entries(model: GraphModel, own: list[str]) -> list[str]:
+    """Each node's box as the target of an edge: its box (``owners``), but a fused layer drawn open takes its
+    inputs in its first step (its outputs leave from its last)."""
+    entry = own
+    for layer, (first, _) in model.fused.items():
+        if own[layer] != own[first] and own[layer] not in model.groups:
+            entry = entry if entry is not own else list(own)
+            entry[layer] = own[first]
+    return entry
 
 
 def box_of(model: GraphModel, idx: int, expanded: set[str]) -> str:
     """The id of the box that shows node ``idx`` (one entry of :func:`owners`)."""
     chain, fold = model.chains[idx], foldable(model)
     box = next((g for g in chain if g not in expanded and g in fold), model.nodes[idx].id)
-    last = model.fused.get(idx)
-    return box_of(model, last, expanded) if last is not None and box == model.nodes[idx].id else box
+    steps = model.fused.get(idx)
+    return box_of(model, steps[1], expanded) if steps is not None and box == model.nodes[idx].id else box
 
 
 def is_fused(model: GraphModel, gid: str) -> bool:
@@ -858,9 +869,10 @@ def _gc_paused():
 def _layout(model: GraphModel, expanded: set[str]) -> dict:
     boxes, own = boxes_for(model, expanded)
     pos = {b.id: i for i, b in enumerate(boxes)}
+    entry = _entries(model, own) if model.fused else own
     bedges: dict[tuple[int, int], list] = {}
     for s, d, _, shape in model.edges:
-        bs, bd = pos[own[s]], pos[own[d]]
+        bs, bd = pos[own[s]], pos[entry[d]]
         if bs != bd:
             e = bedges.setdefault((bs, bd), [shape, []])
             e[1].append((s, d))
@@ -892,6 +904,8 @@ def _framed_groups(model: GraphModel, boxes: list[Box], own: list[str], expanded
     inside: dict[str, set[str]] = {}
     open_chain: dict[str, tuple[str, ...]] = {}
     for n, chain in zip(model.nodes, model.chains):
+        if own[n.index] != n.id and own[n.index] not in model.groups:
+            continue  # a fused layer drawn open: its last step's box, in that step's frames
         opened = tuple(itertools.takewhile(expanded.__contains__, chain))
         open_chain.setdefault(own[n.index], opened)
         for gid in opened:
@@ -966,6 +980,10 @@ def node_tip(model: GraphModel, n: GNode) -> list[list[str]]:
                  ["device", model.device], ["created at", n.site or NO_LINE]]
         if n.saved and n.saved[0].get("freed"):
             rows.append(["saved", "freed after backward"])
+        if n.index in model.fused:  # a fused recurrent layer: what its one output holds
+            h = _state_width(n, model.nodes, model.edges)
+            rows.append(["output holds", f"[h | c] after every step: h {h} wide, c {n.shape[-1] - h}"
+                         if n.obj.mode == "LSTM" else "h after every step"])
         for i, r in enumerate(n.saved if not (n.saved and n.saved[0].get("freed")) else ()):
             mark = " ← modified in place" if r["stale"] else ""
             rows.append([f"saved {i}", f"{_fmt_shape(r['shape'])} {r['dtype']}, version {r['saved_version']} "

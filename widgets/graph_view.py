@@ -341,6 +341,9 @@ class GraphView(View):
             ids = _all_nodes(m.groups, box_id)
             ops = [m.nodes[i] for i in ids if m.nodes[i].kind == "op"]
             rows = [["group", g.label], ["kind", g.type_name], ["nodes", str(len(ids))], ["ops", str(len(ops))]]
+            steps = sum(1 for i in ids if m.nodes[i].kind == "step")
+            if steps and not ops:  # a run of a fused layer's time steps: no ops of their own
+                rows[-1] = ["time steps", f"{steps}, inside one layer node"]
             if g.kind == "run":
                 rows.append(["blocks", ", ".join(m.groups[c].short for c in g.children[:4])
                              + (" …" if len(g.children) > 4 else "")])
