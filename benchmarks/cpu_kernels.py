@@ -5,7 +5,10 @@ behind each choice (``benchmarks/RESULTS.md`` records them). Per case, the primi
 and with ``cpu_kernels.enable(False)`` (NumPy's code), alternating, best of ``--rounds``; threads as the machine's
 defaults for both (the kernels start none; NumPy's BLAS takes part only in the convolutions' products).
 
-    .venv/bin/python benchmarks/cpu_kernels.py [--rounds 7] [--only conv|pool|activation|chains|optim] [--out FILE]
+    .venv/bin/python benchmarks/cpu_kernels.py [--rounds 7] [--only GROUP] [--out FILE]
+
+GROUP: conv, direct_conv, pool, activation, chains, optim (all by default), or direct_sweep (only on request: the
+120 convolutions behind conv_direct.c's size bounds, numpy_nn._direct_ok).
 
 Prints one JSON document: per case, the microseconds of each variant and their ratio (compiled / NumPy; below 1
 the kernel is faster), with the kernel that ran.
@@ -46,6 +49,42 @@ def conv_cases():
         cols = P.im2col(x, *geo)
         yield f"im2col {shape} k{k} s{s} p{p}", lambda x=x, geo=geo: P.im2col(x, *geo)
         yield f"col2im {shape} k{k} s{s} p{p}", lambda c=cols, shape=shape, geo=geo: P.col2im(c, shape, *geo)
+
+
+def direct_conv_cases():
+    """The CNN benchmark's two stride-1 convolutions (conv_direct.c against the wide columns and BLAS): forward,
+    and the input's gradient of the second (the first's input needs none)."""
+    for shape, oc in (((64, 1, 28, 28), 8), ((64, 8, 14, 14), 16)):
+        x, w, b = _f32(*shape), _f32(oc, shape[1], 3, 3), _f32(oc)
+        yield f"conv2d fwd {shape} -> {oc}", lambda x=x, w=w, b=b: P.conv2d(x, w, b, (1, 1), (1, 1), (1, 1))
+        if shape[1] > 1:
+            g = _f32(shape[0], oc, *shape[2:])
+            yield (f"conv2d input grad {shape} -> {oc}",
+                   lambda g=g, w=w, s=shape: P.conv2d_backward(g, None, w, s, (1, 1), (1, 1), (1, 1), True, False,
+                                                               False))
+
+
+def direct_sweep_cases():
+    """3x3 stride-1 convolutions over batch, size and channels, forward and input gradient: where conv_direct.c
+    beats im2col + BLAS (numpy_nn._direct_ok's bounds). Both variants run the direct kernel here, whatever the
+    bounds say (``_DIRECT_CHANNELS`` and ``_DIRECT_MAX_TAPS`` opened for the run)."""
+    for n, h in ((64, 28), (64, 14), (16, 32)):
+        for c in (1, 3, 8, 16, 32):
+            for oc in (8, 16, 32, 64):
+                x, w, g = _f32(n, c, h, h), _f32(oc, c, 3, 3), _f32(n, oc, h, h)
+                yield f"fwd n{n} {h}x{h} {c} -> {oc}", lambda x=x, w=w: _unbounded(
+                    lambda: P.conv2d(x, w, None, (1, 1), (1, 1), (1, 1)))
+                yield f"input grad n{n} {h}x{h} {c} -> {oc}", lambda g=g, w=w, s=(n, c, h, h): _unbounded(
+                    lambda: P.conv2d_backward(g, None, w, s, (1, 1), (1, 1), (1, 1), True, False, False))
+
+
+def _unbounded(fn):
+    bounds = numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS
+    numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS = (1, 10 ** 9), 10 ** 9
+    try:
+        return fn()
+    finally:
+        numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS = bounds
 
 
 def pool_cases():
@@ -103,8 +142,9 @@ def optim_cases():
         yield f"axpy {n}", lambda y=y, x=x: NumpyBackend.axpy(y, x, -1e-9)  # (a tiny step: y stays as it is)
 
 
-GROUPS = {"conv": conv_cases, "pool": pool_cases, "activation": activation_cases, "chains": chain_cases,
-          "optim": optim_cases}
+GROUPS = {"conv": conv_cases, "direct_conv": direct_conv_cases, "pool": pool_cases, "activation": activation_cases,
+          "chains": chain_cases, "optim": optim_cases, "direct_sweep": direct_sweep_cases}
+DEFAULT = [g for g in GROUPS if g != "direct_sweep"]
 
 
 def once_us(fn) -> float:
@@ -144,7 +184,7 @@ def main(argv=None) -> int:
     if not cpu_kernels.available():
         print("no C compiler here: the compiled CPU kernels cannot be built", file=sys.stderr)
         return 1
-    report(run([args.only] if args.only else list(GROUPS), args.rounds), args.out)
+    report(run([args.only] if args.only else DEFAULT, args.rounds), args.out)
     return 0
 
 

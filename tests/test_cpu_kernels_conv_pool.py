@@ -1,7 +1,8 @@
-"""The compiled CPU kernels of convolution, pooling and the activations (``kernel_src/cpu/conv.c``, ``pool.c``,
-``activation.c``) against the NumPy code they replace (the reference) and against PyTorch (the oracle): im2col and
-col2im, max-pooling's values, indices and gradients, relu and the backward of relu / tanh / sigmoid, and the dropout
-mask. Also the parallel first build of all the sources."""
+"""The compiled CPU kernels of convolution, pooling and the activations (``kernel_src/cpu/conv.c``,
+``conv_direct.c``, ``pool.c``, ``activation.c``) against the NumPy code they replace (the reference) and against
+PyTorch (the oracle): im2col and col2im, the direct stride-1 convolution, max-pooling's values, indices and
+gradients, relu and the backward of relu / tanh / sigmoid, and the dropout mask. Also the parallel first build of
+all the sources."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def _bits_equal(a, b) -> bool:
 # ---- im2col / col2im (conv.c) ----------------------------------------------------------------------------------
 # (input shape, kernel, stride, padding, dilation): strided, padded, dilated, rectangular, 1x1, and one whose window
 # reaches past the padding. A stride-1 convolution with little padding takes NumPy's "wide" columns instead (no
-# compiled kernel: NumPy builds those at memory speed), so those cases check that conv2d still agrees.
+# compiled kernel: NumPy builds those at memory speed), so those cases check that conv2d still agrees; with rows of
+# 8 pixels or more and few taps it is a direct convolution (DIRECT_CASES below).
 CONV_CASES = [
     ((2, 3, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1)),
     ((2, 3, 7, 9), (3, 2), (2, 1), (0, 2), (1, 2)),
@@ -56,7 +58,7 @@ CONV_CASES = [
     ((2, 3, 6, 6), (3, 3), (1, 1), (0, 0), (3, 3)),
     ((2, 2, 7, 7), (3, 3), (3, 3), (3, 3), (1, 1)),
     ((2, 4, 6, 5), (1, 1), (2, 2), (0, 0), (1, 1)),
-    ((2, 3, 7, 9), (3, 3), (1, 1), (1, 1), (1, 1)),
+    ((2, 3, 7, 6), (3, 3), (1, 1), (1, 1), (1, 1)),  # (rows of 6: too narrow for conv_direct.c, below)
 ]
 
 
@@ -102,6 +104,116 @@ def test_a_strided_convolution_through_the_api_matches_torch():
     np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+# ---- the direct stride-1 convolution (conv_direct.c) -------------------------------------------------------------
+# (input shape, output channels, kernel, padding): the CNN benchmark's two convolutions, a 5x5 and a rectangular
+# kernel, no padding, one channel in, output channels not a multiple of 4, rows of 8 and of 33 pixels.
+DIRECT_CASES = [
+    ((3, 1, 28, 28), 8, (3, 3), (1, 1)),
+    ((3, 8, 14, 14), 16, (3, 3), (1, 1)),
+    ((2, 3, 9, 20), 5, (5, 5), (2, 2)),
+    ((2, 2, 12, 10), 3, (3, 3), (0, 0)),
+    ((2, 3, 10, 13), 6, (3, 5), (1, 2)),
+    ((1, 4, 6, 33), 7, (1, 1), (0, 0)),
+]
+
+
+def _abs_conv(x, w, padding):
+    """sum |w| |x| of every output, in float64: what bounds a sum's rounding, whatever its order."""
+    cpu_kernels.enable(False)
+    try:
+        return P.conv2d(np.abs(x).astype(np.float64), np.abs(w).astype(np.float64), None, (1, 1), padding,
+                        (1, 1))[0]
+    finally:
+        cpu_kernels.enable(True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,oc,kernel,padding", DIRECT_CASES)
+def test_the_direct_convolution_matches_the_gemm_within_its_sum_order(dtype, shape, oc, kernel, padding):
+    """Forward and the input's gradient from conv_direct.c against im2col + BLAS (NumPy's code): each output sums
+    the same C*KH*KW products in another order, so they agree within taps * eps of sum |w| |x|; the weight's and
+    the bias's gradients are the same BLAS products, bit for bit."""
+    rng = np.random.default_rng(sum(shape) + oc)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((oc, shape[1], *kernel)).astype(dtype)
+    b = rng.standard_normal(oc).astype(dtype)
+    taps, eps = shape[1] * kernel[0] * kernel[1], np.finfo(dtype).eps
+    (out, cols), ran, (ref, ref_cols) = _both(lambda: P.conv2d(x, w, b, (1, 1), padding, (1, 1)))
+    assert ran == "conv_direct" and out.shape == ref.shape and out.dtype == ref.dtype
+    assert np.all(np.abs(out - ref) <= taps * eps * (_abs_conv(x, w, padding) + np.abs(b)[:, None, None]))
+    g = rng.standard_normal(out.shape).astype(dtype)
+    (gx, gw, gb), ran, (rgx, rgw, rgb) = _both(
+        lambda: P.conv2d_backward(g, cols if ran else ref_cols, w, shape, (1, 1), padding, (1, 1), True, True, True))
+    # the input's gradient is a convolution with C output channels and OC*KH*KW taps: direct within the same bounds
+    assert ran == ("conv_direct" if 3 <= shape[1] <= 32 and oc * kernel[0] * kernel[1] <= 288 else None)
+    flipped = w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
+    gx_bound = oc * kernel[0] * kernel[1] * eps * _abs_conv(g, flipped, (kernel[0] - 1 - padding[0],
+                                                                         kernel[1] - 1 - padding[1]))
+    assert gx.shape == shape and np.all(np.abs(gx - rgx) <= gx_bound)
+    assert _bits_equal(gw, rgw) and _bits_equal(gb, rgb)
+
+
+def test_the_direct_convolution_through_the_api_matches_torch():
+    rng = np.random.default_rng(6)
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        xs, ws, bs = (rng.standard_normal(s).astype(dtype) for s in ((4, 3, 12, 17), (10, 3, 3, 3), (10,)))
+        x, w, b = (tl.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+        tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+        got: list = []
+        unsubscribe = tl.events.subscribe(
+            lambda e, got=got: got.append(e.name) if isinstance(e, tl.events.KernelTimed) else 0)
+        try:
+            y = tl.nn.functional.conv2d(x, w, b, padding=1)
+            g = rng.standard_normal(y.shape).astype(dtype)
+            y.backward(tl.tensor(g))
+        finally:
+            unsubscribe()
+        ty = torch.nn.functional.conv2d(tx, tw, tb, padding=1)
+        ty.backward(torch.tensor(g))
+        assert got.count("conv_direct") == 2  # the forward and the input's gradient
+        for ours, theirs in ((y, ty), (x.grad, tx.grad), (w.grad, tw.grad), (b.grad, tb.grad)):
+            scale = np.abs(theirs.detach().numpy()).max()
+            np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol, atol=tol * scale)
+
+
+def test_which_convolutions_run_direct():
+    """Stride and dilation 1, rows of 8 pixels or more, 3 to 32 output channels and at most 288 taps per output
+    (C*KH*KW), in float32/64."""
+    def ran(shape, oc, k, stride=(1, 1), dilation=(1, 1), dtype=np.float32):
+        x, w = np.ones(shape, dtype), np.ones((oc, shape[1], k, k), dtype)
+        cpu_kernels.LAUNCHED[0] = None
+        P.conv2d(x, w, None, stride, (1, 1), dilation)
+        return cpu_kernels.LAUNCHED[0]
+
+    assert ran((2, 32, 10, 10), 8, 3) == "conv_direct"  # 288 taps
+    assert ran((2, 33, 10, 10), 8, 3) is None  # 297: the wide columns and BLAS
+    assert ran((2, 3, 10, 10), 8, 3, stride=(2, 2)) == "im2col+gemm"
+    assert ran((2, 3, 10, 10), 8, 3, dilation=(2, 2)) is None
+    assert ran((2, 3, 10, 5), 8, 3) is None  # rows of 3 pixels
+    assert ran((2, 3, 10, 10), 8, 3, dtype=np.float16) is None
+    assert ran((2, 3, 10, 10), 2, 3) is None and ran((2, 3, 10, 10), 3, 3) == "conv_direct"
+    assert ran((2, 3, 10, 10), 32, 3) == "conv_direct" and ran((2, 3, 10, 10), 33, 3) is None
+
+
+def test_an_infinite_weight_gives_the_gemms_gradient():
+    """inf times the padding's zeros is a NaN: the input's gradient of an infinite weight stays on the GEMM, whose
+    columns only hold the real outputs."""
+    rng = np.random.default_rng(7)
+    x, g = rng.standard_normal((2, 3, 9, 11)).astype(np.float32), rng.standard_normal((2, 4, 9, 11)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    w[1, 2, 0, 0] = np.inf
+    (_, cols), _, _ = _both(lambda: P.conv2d(x, w, None, (1, 1), (1, 1), (1, 1)))
+    (gx, _, _), ran, (rgx, _, _) = _both(lambda: P.conv2d_backward(g, cols, w, x.shape, (1, 1), (1, 1), (1, 1), True,
+                                                                   False, False))
+    assert ran != "conv_direct" and _bits_equal(gx, rgx)
+
+
+def test_second_derivatives_of_a_direct_convolution():
+    x = tl.randn(2, 2, 6, 10, dtype=tl.float64, requires_grad=True)
+    w = tl.randn(3, 2, 3, 3, dtype=tl.float64, requires_grad=True)
+    assert tl.autograd.gradgradcheck(lambda x, w: tl.nn.functional.conv2d(x, w, padding=1), (x, w))
 
 
 def test_non_contiguous_or_integer_inputs_leave_im2col_to_numpy():

@@ -195,16 +195,19 @@ def test_the_overview_draws_a_layer_as_its_one_op_and_it_opens_into_steps():
         assert (b["kind"], b["label"], b["expandable"]) == ("op", "LSTMLayer", True)
         assert b["sub"].endswith("5 time steps") and dict(b["tip"])["steps"] == "5 time steps: click to open them"
     assert not any(b["kind"] == "step" for b in boxes.values())
-    view.expand(fused[0])
+    view.expand(fused[0])  # (5 steps: few enough to open at once)
     boxes = _boxes(view)
-    (run,) = [b for b in boxes.values() if b["label"] == "t = 0–4 ×5"]  # the steps, folded as a run
     assert fused[0] not in boxes
-    view.expand(run["id"])
-    boxes = _boxes(view)
     steps = [b for b in boxes.values() if b["kind"] == "step"]
     assert sorted(b["sub"] for b in steps) == [f"t = {t} · (2, 4)" for t in range(5)]
     assert graph_checks.upward_edges(view.widget.graph) == []
-    assert run["sub"] == "LSTM cell · 5 time steps"
+    (run,) = view.model.groups[fused[0]].children
+    view.collapse(run)  # the steps, folded as a run
+    run_box = _boxes(view)[run]
+    assert (run_box["label"], run_box["sub"]) == ("t = 0–4 ×5", "LSTM cell · 5 time steps")
+    view.expand(run)
+    for b in steps:  # each step's box has its own tip, the last one's too (it also shows the layer node)
+        assert dict(_boxes(view)[b["id"]]["tip"])["time step"].startswith("t = ")
     assert view.details(steps[0]["id"])["rows"][0][0] == "time step"
     view.collapse(fused[0])
     assert fused[0] in _boxes(view)
@@ -221,7 +224,6 @@ def test_an_open_layer_is_one_column_of_steps_between_its_input_and_its_output()
     g = view.model
     for gid in [gid for gid in g.groups if gm.is_fused(g, gid)]:
         view.expand(gid)
-        view.expand(g.groups[gid].children[0])
     graph = view.widget.graph
     boxes = graph["boxes"]
     def step_of(b):  # (the last step's box also shows the layer node: the node its outputs leave from)

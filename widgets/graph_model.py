@@ -1088,8 +1088,8 @@ def graph_payload(model: GraphModel, expanded: set[str], notes: list[dict] | Non
     for b in boxes:
         tip = tips.get(b.id)
         if tip is None:
-            tip = tips[b.id] = (group_tip(model, b.id) if b.id in model.groups
-                                else node_tip(model, model.nodes[b.nodes[0]]))
+            tip = tips[b.id] = (group_tip(model, b.id) if b.id in model.groups  # (a node box: its own node's tip)
+                                else node_tip(model, model.nodes[int(b.id[1:])]))
         out_boxes.append({"id": b.id, "kind": b.kind, "label": b.label, "sub": b.sub, "x": b.x, "y": b.y,
                           "w": b.w, "h": b.h, "stale": b.stale, "expandable": b.expandable, "nodes": b.nodes,
                           "tip": tip})

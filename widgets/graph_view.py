@@ -44,6 +44,9 @@ from .graph_model import (
 from .graph_svg import graph_svg
 from .graph_widget import GraphWidget
 
+#: A fused recurrent layer with at most this many time steps opens into them at once (more: into their folded run)
+FEW_STEPS = 32
+
 #: How many boxes of earlier drawings (one per set of expanded groups) a view keeps: stepping back and forth through
 #: a model revisits the same few sets, and each costs a layout (milliseconds to a tenth of a second) the first time.
 #: Bounded by boxes, not drawings, so a view of a huge graph does not keep several copies of it (a box is ~1 KB).
@@ -133,6 +136,9 @@ class GraphView(View):
         while g is not None:
             chain.add(g)
             g = self.model.groups[g].parent
+        if is_fused(self.model, gid):  # a fused layer opens straight into its steps when there are few to read
+            chain |= {c for c in self.model.groups[gid].children
+                      if self.model.groups[c].kind == "run" and len(self.model.groups[c].children) <= FEW_STEPS}
         self._opened_by_learner(chain)
         self.expanded |= chain
         self._send_graph()

@@ -85,6 +85,8 @@ _signatures("cross_entropy.c", "cross_entropy_fwd_f64", (_I, _I, _P, _P, _P, cty
 _signatures("cross_entropy.c", "cross_entropy_bwd_f32 cross_entropy_bwd_f64", (_I, _I, _P, _P, _P, _P, _I, _P))
 # conv.c: im2col / col2im (any stride, padding, dilation); pool.c: max-pooling with the argmax of each window
 _signatures("conv.c", "im2col_f32 im2col_f64 col2im_f32 col2im_f64", (_P, _P, _P, _I, _I, _I))
+# conv_direct.c: a direct stride-1 convolution with few taps per output (numpy_nn.conv2d and its input's gradient)
+_signatures("conv_direct.c", "conv_direct_f32 conv_direct_f64", (_P, _P, _P, _P, _P))
 _signatures("pool.c", "max_pool2d_fwd_f32 max_pool2d_fwd_f64", (_P, _P, _P, _P))
 _signatures("pool.c", "max_pool2d_bwd_f32 max_pool2d_bwd_f64", (_I, _I, _I, _P, _P, _P))
 _signatures("pool.c", "max_pool2x2_pairs_bwd_f32", (_I, _I, _I, _P, _P, _P, _P))

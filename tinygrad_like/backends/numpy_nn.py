@@ -228,6 +228,79 @@ def _compiled_im2col(x, kernel: tuple, stride: tuple, padding: tuple, dilation: 
     return cols
 
 
+_DIRECT_MAX_TAPS = 288  # C*KH*KW: up to here a direct convolution (conv_direct.c) beats im2col + BLAS ...
+_DIRECT_CHANNELS = (3, 32)  # ... for this many output channels (see _direct_ok)
+
+
+def _direct_ok(x, weight_shape: tuple, stride: tuple, padding: tuple, dilation: tuple) -> bool:
+    """Whether ``conv_direct.c`` runs this convolution: stride and dilation 1, float32/float64, output rows of 8
+    pixels or more (the kernel computes 2 vectors of pixels at once), 3 to 32 output channels and at most 288 taps
+    per output (C*KH*KW). There the GEMM is thin and OpenBLAS slow (about 30 GFLOP/s). Measured on 120 convolutions
+    (batch 16-64, 14-32 pixels, 1-32 channels in, 8-64 out, 3x3; forward and input gradient), the direct kernel
+    took 0.15-1.19x of im2col + BLAS's time on the 81 inside these bounds (one above 1), and up to 1.44x outside
+    them: with many output channels it reads the input once per 4 of them, and with one or two its 4-channel tile
+    idles (the CNN benchmark's: benchmarks/cpu_kernels.py --only direct_conv)."""
+    return (stride == (1, 1) and dilation == (1, 1) and x.dtype.char in "fd" and x.size > 0
+            and _DIRECT_CHANNELS[0] <= weight_shape[0] <= _DIRECT_CHANNELS[1]
+            and weight_shape[1] * weight_shape[2] * weight_shape[3] <= _DIRECT_MAX_TAPS
+            and x.shape[3] + 2 * padding[1] - weight_shape[3] + 1 >= 8 and cpu_kernels.available())
+
+
+def _direct_conv(x, weight, bias, padding: tuple):
+    """``conv_direct.c``'s stride-1 convolution of ``x`` (N, C, H, W) with ``weight`` (OC, C, KH, KW) and ``padding``,
+    plus ``bias``: (N, OC, OH, OW); None where the kernel cannot be had (the caller runs the GEMM)."""
+    k = cpu_kernels.typed_kernel("conv_direct", x.dtype)
+    if k is None:
+        return None
+    n, c, h, w = x.shape
+    oc, _, kh, kw = weight.shape
+    (ph, pw), block = padding, 64 // x.itemsize  # (two 32-byte vectors of pixels per tile row)
+    oh, ow = h + 2 * ph - kh + 1, w + 2 * pw - kw + 1
+    hp, wp = h + 2 * ph, -(-ow // block) * block + kw - 1  # rows long enough for whole vectors
+    xp = np.zeros((n, c, hp, wp), x.dtype)
+    xp[:, :, ph:ph + h, pw:pw + w] = x
+    ocp = -(-oc // 4) * 4  # the tile's four output channels: pad the weights with zeros
+    wq = np.zeros((ocp, c, kh, kw), x.dtype)
+    wq[:oc] = weight
+    out = np.empty((n, oc, oh, ow), x.dtype)
+    geo = np.array([n, c, hp, wp, ocp, kh, kw, oh, ow, oc], np.int64)
+    b = None if bias is None else np.ascontiguousarray(bias, x.dtype)
+    k(geo.ctypes.data, xp.ctypes.data, wq.ctypes.data, None if b is None else b.ctypes.data, out.ctypes.data)
+    return out
+
+
+class _DeferredCols:
+    """The im2col columns a direct convolution's forward did not build: the weight's gradient builds them from the
+    input, if it is asked for (the graph node keeps this in place of the columns)."""
+
+    __slots__ = ("x", "kernel", "stride", "padding", "dilation")
+
+    def __init__(self, x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+        self.x, self.kernel, self.stride, self.padding, self.dilation = x, kernel, stride, padding, dilation
+
+    def build(self):
+        return _columns(self.x, self.kernel, self.stride, self.padding, self.dilation)[0]
+
+
+def _columns(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+    """The columns of a convolution as :meth:`NumpyNNPrimitives.conv2d`'s GEMM reads them, with (OH, OW) and the
+    length of an output row on their grid (Wp on the wide grid of a stride-1 convolution, else OW)."""
+    n = x.shape[0]
+    geo = _wide_geometry(x.shape, kernel, stride, padding, dilation)
+    if geo is not None:
+        return _wide_cols(x, geo), geo.oh, geo.ow, geo.wp
+    oh = out_size(x.shape[2], kernel[0], stride[0], padding[0], dilation[0])
+    ow = out_size(x.shape[3], kernel[1], stride[1], padding[1], dilation[1])
+    cols = _compiled_im2col(x, kernel, stride, padding, dilation, images_first=False)
+    if cols is None:
+        win = _sliding(x, kernel, stride, padding, dilation, 0)
+        cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(x.shape[1] * kernel[0] * kernel[1],
+                                                                             n * oh * ow)
+    elif cols.size:
+        cpu_kernels.launched("im2col+gemm")  # (the columns from conv.c, the product from BLAS)
+    return cols, oh, ow, ow
+
+
 _POOL_C_MIN_OW = 32  # output columns: a strided pool this wide runs its forward in pool.c (4-5x NumPy's strided
 # maximum on (8, 64, 112, 112), 3x3 / 2); on narrower rows the compiled loop over each row's windows loses
 
@@ -394,18 +467,12 @@ class NumpyNNPrimitives:
         the columns are kept by the graph node so backward needs no second im2col (their layout is
         this backend's business: stride-1 convolutions keep the "wide" columns of :func:`_wide_cols`)."""
         oc, n = weight.shape[0], x.shape[0]
-        geo = _wide_geometry(x.shape, weight.shape[2:], stride, padding, dilation)
-        if geo is not None:
-            cols, oh, ow, row = _wide_cols(x, geo), geo.oh, geo.ow, geo.wp
-        else:
-            oh = out_size(x.shape[2], weight.shape[2], stride[0], padding[0], dilation[0])
-            ow = row = out_size(x.shape[3], weight.shape[3], stride[1], padding[1], dilation[1])
-            cols = _compiled_im2col(x, weight.shape[2:], stride, padding, dilation, images_first=False)
-            if cols is None:
-                win = _sliding(x, weight.shape[2:], stride, padding, dilation, 0)
-                cols = np.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(weight[0].size, n * oh * ow)
-            elif cols.size:
-                cpu_kernels.launched("im2col+gemm")  # (the columns from conv.c, the product from BLAS)
+        if _direct_ok(x, weight.shape, stride, padding, dilation):
+            out = _direct_conv(x, weight, bias, padding)
+            if out is not None:
+                cpu_kernels.launched("conv_direct")
+                return out, _DeferredCols(x, weight.shape[2:], stride, padding, dilation)
+        cols, oh, ow, row = _columns(x, weight.shape[2:], stride, padding, dilation)
         # inf * 0 is a NaN as in torch, not a warning (on the wide grid it may land only in a dropped column)
         with np.errstate(invalid="ignore"):
             out = blas_threads.matmul(weight.reshape(oc, -1), cols)
@@ -420,6 +487,20 @@ class NumpyNNPrimitives:
         """Gradients of :meth:`conv2d` for the inputs that need one: (gx, gweight, gbias)."""
         n, oc, oh, ow = g.shape
         c, kh, kw = weight.shape[1:]
+        if isinstance(cols, _DeferredCols):
+            cols = cols.build() if need_w else None
+        # the input's gradient as a direct convolution: the padded g with the flipped weight (only for a finite
+        # weight: an inf times the padding's zeros would be a NaN where no output reads the pixel)
+        gx_direct, full = None, (kh - 1 - padding[0], kw - 1 - padding[1])
+        if (need_x and min(full) >= 0 and _direct_ok(g, (c, oc, kh, kw), stride, full, dilation)
+                and all_finite(weight)):
+            flipped = np.ascontiguousarray(weight.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1])
+            gx_direct = _direct_conv(np.ascontiguousarray(g), flipped, None, full)
+            if gx_direct is not None and gx_direct.shape == tuple(x_shape):
+                cpu_kernels.launched("conv_direct")
+                need_x = False
+            else:
+                gx_direct = None
         geo = _wide_geometry(x_shape, (kh, kw), stride, padding, dilation)
         wide = geo is not None
         if wide:
@@ -461,7 +542,7 @@ class NumpyNNPrimitives:
                     # summed in the columns' (C, N) order, then one transposing copy to (N, C, H, W)
                     gx = np.ascontiguousarray(_add_taps(c6, x_shape[2:], stride, padding, dilation)
                                               .transpose(1, 0, 2, 3))
-        return gx, gw, gb
+        return (gx if gx_direct is None else gx_direct), gw, gb
 
     # ---- pooling ------------------------------------------------------------------------------
     @staticmethod
