@@ -237,9 +237,10 @@ def _direct_ok(x, weight_shape: tuple, stride: tuple, padding: tuple, dilation: 
     pixels or more (the kernel computes 2 vectors of pixels at once), 3 to 32 output channels and at most 288 taps
     per output (C*KH*KW). There the GEMM is thin and OpenBLAS slow (about 30 GFLOP/s). Measured on 120 convolutions
     (batch 16-64, 14-32 pixels, 1-32 channels in, 8-64 out, 3x3; forward and input gradient), the direct kernel
-    took 0.15-1.19x of im2col + BLAS's time on the 81 inside these bounds (one above 1), and up to 1.44x outside
-    them: with many output channels it reads the input once per 4 of them, and with one or two its 4-channel tile
-    idles (the CNN benchmark's: benchmarks/cpu_kernels.py --only direct_conv)."""
+    took 0.13-1.25x of im2col + BLAS's time on the 81 inside these bounds (1-3 of them above 1 in two runs), and
+    up to 1.66x outside them: with many output channels it reads the input once per 4 of them, and with one or two
+    its 4-channel tile idles (``benchmarks/cpu_kernels.py --only direct_sweep``; the CNN benchmark's own:
+    ``--only direct_conv``)."""
     return (stride == (1, 1) and dilation == (1, 1) and x.dtype.char in "fd" and x.size > 0
             and _DIRECT_CHANNELS[0] <= weight_shape[0] <= _DIRECT_CHANNELS[1]
             and weight_shape[1] * weight_shape[2] * weight_shape[3] <= _DIRECT_MAX_TAPS
