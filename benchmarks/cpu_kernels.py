@@ -66,8 +66,8 @@ def direct_conv_cases():
 
 def direct_sweep_cases():
     """3x3 stride-1 convolutions over batch, size and channels, forward and input gradient: where conv_direct.c
-    beats im2col + BLAS (numpy_nn._direct_ok's bounds). Both variants run the direct kernel here, whatever the
-    bounds say (``_DIRECT_CHANNELS`` and ``_DIRECT_MAX_TAPS`` opened for the run)."""
+    beats im2col + BLAS (numpy_nn._direct_ok's bounds). With the kernels on, every case runs the direct kernel,
+    whatever the bounds say (they are opened for the run); with them off, the wide columns and BLAS."""
     for n, h in ((64, 28), (64, 14), (16, 32)):
         for c in (1, 3, 8, 16, 32):
             for oc in (8, 16, 32, 64):
@@ -79,12 +79,12 @@ def direct_sweep_cases():
 
 
 def _unbounded(fn):
-    bounds = numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS
-    numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS = (1, 10 ** 9), 10 ** 9
+    bounds = numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS, numpy_nn._DIRECT_CORES
+    numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS, numpy_nn._DIRECT_CORES = (1, 10 ** 9), 10 ** 9, 10 ** 9
     try:
         return fn()
     finally:
-        numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS = bounds
+        numpy_nn._DIRECT_CHANNELS, numpy_nn._DIRECT_MAX_TAPS, numpy_nn._DIRECT_CORES = bounds
 
 
 def pool_cases():

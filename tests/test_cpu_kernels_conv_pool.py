@@ -145,7 +145,7 @@ def test_the_direct_convolution_matches_the_gemm_within_its_sum_order(dtype, sha
     assert np.all(np.abs(out - ref) <= taps * eps * (_abs_conv(x, w, padding) + np.abs(b)[:, None, None]))
     g = rng.standard_normal(out.shape).astype(dtype)
     (gx, gw, gb), ran, (rgx, rgw, rgb) = _both(
-        lambda: P.conv2d_backward(g, cols if ran else ref_cols, w, shape, (1, 1), padding, (1, 1), True, True, True))
+        lambda: P.conv2d_backward(g, cols, w, shape, (1, 1), padding, (1, 1), True, True, True))
     # the input's gradient is a convolution with C output channels and OC*KH*KW taps: direct within the same bounds
     assert ran == ("conv_direct" if 3 <= shape[1] <= 32 and oc * kernel[0] * kernel[1] <= 288 else None)
     flipped = w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]
@@ -211,9 +211,36 @@ def test_an_infinite_weight_gives_the_gemms_gradient():
 
 
 def test_second_derivatives_of_a_direct_convolution():
-    x = tl.randn(2, 2, 6, 10, dtype=tl.float64, requires_grad=True)
-    w = tl.randn(3, 2, 3, 3, dtype=tl.float64, requires_grad=True)
-    assert tl.autograd.gradgradcheck(lambda x, w: tl.nn.functional.conv2d(x, w, padding=1), (x, w))
+    x = tl.randn(2, 3, 6, 10, dtype=tl.float64, requires_grad=True)
+    w = tl.randn(4, 3, 3, 3, dtype=tl.float64, requires_grad=True)
+    got: list = []
+    unsubscribe = tl.events.subscribe(lambda e: got.append(e.name) if isinstance(e, tl.events.KernelTimed) else 0)
+    try:
+        assert tl.autograd.gradgradcheck(lambda x, w: tl.nn.functional.conv2d(x, w, padding=1), (x, w))
+    finally:
+        unsubscribe()
+    assert got.count("conv_direct") >= 10  # (the forwards and the input's gradients inside the check)
+
+
+@pytest.mark.parametrize("case", ["padding past the kernel", "strided input", "empty batch"])
+def test_direct_convolution_edge_cases_match_torch(case):
+    rng = np.random.default_rng(8)
+    xs, ws = rng.standard_normal((3, 4, 9, 12)), rng.standard_normal((5, 4, 3, 3))
+    padding = 1
+    if case == "padding past the kernel":  # (its input's gradient is no direct convolution: -1 padding)
+        padding = 3
+    elif case == "strided input":
+        xs = rng.standard_normal((3, 4, 9, 24))[..., ::2]
+    else:
+        xs = xs[:0]
+    x, w = tl.tensor(xs, requires_grad=True), tl.tensor(ws, requires_grad=True)
+    tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(ws, requires_grad=True)
+    y, ty = tl.nn.functional.conv2d(x, w, padding=padding), torch.nn.functional.conv2d(tx, tw, padding=padding)
+    g = rng.standard_normal(ty.shape)
+    y.backward(tl.tensor(g))
+    ty.backward(torch.tensor(g))
+    for ours, theirs in ((y, ty), (x.grad, tx.grad), (w.grad, tw.grad)):
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_non_contiguous_or_integer_inputs_leave_im2col_to_numpy():

@@ -106,6 +106,47 @@ def test_packed_sequences_give_each_step_its_running_rows():
     assert [(gm.step_time(s), s.shape) for s in _steps(g)] == [(0, (3, 4)), (1, (2, 4)), (2, (1, 4)), (3, (1, 4))]
 
 
+def test_steps_of_packed_sequences_fold_into_one_run_whatever_rows_ran():
+    tl.manual_seed(0)
+    rnn = nn.GRU(3, 4)
+    lengths = list(range(40, 0, -1))  # 40 sequences of 40 lengths: every step runs a different number of rows
+    packed = nn.utils.rnn.pack_padded_sequence(tl.randn(40, 40, 3), lengths)
+    g = gm.build_graph(rnn(packed)[0].data.sum(), rnn)
+    (gid,) = [gid for gid in g.groups if gm.is_fused(g, gid)]
+    (run,) = g.groups[gid].children
+    assert g.groups[run].label == "t = 0–39 ×40"
+
+
+def test_an_empty_batch_says_no_sequence_ran():
+    tl.manual_seed(0)
+    model = _One("LSTM")
+    g = gm.build_graph(model(tl.randn(5, 0, 3)), model)
+    rows = dict(gm.node_tip(g, _steps(g)[0]))
+    assert rows["values"] == "no sequence ran at this step (an empty batch)"
+
+
+def test_a_projected_lstm_with_frozen_weights_shows_h_and_c_widths():
+    tl.manual_seed(0)
+    lstm = nn.LSTM(3, 6, proj_size=2)
+    lstm.weight_hh_l0.requires_grad_(False)  # (no edge from w_hh: the widths come from the saved state)
+    x = tl.randn(4, 2, 3, requires_grad=True)
+    g = gm.build_graph(lstm(x)[0].sum(), lstm)
+    assert {s.shape for s in _steps(g)} == {(2, 2)}
+    layer = _layer_node(g)
+    assert dict(gm.node_tip(g, layer))["output holds"] == "[h | c] after every step: h 2 wide, c 6"
+
+
+def test_the_fold_note_and_the_stepper_line_count_nodes_not_steps():
+    model, _, loss, g = _graph("GRU")
+    n_nodes = sum(1 for n in g.nodes if n.kind != "step")
+    assert not any("nodes shown as" in note["text"] for note in gm.graph_notes(g, n_nodes))
+    s = BackwardStepper(loss, model)
+    while s.current_name != "GRULayer":
+        s.step()
+    assert s.widget.status.endswith("µs") and "GRULayer (rnn.l0)," in s.widget.status
+    s.close()
+
+
 def test_cell_by_cell_layers_get_no_steps():
     tl.manual_seed(0)
     model = _One("LSTM")
@@ -174,7 +215,7 @@ def test_after_backward_a_step_says_its_values_were_freed():
     loss.backward()
     g = gm.build_graph(loss)
     rows = dict(gm.node_tip(g, _steps(g)[0]))
-    assert rows["values"].startswith("freed after backward")
+    assert rows["values"].startswith("not kept: freed after backward")
     assert _layer_node(g).obj.step_values() is None
 
 

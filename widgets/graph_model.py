@@ -108,7 +108,7 @@ class GraphModel:
     index: dict[int, int]  # id(Function or Tensor) -> node index
     device: str = "cpu"  # the output's device (what the ops ran on)
     root_type: str = ""  # the model's class name: a top-level Sequential's children read "Sequential[0]"
-    fused: dict = field(default_factory=dict)  # a fused recurrent layer's node -> (its first, its last step's node)
+    fused: dict[int, tuple[int, int]] = field(default_factory=dict)  # a fused layer's node -> its first, last step
     # worked out once per model (its hierarchy does not change): see op_counts, foldable
     _op_counts: dict | None = field(default=None, init=False, repr=False, compare=False)
     _foldable: frozenset | None = field(default=None, init=False, repr=False, compare=False)
@@ -267,7 +267,7 @@ def _build_graph(root, model, names, timings) -> GraphModel:
 _CELL = {"LSTM": "LSTM cell", "GRU": "GRU cell", "RNN_TANH": "RNN cell (tanh)", "RNN_RELU": "RNN cell (relu)"}
 
 
-def _time_steps(nodes: list[GNode], edges: list, markers: dict, types: dict) -> dict[int, int]:
+def _time_steps(nodes: list[GNode], edges: list, markers: dict, types: dict) -> dict[int, tuple[int, int]]:
     """Give each fused recurrent layer node (``LSTMLayer``, ``GRULayer``, ``RNNLayer``: one node runs every time
     step) a group of its own holding it and one ``step`` node per time step, so the drawing can open the layer
     into its steps: ``rnn.l0.LSTMLayer`` -> ``rnn.l0.LSTMLayer.t3``, folded into "t = 0–31 ×32" like the steps of
@@ -305,9 +305,13 @@ def _time_steps(nodes: list[GNode], edges: list, markers: dict, types: dict) -> 
 
 
 def _state_width(layer: GNode, nodes: list[GNode], edges: list) -> int:
-    """The width of a layer's ``h``: its states' (an LSTM's hold ``[h | c]``: then its ``w_hh``'s second dim)."""
-    if layer.obj.mode != "LSTM":
+    """The width of a layer's ``h``: its states' (an LSTM's hold ``[h | c]``: then its saved ``h0``'s, or after
+    backward freed that, its ``w_hh``'s second dim, or half the states' without either)."""
+    fn = layer.obj
+    if fn.mode != "LSTM":
         return layer.shape[-1]
+    if isinstance(fn.saved, tuple) and getattr(fn.saved[1], "shape", None):  # (xp, h0, c0, w_hh, ...)
+        return fn.saved[1].shape[-1]
     w_hh = next((nodes[s].shape for s, d, slot, _ in edges if d == layer.index and slot == 3), None)
     return w_hh[1] if w_hh else layer.shape[-1] // 2
 
@@ -602,7 +606,8 @@ def _hierarchy(nodes: list[GNode], types: dict[str, str], edges=(), markers: dic
             for i in h.members:
                 n = nodes[i]
                 label = n.label[base:] if n.kind == "param" else n.label
-                items[(h.path[base:], n.kind, label, n.shape)] += 1
+                shape = n.shape[1:] if n.kind == "step" else n.shape  # (steps fold whatever rows ran: packed)
+                items[(h.path[base:], n.kind, label, shape)] += 1
         return g.type_name, tuple(sorted(items.items()))
 
     def fold_runs(child_ids: list[str], parent: str | None) -> list[str]:
@@ -703,8 +708,11 @@ def op_counts(model: GraphModel) -> dict[str, int]:
     if counts is None:
         counts = dict.fromkeys(model.groups, 0)
         for n, chain in zip(model.nodes, model.chains):
-            if n.kind in _OPS:
+            if n.kind == "op":
                 for gid in chain:
+                    counts[gid] += 1
+            elif n.kind == "step":  # a step counts inside its layer's group only: it folds with the layer
+                for gid in chain[next(i for i, g in enumerate(chain) if model.groups[g].marker == "fused"):]:
                     counts[gid] += 1
         model._op_counts = counts
     return counts
@@ -1018,7 +1026,10 @@ def step_rows(n: GNode) -> list[list[str]]:
             ["state", f"{_fmt_shape(n.shape)} {n.dtype}"]]
     values = fn.step_values()
     if values is None:
-        return rows + [["values", "freed after backward (pass retain_graph=True to keep them)"]]
+        return rows + [["values", "not kept: freed after backward (pass retain_graph=True to keep them), or packed "
+                                  "by a saved-tensors hook"]]
+    if not n.shape[0]:
+        return rows + [["values", "no sequence ran at this step (an empty batch)"]]
     for name, a in values.items():
         v = np.asarray(a[t, :n.shape[0]], dtype=np.float64)
         kind = _NONLINEARITY.get(name)
@@ -1072,8 +1083,9 @@ def graph_notes(model: GraphModel, n_boxes: int) -> list[dict]:
     if any(n.saved and n.saved[0].get("freed") for n in model.nodes):
         notes.append({"level": "info", "text": "Backward has run through this graph and freed its saved tensors "
                                                "(pass retain_graph=True to keep them)."})
-    if n_boxes < len(model.nodes):
-        notes.append({"level": "info", "text": f"{len(model.nodes)} nodes shown as {n_boxes} boxes, grouped by "
+    n_nodes = sum(1 for n in model.nodes if n.kind != "step")  # (a fused layer's steps are drawn, not nodes)
+    if n_boxes < n_nodes:
+        notes.append({"level": "info", "text": f"{n_nodes} nodes shown as {n_boxes} boxes, grouped by "
                                                f"module: click a group to expand it, or search by name."})
     return notes
 

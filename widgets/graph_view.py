@@ -346,8 +346,9 @@ class GraphView(View):
             g = m.groups[box_id]
             ids = _all_nodes(m.groups, box_id)
             ops = [m.nodes[i] for i in ids if m.nodes[i].kind == "op"]
-            rows = [["group", g.label], ["kind", g.type_name], ["nodes", str(len(ids))], ["ops", str(len(ops))]]
-            steps = sum(1 for i in ids if m.nodes[i].kind == "step")
+            steps = sum(1 for i in ids if m.nodes[i].kind == "step")  # (drawn boxes, not graph nodes)
+            rows = [["group", g.label], ["kind", g.type_name], ["nodes", str(len(ids) - steps)],
+                    ["ops", str(len(ops))]]
             if steps and not ops:  # a run of a fused layer's time steps: no ops of their own
                 rows[-1] = ["time steps", f"{steps}, inside one layer node"]
             if g.kind == "run":

@@ -30,7 +30,7 @@ from tinygrad_like import events
 from tinygrad_like.autograd.function import FREED, Function
 from tinygrad_like.autograd.torch_nodes import view_label
 
-from .graph_model import NOT_COMPUTED, GNode, _fmt_shape, box_of, is_fused
+from .graph_model import NOT_COMPUTED, GNode, _fmt_shape, _own_module, box_of, is_fused
 from .graph_view import STEPPING, GraphView
 
 
@@ -375,7 +375,8 @@ class BackwardStepper(GraphView):
         if cur is None:
             return "press Step (or →) to run the first backward node"
         idx = self.model.node_for(cur.node)
-        where = f" ({self.model.nodes[idx].module})" if idx is not None and self.model.nodes[idx].module else ""
+        module = _own_module(self.model, self.model.nodes[idx]) if idx is not None else None
+        where = f" ({module})" if module else ""
         state = "done: " if self.done else ""
         return f"{state}step {self.cursor} of {self._total}: {view_label(cur.node)}{where}, {cur.seconds * 1e6:.1f} µs"
 

@@ -17,10 +17,14 @@
 
 #include <string.h>
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"  /* (built without AVX: GCC notes the vectors' ABI; nothing is exported) */
+#endif
+
 /* Keep the two input vectors of a tap in registers. Without this GCC folds their loads into each of the eight FMAs
  * as memory operands: 12 loads per 8 FMAs made the kernel load-bound (a (64, 8, 14, 14) -> 16 forward: 792 us,
- * 491 us with it). An empty asm statement that "modifies" them pins them (x86 only; elsewhere it is left out). */
-#if defined(__x86_64__) || defined(__i386__)
+ * 491 us with it). An empty asm statement that "modifies" them pins them (x86 with AVX; elsewhere left out). */
+#if defined(__AVX__)  /* (a 32-byte vector in one register: AVX and up; without it the vectors are split) */
 #define IN_REGISTERS(a, b) __asm__("" : "+x"(a), "+x"(b))
 #else
 #define IN_REGISTERS(a, b) ((void)0)

@@ -61,7 +61,7 @@ _CHAIN_MIN = 4096  # elements: from here an elementwise chain runs as its compil
 _AXPY_MIN = 32768  # below this many elements the kernel's call costs what NumPy's two passes in cache take
 
 
-def _axpy_compiled(y, x, alpha) -> bool:
+def _axpy_compiled(y: np.ndarray, x: np.ndarray, alpha: float) -> bool:
     """``y += x * alpha`` as one compiled pass (``kernel_src/cpu/optim.c``), bit for bit NumPy's product then sum;
     False where it does not apply (small, non-contiguous, mixed dtypes, no compiler): NumPy then does it.
     perf: 0.5-0.6x of NumPy's time on the MLP's 0.26-0.4M-element weights (benchmarks/cpu_kernels.py --only optim),
@@ -392,6 +392,7 @@ class NumpyBackend(NumpyNNPrimitives, NumpyMathPrimitives, NumpySortingPrimitive
 
         Not SciPy's BLAS ``axpy``, though it is one pass and rounds as torch does: its OpenBLAS keeps a thread
         pool of its own, which spins beside NumPy's and made a whole MLP step 2.5x slower here."""
+        alpha = float(alpha)  # (a NumPy scalar would make NumPy's product float64 only on the NumPy path)
         if alpha == 1:
             np.add(y, x, out=y)
         elif alpha == -1:

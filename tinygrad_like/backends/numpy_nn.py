@@ -10,6 +10,7 @@ into the parameter and state arrays they are given (the caller bumps the version
 from __future__ import annotations
 
 import math
+import os
 import sys
 
 import numpy as np
@@ -229,10 +230,11 @@ def _compiled_im2col(x, kernel: tuple, stride: tuple, padding: tuple, dilation: 
 
 
 _DIRECT_MAX_TAPS = 288  # C*KH*KW: up to here a direct convolution (conv_direct.c) beats im2col + BLAS ...
-_DIRECT_CHANNELS = (3, 32)  # ... for this many output channels (see _direct_ok)
+_DIRECT_CHANNELS = (3, 32)  # ... for this many output channels (see _direct_ok) ...
+_DIRECT_CORES = 2  # ... on this many cores (the kernel runs on one, BLAS's products on all of them)
 
 
-def _direct_ok(x, weight_shape: tuple, stride: tuple, padding: tuple, dilation: tuple) -> bool:
+def _direct_ok(x: np.ndarray, weight_shape: tuple, stride: tuple, padding: tuple, dilation: tuple) -> bool:
     """Whether ``conv_direct.c`` runs this convolution: stride and dilation 1, float32/float64, output rows of 8
     pixels or more (the kernel computes 2 vectors of pixels at once), 3 to 32 output channels and at most 288 taps
     per output (C*KH*KW). There the GEMM is thin and OpenBLAS slow (about 30 GFLOP/s). Measured on 120 convolutions
@@ -240,14 +242,20 @@ def _direct_ok(x, weight_shape: tuple, stride: tuple, padding: tuple, dilation: 
     took 0.13-1.25x of im2col + BLAS's time on the 81 inside these bounds (1-3 of them above 1 in two runs), and
     up to 1.66x outside them: with many output channels it reads the input once per 4 of them, and with one or two
     its 4-channel tile idles (``benchmarks/cpu_kernels.py --only direct_sweep``; the CNN benchmark's own:
-    ``--only direct_conv``)."""
-    return (stride == (1, 1) and dilation == (1, 1) and x.dtype.char in "fd" and x.size > 0
-            and _DIRECT_CHANNELS[0] <= weight_shape[0] <= _DIRECT_CHANNELS[1]
-            and weight_shape[1] * weight_shape[2] * weight_shape[3] <= _DIRECT_MAX_TAPS
-            and x.shape[3] + 2 * padding[1] - weight_shape[3] + 1 >= 8 and cpu_kernels.available())
+    ``--only direct_conv``).
+
+    Those were 2 cores. The kernel runs on one and BLAS on all, so on a larger machine (not measured) it keeps to
+    products up to twice the size the BLAS policy already runs on one thread (m*n*k 32M: the CNN's are 4-15M)."""
+    if not (stride == (1, 1) and dilation == (1, 1) and x.dtype.char in "fd" and x.size > 0):
+        return False
+    oc, taps = weight_shape[0], weight_shape[1] * weight_shape[2] * weight_shape[3]
+    oh, ow = x.shape[2] + 2 * padding[0] - weight_shape[2] + 1, x.shape[3] + 2 * padding[1] - weight_shape[3] + 1
+    small = oc * taps * x.shape[0] * oh * ow <= 2 * blas_threads.LARGE_MNK
+    return (_DIRECT_CHANNELS[0] <= oc <= _DIRECT_CHANNELS[1] and taps <= _DIRECT_MAX_TAPS and ow >= 8
+            and (small or (os.cpu_count() or 1) <= _DIRECT_CORES) and cpu_kernels.available())
 
 
-def _direct_conv(x, weight, bias, padding: tuple):
+def _direct_conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, padding: tuple) -> np.ndarray | None:
     """``conv_direct.c``'s stride-1 convolution of ``x`` (N, C, H, W) with ``weight`` (OC, C, KH, KW) and ``padding``,
     plus ``bias``: (N, OC, OH, OW); None where the kernel cannot be had (the caller runs the GEMM)."""
     k = cpu_kernels.typed_kernel("conv_direct", x.dtype)
@@ -276,14 +284,15 @@ class _DeferredCols:
 
     __slots__ = ("x", "kernel", "stride", "padding", "dilation")
 
-    def __init__(self, x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+    def __init__(self, x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple) -> None:
         self.x, self.kernel, self.stride, self.padding, self.dilation = x, kernel, stride, padding, dilation
 
-    def build(self):
+    def build(self) -> np.ndarray:
         return _columns(self.x, self.kernel, self.stride, self.padding, self.dilation)[0]
 
 
-def _columns(x, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+def _columns(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple,
+             dilation: tuple) -> tuple[np.ndarray, int, int, int]:
     """The columns of a convolution as :meth:`NumpyNNPrimitives.conv2d`'s GEMM reads them, with (OH, OW) and the
     length of an output row on their grid (Wp on the wide grid of a stride-1 convolution, else OW)."""
     n = x.shape[0]
@@ -466,7 +475,9 @@ class NumpyNNPrimitives:
     def conv2d(x, weight, bias, stride: tuple, padding: tuple, dilation: tuple):
         """Convolution as one GEMM: (OC, C*KH*KW) @ cols (C*KH*KW, N*OH*OW). Returns (out, cols);
         the columns are kept by the graph node so backward needs no second im2col (their layout is
-        this backend's business: stride-1 convolutions keep the "wide" columns of :func:`_wide_cols`)."""
+        this backend's business: stride-1 convolutions keep the "wide" columns of :func:`_wide_cols`).
+        A stride-1 convolution with few channels runs ``conv_direct.c`` instead (:func:`_direct_ok`) and returns
+        :class:`_DeferredCols` in place of the columns: the weight's gradient builds them, if asked."""
         oc, n = weight.shape[0], x.shape[0]
         if _direct_ok(x, weight.shape, stride, padding, dilation):
             out = _direct_conv(x, weight, bias, padding)
@@ -499,6 +510,8 @@ class NumpyNNPrimitives:
             gx_direct = _direct_conv(np.ascontiguousarray(g), flipped, None, full)
             if gx_direct is not None and gx_direct.shape == tuple(x_shape):
                 cpu_kernels.launched("conv_direct")
+                if not (need_w or need_b):  # (the gradient on the GEMM's grid is for the other two only)
+                    return gx_direct, None, None
                 need_x = False
             else:
                 gx_direct = None

@@ -65,9 +65,10 @@ class Backend(Protocol):
     - A primitive returns the same shape of result on every backend: a fused forward with a backward state returns
       the tuple its row of the table names, with None where it has no state (``gelu`` on CUDA). What such a state
       holds is the backend's own business, and only its own backward reads it: ``conv2d``'s columns (NumPy keeps
-      stride-1 ones on a wider grid), ``max_pool2d``'s state (NumPy: the 2x2 fast path's masks or None; CUDA: the
-      argmax indices), ``layer_norm``'s ``rstd`` (CUDA: an object holding x, mean and rstd), ``cross_entropy``'s
-      ``logp`` and coefficients (CUDA: an object holding the logits, and None for the dense coefficients, which
+      stride-1 ones on a wider grid, and after a direct convolution the input, to build them from),
+      ``max_pool2d``'s state (NumPy: the 2x2 fast path's masks or None; CUDA: the argmax indices),
+      ``layer_norm``'s ``rstd`` (CUDA: an object holding x, mean and rstd), ``cross_entropy``'s ``logp`` and
+      coefficients (CUDA: an object holding the logits, and None for the dense coefficients, which
       ``cross_entropy_coefs`` makes when a differentiable backward asks for them), ``gelu``'s state (NumPy:
       ``gelu'(x)``; CUDA: None).
     - ``upload``, ``upload_into``, ``download`` and ``download_into`` (``device_only`` in the table) exist only on

@@ -47,7 +47,8 @@ _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch
 class Conv2d(Function):
     """A whole (groups=1) convolution as one node: one im2col, one GEMM, the bias added in place.
 
-    The columns from forward are kept, so the weight's gradient needs no second im2col."""
+    The columns from forward are kept, so the weight's gradient needs no second im2col (a backend that convolves
+    directly keeps what it needs to build them: the NumPy backend's small stride-1 convolutions)."""
 
     __slots__ = ("cols", "stride", "padding", "dilation", "has_bias")
 
