@@ -463,9 +463,16 @@ def test_big_graph_pause_resume_and_close(gv):
     # widget's output, and "closed" stays in its place)
     closed = page.locator(".tl-graph-closed, .tl-test-big .tl-closed-msg")
     expect(closed.first).to_have_text("closed", timeout=ACTION_MS)
-    # (asked after the close message; a closed view no longer hands out its widget: the notebook kept it)
-    if (c := kernel_repr(page, "(big.closed, big_widget.comm is None, repr(big))")) is not None:
-        assert c == "(True, True, '<GraphView: closed>')", c
+    # (asked after the close message; a closed view no longer hands out its widget: the notebook kept it). The
+    # kernel handles the close message on its own time: under load it came after a first question (CI, once)
+    want, expr = "(True, True, '<GraphView: closed>')", "(big.closed, big_widget.comm is None, repr(big))"
+    if (c := kernel_repr(page, expr)) is not None:
+        for _ in range(ACTION_MS // 100):
+            if c == want:
+                break
+            page.wait_for_timeout(100)
+            c = kernel_repr(page, expr)
+        assert c == want, c
     left = page.locator(".tl-graph-closed")
     expect(left).to_have_text("closed", timeout=ACTION_MS)
     expect(left).to_be_visible()
