@@ -743,10 +743,9 @@ def owners(model: GraphModel, expanded: set[str]) -> list[str]:
 def _entries(model: GraphModel, own: list[str]) -> list[str]:
     """Each node's box as the target of an edge: its box (``owners``), but a fused layer drawn open takes its
     inputs in its first step (its outputs leave from its last)."""
-    entry = own
+    entry = list(own)
     for layer, (first, _) in model.fused.items():
-        if own[layer] != own[first] and own[layer] not in model.groups:
-            entry = entry if entry is not own else list(own)
+        if own[layer] not in model.groups:  # (folded, the layer's box is its group's: inputs enter that)
             entry[layer] = own[first]
     return entry
 
