@@ -79,6 +79,21 @@ def test_launches_name_their_node_weakly_and_the_users_line(timeline):
     assert timeline.selected_node is None
 
 
+def test_a_launch_filed_while_its_op_is_still_running_keeps_its_op(timeline, monkeypatch):
+    """The inbox is filed when it is full or 0.1 s old, whichever event that is: a launch inside an op's forward,
+    before the op's node is numbered, must still name the op (a loaded machine filed there; the browser test saw
+    "op —")."""
+    monkeypatch.setattr(kv, "DRAIN_SECONDS", 0.0)  # every launch finds the inbox due: inside every forward
+    a = tl.randn(5, 5, requires_grad=True)
+    timeline.after_cell()
+    time.sleep(0.15)  # (past the first due time, set when the view subscribed)
+    y = a.exp()
+    y.tanh()
+    timeline.after_cell()
+    assert [(r.name, r.op) for r in timeline.launch_records() if r.name in ("exp", "tanh")] == [
+        ("exp", "Exp"), ("tanh", "Tanh")]
+
+
 def test_no_grad_kernels_are_forward_without_a_node(timeline):
     a = tl.randn(3, 3, requires_grad=True)
     timeline.after_cell()

@@ -127,6 +127,7 @@ class KernelTimeline(View):
                  height: int = 0) -> None:
         self._store = LaunchStore(max_launches)
         self._inbox: list = []  # (event, the node that launched it) not yet filed into the store
+        self._filing_live = False  # filing from inside an event (an op may be running): see _drain
         self._compiles: deque = deque(maxlen=500)
         self.max_launches = max_launches
         self.max_rows = max_rows  # rows drawn without scrolling (the canvas scrolls to the others)
@@ -195,16 +196,21 @@ class KernelTimeline(View):
             # (a launch's node is held from here until filed, at most 0.1 s: a training loop drops each step's graph,
             # and the launch must still name the op and the line that made it)
             node = event.node_ref if type(event) is kernel else None
-            put((event, None if node is None else node()))
+            node = None if node is None else node()
+            put((event, node))
             if len(inbox) >= DRAIN_EVENTS or clock() >= due[0]:
                 view = ref()
                 if view is None:  # (the finalizer below unsubscribes; this is in case a delivery races it)
                     inbox.clear()
                     return
                 due[0] = clock() + DRAIN_SECONDS
-                view._drain()
-                if view._stale and view._live():
-                    view._maybe_redraw()
+                view._filing_live = True  # (the redraw reads the store, which files again: live too)
+                try:
+                    view._drain()
+                    if view._stale and view._live():
+                        view._maybe_redraw()
+                finally:
+                    view._filing_live = False
 
         unsubscribe = events.subscribe(receive, self.records_hidden)
         weakref.finalize(self, unsubscribe)  # a view dropped without close() stops listening when collected
@@ -212,12 +218,22 @@ class KernelTimeline(View):
 
     def _drain(self) -> None:
         """File the inbox into the store, the tables and the compile list (in the order the events came): the
-        columns are built as lists and appended to the store's arrays once."""
+        columns are built as lists and appended to the store's arrays once. Filed from inside an event, the
+        launches of the last op, if it has no number yet, wait for the next filing (see below)."""
         inbox = self._inbox
         if not inbox:
             return
         items = inbox[:]
-        inbox.clear()
+        keep = len(items)
+        last = next((n for _, n in reversed(items) if n is not None), None) if self._filing_live else None
+        if last is not None and not hasattr(last, "seq"):
+            # its forward may still be running: the node is numbered (``seq``) when the forward returns, and a
+            # launch filed before then names no op (a loaded machine filed there: "op —" in the browser)
+            keep = next(i for i, (_, n) in enumerate(items) if n is last)
+        inbox[:] = items[keep:]
+        items = items[:keep]
+        if not items:
+            return
         st, groups, cells = self._store, self._groups, self._cells
         key = self._cell_key()  # (the inbox is emptied before each cell, so its events all ran in this one)
         # a launch after IDLE_CUT_S without any starts a new stretch of the cell (key, k): the drawing cuts idle time
