@@ -305,7 +305,10 @@ def test_a_fused_primitive_returns_the_same_shape_of_result_on_every_backend(cud
         "cross_entropy_coefs": lambda m, a: m.cross_entropy_coefs(
             *m.cross_entropy(a(logits), a(target), None, -100, 0.0)[1:]),
         "gelu": lambda m, a: m.gelu(a(f32(3, 4)), "none", True),
-        "attention": lambda m, a: m.attention(a(q), a(k), a(v), 0.35, None),
+        "attention": lambda m, a: m.attention(a(q), a(k), a(v), 0.35, None, True),
+        "attention_backward": lambda m, a: m.attention_backward(a(f32(2, 4, 8)), a(q), a(k), a(v), a(f32(2, 4, 8)),
+                                                                *m.attention(a(q), a(k), a(v), 0.35, None, True)[1:],
+                                                                0.35, None, True),
     }
     before = dict(be.fallbacks)
     for name, call in calls.items():

@@ -118,7 +118,38 @@ CASES = [
     ("layer_norm_fwd_registers_bwd_block", lambda x: nnf(x).layer_norm(x, (9000,)), [((2, 9000), "n")], True),
     ("layer_norm_rows_too_wide_for_registers", lambda x: nnf(x).layer_norm(x, (17000,)), [((2, 17000), "n")],
      True),
+    # attention: the flash-attention kernels (q, k, v read in place through two batch strides), and the path composed
+    # from matmul / softmax kernels for head dims over 128
+    ("sdpa_causal_head_views", lambda qkv: _heads_attention(qkv, 3), [((2, 37, 72), "n")], True),
+    ("sdpa_broadcast_batch", lambda q, k, v: nnf(q).scaled_dot_product_attention(q, k, v),
+     [((2, 3, 9, 20), "n"), ((1, 3, 40, 20), "n"), ((3, 40, 12), "n")], True),
+    ("sdpa_float_mask_dead_row", lambda q, k, v: nnf(q).scaled_dot_product_attention(
+        q, k, v, attn_mask=_mask_like(q, (2, 1, 9, 11), False)), [((2, 3, 9, 16), "n"), ((2, 3, 11, 16), "n"),
+                                                                   ((2, 3, 11, 16), "n")], True),
+    ("sdpa_bool_mask_dead_row", lambda q, k, v: nnf(q).scaled_dot_product_attention(
+        q, k, v, attn_mask=_mask_like(q, (9, 11), True)), [((2, 9, 100), "n"), ((2, 11, 100), "n"),
+                                                           ((2, 11, 70), "n")], True),
+    ("sdpa_head_dim_over_128_composed", lambda q, k, v: nnf(q).scaled_dot_product_attention(q, k, v, is_causal=True),
+     [((2, 6, 144), "n"), ((2, 6, 144), "n"), ((2, 6, 8), "n")], True),
 ]
+
+
+def _heads_attention(qkv, heads: int):
+    """nanoGPT's attention: (B, T, 3C) split into q, k, v viewed as (B, H, T, hs), causal, heads joined again."""
+    B, T, C3 = qkv.shape
+    C = C3 // 3
+    q, k, v = (t.reshape(B, T, heads, C // heads).transpose(1, 2) for t in qkv.split(C, dim=2))
+    y = nnf(qkv).scaled_dot_product_attention(q, k, v, is_causal=True)
+    return y.transpose(1, 2).reshape(B, T, C)
+
+
+def _mask_like(like, shape: tuple, as_bool: bool):
+    """A fixed attention mask beside ``like``: random, with query row 2 masked everywhere (its output is 0)."""
+    keep = np.random.default_rng(7).random(shape) > 0.3
+    keep[..., 2, :] = False
+    values = keep if as_bool else np.where(keep, np.random.default_rng(8).standard_normal(shape), -np.inf)
+    values = values.astype(np.bool_ if as_bool else np.float32)
+    return torch.tensor(values) if isinstance(like, torch.Tensor) else tl.tensor(values, device=like.device)
 
 
 def nnf(a):
@@ -492,3 +523,52 @@ def test_eye_on_the_device(cuda, n, m, dtype):
     got = tl.eye(n, m, dtype=getattr(tl, dtype), device=cuda)
     assert _fallbacks(cuda) == before
     np.testing.assert_array_equal(got.cpu().numpy(), np.eye(n, m, dtype=dtype))
+
+
+def test_attention_runs_the_flash_kernels_and_saves_lse_and_output(cuda):
+    """The forward and backward of a causal attention are the flash-attention kernels (no gemm, no softmax, so no
+    L x S matrix in device memory); the node saves q, k, v, each row's log-sum-exp and the output, as torch's
+    flash attention does, and the log-sum-exp is the scores' (checked against torch)."""
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 3, 33, 16)).astype(np.float32) for _ in range(3))
+    tq, tk, tv = (tl.tensor(a, device="cuda", requires_grad=True) for a in (q, k, v))
+    seen: list = []
+    unsubscribe = events.subscribe(seen.append)
+    try:
+        y = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+        y.sum().backward()
+        tl.cuda.synchronize()
+    finally:
+        unsubscribe()
+    launched = {e.name for e in seen if isinstance(e, events.KernelTimed)}
+    assert {"flash_attn_fwd_f32_d64", "flash_attn_bwd_pre_f32", "flash_attn_bwd_dq_f32_d64",
+            "flash_attn_bwd_dkv_f32_d64"} <= launched, launched
+    assert not [n for n in launched if n.startswith(("gemm", "softmax", "host:"))], launched
+    y2 = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+    sq, sk, sv, lse, out = y2.grad_fn.saved_tensors
+    assert sq is tq and sk is tk and sv is tv and lse.dtype == tl.float32 and tuple(lse.shape) == (2, 3, 33)
+    np.testing.assert_array_equal(out.detach().numpy(), y2.detach().numpy())
+    scores = torch.tensor(q) @ torch.tensor(k).transpose(-1, -2) / 4.0
+    scores = scores.masked_fill(torch.ones(33, 33, dtype=torch.bool).triu(1), -torch.inf)
+    np.testing.assert_allclose(lse.numpy(), torch.logsumexp(scores, -1).numpy(), rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        ty = torch.nn.functional.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v),
+                                                              is_causal=True)
+    np.testing.assert_allclose(y2.detach().numpy(), ty.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_attention_float16_on_the_kernels(cuda):
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.standard_normal((2, 4, 40, 32)).astype(np.float16) for _ in range(3))
+    before = _fallbacks(cuda)
+    tq, tk, tv = (tl.tensor(a, device="cuda", requires_grad=True) for a in (q, k, v))
+    y = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+    y.float().sum().backward()
+    assert y.dtype == tl.float16 and tq.grad.dtype == tl.float16 and _fallbacks(cuda) == before
+    rq, rk, rv = (torch.tensor(a).float().requires_grad_() for a in (q, k, v))
+    ry = torch.nn.functional.scaled_dot_product_attention(rq, rk, rv, is_causal=True)
+    ry.sum().backward()
+    np.testing.assert_allclose(y.float().detach().numpy(), ry.detach().numpy(), rtol=0, atol=4e-3)
+    for ours, theirs in ((tq, rq), (tk, rk), (tv, rv)):  # float16 results of float32 arithmetic
+        np.testing.assert_allclose(ours.grad.float().numpy(), theirs.grad.numpy(), rtol=0,
+                                   atol=4e-3 * max(1.0, float(theirs.grad.abs().max())))

@@ -88,8 +88,10 @@ _TABLE: list[Primitive] = [
     # GELU: the state is what its backward reads again (the CPU keeps gelu'(x), so it computes no erf; CUDA: None)
     Primitive("gelu", "fused", "(out, state)"),
     Primitive("gelu_backward", "fused", "array"),
-    # softmax(q @ k^T * scale + mask) @ v; the weights (the softmax) are returned for the backward
-    Primitive("attention", "fused", "(out, weights)"),
+    # softmax(q @ k^T * scale + mask) @ v; each row's log-sum-exp, and the weights (the softmax) where the backend
+    # keeps them for its backward (None from a flash-attention kernel)
+    Primitive("attention", "fused", "(out, lse, weights)"),
+    Primitive("attention_backward", "fused", "(gq, gk, gv)"),
     # recurrent layers: one layer (one direction) over a whole sequence, and backpropagation through time
     Primitive("lstm_layer", "fused", "(states, gates, m), m None without a projection"),
     Primitive("lstm_layer_backward", "fused", "(dxp, dh0, dc0, dw_hh, db_hh, dw_hr), dw_hr None without a projection"),

@@ -425,9 +425,14 @@ class Backend(Protocol):
     def gelu_backward(self, g: Native, x: Native, state: Native | None, approximate: str) -> Native:
         """``g * gelu'(x)``, from ``gelu``'s state when it kept one."""
 
-    def attention(self, q: Native, k: Native, v: Native, scale: float,
-                  mask: Native | None) -> tuple[Native, Native]:
-        """(out, weights): ``softmax(q @ k^T * scale + mask) @ v``, and the softmax for the backward."""
+    def attention(self, q: Native, k: Native, v: Native, scale: float, mask: Native | None,
+                  causal: bool) -> tuple[Native, Native, Native | None]:
+        """(out, lse, weights): ``softmax(q @ k^T * scale + mask) @ v``, rows' log-sum-exp, the softmax or None."""
+
+    def attention_backward(self, g: Native, q: Native, k: Native, v: Native, out: Native, lse: Native,
+                           weights: Native | None, scale: float, mask: Native | None,
+                           causal: bool) -> tuple[Native, Native, Native]:
+        """(gq, gk, gv): the gradients of ``attention``'s inputs from ``g``, in the broadcast batch shape."""
 
     def lstm_layer(self, xp: Native, h0: Native, c0: Native, w_hh: Native, b_hh: Native | None, w_hr: Native | None,
                    reverse: bool, batch_sizes: tuple[int, ...] | None) -> tuple[Native, Native, Native | None]:

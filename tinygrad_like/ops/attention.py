@@ -1,5 +1,5 @@
 """Attention as functions: ``scaled_dot_product_attention`` (one fused :class:`ScaledDotProductAttention` node
-where no dropout and no user mask is asked for, else composed from Tensor ops) and PyTorch's
+where no dropout is asked for and the mask needs no gradient, else composed from Tensor ops) and PyTorch's
 ``multi_head_attention_forward``.
 
 >>> import tinygrad_like as tl
@@ -19,6 +19,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..backends.numpy_attention import causal_mask
 from ..layout import broadcast_shapes
 from ._nn_args import _check_tensor
 from .dropout import dropout
@@ -36,43 +37,44 @@ _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch
 
 
 class ScaledDotProductAttention(Function):
-    """``softmax(q @ k^T * scale + mask) @ v`` as one node, through one fused primitive (``attention``): no dropout
-    and no user mask; ``mask`` is None or the additive causal mask (0 / -inf), a native array (``causal``).
+    """``softmax(q @ k^T * scale + mask) @ v`` as one node, through two fused primitives (``attention`` and
+    ``attention_backward``): no dropout; ``mask`` None or an additive native array (a bool ``attn_mask`` made
+    0 / -inf), ``causal`` PyTorch's ``is_causal``.
 
-    The attention weights ``w`` are kept privately (as softmax keeps its output). The backward is written with Tensor
-    ops: ``gv = w^T @ g``, ``gs = SoftmaxBackward(g * scale @ v^T, w)``, ``gq = gs @ k``, ``gk = gs^T @ q``; when a
-    graph of it is recorded (``create_graph``), ``w`` is computed again with Tensor ops from ``q`` and ``k`` so that
-    its dependence on them is recorded (the same values)."""
+    It saves what a flash-attention kernel keeps: q, k, v, each query row's log-sum-exp of the scores (``lse``) and
+    the output (so an in-place write to the output before backward is an error, as in PyTorch). The CUDA kernels
+    recompute the weights from them; the CPU keeps the weights privately (``w``, recomputing them costs more than
+    it saves). When a graph of the backward is recorded (``create_graph``), the weights are computed again with
+    Tensor ops from ``q`` and ``k`` so that their dependence on them is recorded (the same values)."""
 
     __slots__ = ("scale", "causal", "mask", "w")
+    save_output = True
 
-    def forward(self, q, k, v, scale, mask):
-        self.scale, self.mask, self.causal = scale, mask, mask is not None
-        out, w = q._dev.backend.attention(q._x, k._x, v._x, scale, mask)
+    def forward(self, q, k, v, scale, mask, causal):
+        self.scale, self.mask, self.causal = scale, mask, causal
+        out, lse, self.w = q._dev.backend.attention(q._x, k._x, v._x, scale, mask, causal)
         if _grad_mode.enabled:
-            self.save_for_backward(q, k, v)
-        self.w = w
+            self.save_for_backward(q, k, v, q._wrap(lse, q._dev))
         return out
 
     def _weights(self, q, k):
-        if not _grad_mode.enabled:
-            return q._wrap(self.w, q._dev)
         s = (q * self.scale) @ k.mT
+        if self.causal:
+            s = s + q._wrap(_causal_mask(s.shape[-2], s.shape[-1], q.dtype.np, q._dev), q._dev)
         if self.mask is not None:
             s = s + q._wrap(q._dev.backend.copy(self.mask), q._dev)
-        return s.softmax(-1)
+        return _masked_softmax_safe(s) if self.mask is not None else s.softmax(-1)
 
     def backward(self, g):
-        q, k, v = self.saved_tensors
-        w = self._weights(q, k)
-        nq, nk, nv = self.next[:3]
-        gv = w.mT @ g if nv is not None else None
-        gq = gk = None
-        if nq is not None or nk is not None:
-            gs = SoftmaxBackward.apply((g * self.scale) @ v.mT, w, w.ndim - 1)
-            gq = gs @ k if nq is not None else None
-            gk = gs.mT @ q if nk is not None else None
-        return gq, gk, gv, None, None
+        q, k, v, lse, out = self.saved_tensors
+        if not _grad_mode.enabled:
+            gq, gk, gv = q._dev.backend.attention_backward(g._x, q._x, k._x, v._x, out._x, lse._x, self.w, self.scale,
+                                                          self.mask, self.causal)
+            return q._wrap(gq, q._dev), q._wrap(gk, q._dev), q._wrap(gv, q._dev), None, None, None
+        w = self._weights(q, k)  # (create_graph: the formula as Tensor ops, recorded)
+        gv = w.mT @ g
+        gs = SoftmaxBackward.apply((g * self.scale) @ v.mT, w, w.ndim - 1)
+        return gs @ k, gs.mT @ q, gv, None, None, None
 
     def release(self) -> None:
         super().release()
@@ -93,18 +95,47 @@ _CAUSAL_MASKS: dict = {}
 
 def _causal_mask(L: int, S: int, np_dtype, dev):
     """The additive causal mask of ``is_causal`` (0 where a query may attend, -inf after it: top-left aligned, as
-    PyTorch), built once per shape, dtype and device (uploaded once to a device), never written."""
+    PyTorch) on ``dev``, uploaded once per shape, dtype and device, never written."""
+    m = causal_mask(L, S, np_dtype)
+    if dev.is_host:
+        return m
     key = (L, S, np.dtype(np_dtype), dev)
-    m = _CAUSAL_MASKS.get(key)
-    if m is None:
-        m = np.triu(np.full((L, S), -np.inf, np_dtype), 1)
-        m.flags.writeable = False
-        if not dev.is_host:
-            m = dev.backend.from_numpy(m)
+    d = _CAUSAL_MASKS.get(key)
+    if d is None:
         if len(_CAUSAL_MASKS) >= 64:
             _CAUSAL_MASKS.clear()
-        _CAUSAL_MASKS[key] = m
-    return m
+        d = _CAUSAL_MASKS[key] = dev.backend.from_numpy(m)
+    return d
+
+
+def _fusable(query: Tensor, key: Tensor, value: Tensor) -> bool:
+    """Whether the fused node takes these: one device; float32 or float64 (float16 too off the host, where the
+    kernels compute in float32: NumPy's float16 products do not)."""
+    dt = query.dtype
+    return (query._dev is key._dev is value._dev
+            and (dt in (dtypes.float32, dtypes.float64) or (dt is dtypes.float16 and not query._dev.is_host)))
+
+
+def _additive_mask(attn_mask: Tensor | None, query: Tensor, key: Tensor, value: Tensor):
+    """``attn_mask`` as the fused node takes it: None, or a native additive mask of the query's dtype (a bool mask
+    as 0 where True, -inf where False); False where the node does not take it (another device, a mask that needs a
+    gradient, or one that would broadcast the result to a larger shape: the composed path says what it does)."""
+    if attn_mask is None:
+        return None
+    if attn_mask._dev is not query._dev or (attn_mask.requires_grad and _grad_mode.enabled):
+        return False
+    scores = broadcast_shapes(query._x.shape[:-2], key._x.shape[:-2], value._x.shape[:-2]) + (query.shape[-2],
+                                                                                              key.shape[-2])
+    try:
+        if broadcast_shapes(attn_mask._x.shape, scores) != scores:
+            return False
+    except ValueError:
+        return False
+    if attn_mask.dtype is dtypes.bool_:
+        return query.new_zeros(attn_mask.shape).masked_fill(attn_mask.logical_not(), -math.inf)._x
+    if not attn_mask.dtype.is_floating_point:
+        return False
+    return (attn_mask if attn_mask.dtype is query.dtype else attn_mask.to(query.dtype))._x
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
@@ -153,12 +184,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                            f"broadcast") from None
     L, S = query.shape[-2], key.shape[-2]
     s = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    if (dropout_p == 0.0 and attn_mask is None and query.dtype in (dtypes.float32, dtypes.float64)
-            and query._dev is key._dev is value._dev):  # one fused node (the composed path below: the same math)
-        mask = None
-        if is_causal:
-            mask = _causal_mask(L, S, query.dtype.np, query._dev)
-        return ScaledDotProductAttention.apply(query, key, value, s, mask)
+    if dropout_p == 0.0 and _fusable(query, key, value):  # one fused node (the composed path below: the same math)
+        mask = _additive_mask(attn_mask, query, key, value)
+        if mask is not False:
+            return ScaledDotProductAttention.apply(query, key, value, s, mask, is_causal)
     scores = (query @ key.transpose(-2, -1)) * s
     if is_causal:
         keep = np.tril(np.ones((L, S), dtype=bool))

@@ -26,6 +26,7 @@ from ...sites import launch_context
 from ..numpy_backend import NumpyBackend
 from ..protocol import IN_PLACE, PRIMITIVES
 from .array import CudaArray, DeviceBuffer
+from .attention import CudaAttention
 
 _SFX = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
         np.dtype(np.int32): "i32", np.dtype(np.bool_): "bool"}
@@ -86,7 +87,7 @@ def _scalar_type(dtype) -> type:
     return float if dtype in _FLOAT else int
 
 
-class CudaBackend:
+class CudaBackend(CudaAttention):
     """Device memory and kernels; anything without a kernel runs on the host and is counted in ``fallbacks``."""
 
     name = "cuda"
@@ -576,14 +577,6 @@ class CudaBackend:
             pdf = self.mul(self.exp(self.mul(self.mul(x, x), -0.5)), 1 / math.sqrt(2 * math.pi))
             d = self.add(cdf, self.mul(x, pdf))
         return self.mul(g, d)
-
-    def attention(self, q, k, v, scale, mask):
-        """``(softmax(q @ k^T * scale + mask) @ v, the softmax)`` from the matmul, elementwise and softmax kernels."""
-        s = self.matmul(self.mul(q, scale), self.swap_last(k))
-        if mask is not None:
-            s = self.add(s, mask)
-        w = self.softmax(s, s.ndim - 1)
-        return self.matmul(w, v), w
 
     # ---- reductions ---------------------------------------------------------------------------
     @staticmethod

@@ -30,10 +30,12 @@ _SCALARS = {"long long": "q", "int": "i", "float": "f", "double": "d", "unsigned
             "unsigned int": "I", "unsigned": "I", "int64_t": "q", "uint64_t": "Q", "int32_t": "i", "uint32_t": "I",
             "size_t": "Q", "bool": "?"}
 # structs passed by value -> their fields as struct codes (their layouts are documented in the .cuh files)
-STRUCTS = {"EwLayout": "8q8qii", "ConvGeom": "16q", "PhiloxState": "6Q", "IndexLayout": "27q",
+STRUCTS = {"EwLayout": "8q8qii", "ConvGeom": "16q", "AttnGeom": "20q", "PhiloxState": "6Q", "IndexLayout": "27q",
            "MaskLayout": "17q", "adam::AdamScalars": "8fi"}
 
-_KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+__launch_bounds__\(\s*(\w+)\s*\)\s+void\s+(\w+)\s*\(([^)]*)\)')
+# (the block size is the first argument of __launch_bounds__; a second, the minimum of blocks per SM, is ptxas's)
+_KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+__launch_bounds__\(\s*(\w+)\s*(?:,\s*\w+\s*)?\)\s+void\s+(\w+)\s*'
+                        r'\(([^)]*)\)')
 _DEFINE_RE = re.compile(r"^\s*#define\s+(\w+)\s+(\d+)\b", re.M)
 
 
