@@ -33,6 +33,7 @@
 // with dS = P * (dO V^T - Dv).
 
 #include <cuda_fp16.h>
+#include "row_reduce.cuh"
 
 #define FA_THREADS 128
 // at least 4 blocks per SM: ptxas then allocates up to 128 registers and spills none (left to itself it spilled a
@@ -56,18 +57,6 @@ __device__ __forceinline__ float fa_in(float x) { return x; }
 __device__ __forceinline__ float fa_in(__half x) { return __half2float(x); }
 __device__ __forceinline__ void fa_out(float* p, float v) { *p = v; }
 __device__ __forceinline__ void fa_out(__half* p, float v) { *p = __float2half_rn(v); }
-
-__device__ __forceinline__ float fa_warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-__device__ __forceinline__ float fa_warp_max(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
 
 // One problem's operands: the base pointers of problem b.
 template <typename T>
@@ -143,11 +132,11 @@ __device__ __forceinline__ void fa_forward(T* O, float* LSE, const T* Q, const T
             for (int r = 0; r < RPW; ++r) {
                 const int row = warp * RPW + r;
                 const float s = fa_score<T, D>(Qs + row * D, Ks, p, g, i0 + row, j0 + lane);
-                const float mnew = fmaxf(m[r], fa_warp_max(s));
+                const float mnew = fmaxf(m[r], row_warp_max(s));
                 // nothing seen yet (every key so far masked): keep the zeros, weigh nothing
                 const float pj = mnew == -__builtin_huge_valf() ? 0.0f : expf(s - mnew);
                 const float alpha = mnew == -__builtin_huge_valf() ? 1.0f : expf(m[r] - mnew);
-                l[r] = l[r] * alpha + fa_warp_sum(pj);
+                l[r] = l[r] * alpha + row_warp_sum(pj);
                 m[r] = mnew;
 #pragma unroll
                 for (int c = 0; c < DPL; ++c) o[r][c] *= alpha;
@@ -179,7 +168,7 @@ __device__ __forceinline__ void fa_bwd_pre(float* Dv, const T* dO, const T* O, l
     for (long long r = blockIdx.x * wpb + (threadIdx.x >> 5); r < rows; r += gridDim.x * wpb) {
         float s = 0.0f;
         for (long long e = lane; e < Ev; e += 32) s += fa_in(dO[r * Ev + e]) * fa_in(O[r * Ev + e]);
-        s = fa_warp_sum(s);
+        s = row_warp_sum(s);
         if (lane == 0) Dv[r] = s;
     }
 }

@@ -11,6 +11,8 @@
 //               sBk, sBn, sBb,   B[b, k, n] = B[b * sBb + k * sBk + n * sBn]
 //               sCm, sCn, sCb,   C[b, m, n] = C[b * sCb + m * sCm + n * sCn]
 //               alpha, beta)     all sizes / strides long long element counts, alpha and beta float.
+//   gemm_f32_vec: gemm_f32 with 16-byte loads (same launch and arguments), for A and B row-major (sAk == 1,
+//   sBn == 1) with K, N, sAm, sBk, sAb, sBb multiples of 4 and A, B 16-byte aligned: the host checks.
 //   A batch stride of 0 broadcasts that operand. A transposed operand is just swapped strides (the
 //   loads are coalesced when sAk == 1 or sAm == 1, and when sBn == 1 or sBk == 1). When beta == 0, C is
 //   not read (it may hold garbage / NaN). C must not overlap A or B.
@@ -30,7 +32,8 @@
 #include <mma.h>
 #include "matmul.cuh"
 
-template <typename T>
+// VEC: the 16-byte load and store phases (float only; the host checks their preconditions, matmul.cuh)
+template <typename T, bool VEC>
 __device__ __forceinline__ void gemm_simt(T* C, const T* A, const T* B, const MmArgs& g, long long batch,
                                           long long sAb, long long sBb, long long sCb) {
     __shared__ __align__(16) float As[2][MM_TILE_FLOATS];
@@ -44,22 +47,33 @@ __device__ __forceinline__ void gemm_simt(T* C, const T* A, const T* B, const Mm
         MmThread st;
         mm_zero(st);
         if (ntiles > 0) {
-            mm_load_global(st, g, Ab, Bb, tid, m0, n0, 0);
-            mm_store_shared(st, g, As[0], Bs[0], tid);
+            if constexpr (VEC) {
+                mm_load_global_vec(st, g, Ab, Bb, tid, m0, n0, 0);
+                mm_store_shared_vec(st, As[0], Bs[0], tid);
+            } else {
+                mm_load_global(st, g, Ab, Bb, tid, m0, n0, 0);
+                mm_store_shared(st, g, As[0], Bs[0], tid);
+            }
         }
         __syncthreads();
         for (long long t = 0; t < ntiles; ++t) {
             const int cur = (int)(t & 1);
-            if (t + 1 < ntiles) mm_load_global(st, g, Ab, Bb, tid, m0, n0, (t + 1) * MM_BK);
+            if (t + 1 < ntiles) {
+                if constexpr (VEC) mm_load_global_vec(st, g, Ab, Bb, tid, m0, n0, (t + 1) * MM_BK);
+                else mm_load_global(st, g, Ab, Bb, tid, m0, n0, (t + 1) * MM_BK);
+            }
             mm_compute(st, As[cur], Bs[cur], tid);
-            if (t + 1 < ntiles) mm_store_shared(st, g, As[cur ^ 1], Bs[cur ^ 1], tid);
+            if (t + 1 < ntiles) {
+                if constexpr (VEC) mm_store_shared_vec(st, As[cur ^ 1], Bs[cur ^ 1], tid);
+                else mm_store_shared(st, g, As[cur ^ 1], Bs[cur ^ 1], tid);
+            }
             __syncthreads();
         }
         mm_epilogue(st, g, C + b * sCb, tid, m0, n0);
     }
 }
 
-template <typename T>
+template <typename T, bool VEC = false>
 __device__ __forceinline__ void gemm_simt_entry(T* C, const T* A, const T* B, long long M, long long N, long long K,
                                                 long long batch, long long sAm, long long sAk, long long sAb,
                                                 long long sBk, long long sBn, long long sBb, long long sCm,
@@ -70,7 +84,7 @@ __device__ __forceinline__ void gemm_simt_entry(T* C, const T* A, const T* B, lo
     g.sBk = sBk; g.sBn = sBn;
     g.sCm = sCm; g.sCn = sCn;
     g.alpha = alpha; g.beta = beta;
-    gemm_simt(C, A, B, g, batch, sAb, sBb, sCb);
+    gemm_simt<T, VEC>(C, A, B, g, batch, sAb, sBb, sCb);
 }
 
 extern "C" __global__ __launch_bounds__(MM_THREADS) void gemm_f32(
@@ -78,6 +92,13 @@ extern "C" __global__ __launch_bounds__(MM_THREADS) void gemm_f32(
     long long sAm, long long sAk, long long sAb, long long sBk, long long sBn, long long sBb,
     long long sCm, long long sCn, long long sCb, float alpha, float beta) {
     gemm_simt_entry(C, A, B, M, N, K, batch, sAm, sAk, sAb, sBk, sBn, sBb, sCm, sCn, sCb, alpha, beta);
+}
+
+extern "C" __global__ __launch_bounds__(MM_THREADS) void gemm_f32_vec(
+    float* C, const float* A, const float* B, long long M, long long N, long long K, long long batch,
+    long long sAm, long long sAk, long long sAb, long long sBk, long long sBn, long long sBb,
+    long long sCm, long long sCn, long long sCb, float alpha, float beta) {
+    gemm_simt_entry<float, true>(C, A, B, M, N, K, batch, sAm, sAk, sAb, sBk, sBn, sBb, sCm, sCn, sCb, alpha, beta);
 }
 
 extern "C" __global__ __launch_bounds__(MM_THREADS) void gemm_f16(

@@ -119,6 +119,41 @@ MM_HD void mm_store_shared(const MmThread& st, const MmArgs& g, float* As, float
     }
 }
 
+// The 16-byte variant of "load" and "store" (gemm_f32_vec): A and B row-major (sAk == sBn == 1), K and N
+// multiples of 4, the bases, row and batch strides 16-byte aligned. Each thread's 4 elements of the A tile are
+// one float4 (row m = tid / 2, k = (tid % 2) * 4 + 0..3) and so are its 4 of the B tile (row k = tid / 32,
+// n = (tid % 32) * 4 + 0..3): a warp reads 16 rows x 32 contiguous bytes of A and one contiguous 512-byte row of
+// B. With K and N multiples of 4 a float4 lies wholly inside the matrix or wholly outside (read as 0). The
+// transposed stores to As put a warp's 32 lanes in 32 banks (rows 4 apart differ by 16 banks); Bs takes float4s.
+MM_HD void mm_vec_a_coord(int tid, int& m, int& k) { m = tid / 2; k = (tid % 2) * 4; }
+MM_HD void mm_vec_b_coord(int tid, int& k, int& n) { k = tid / 32; n = (tid % 32) * 4; }
+
+MM_HD void mm_load_global_vec(MmThread& st, const MmArgs& g, const float* A, const float* B, int tid, long long m0,
+                              long long n0, long long k0) {
+    int m, k, n;
+    mm_vec_a_coord(tid, m, k);
+    float4 a;
+    a.x = a.y = a.z = a.w = 0.0f;
+    if (mm_in(m0 + m, g.M) && mm_in(k0 + k, g.K)) a = *reinterpret_cast<const float4*>(A + (m0 + m) * g.sAm + k0 + k);
+    st.ra[0] = a.x; st.ra[1] = a.y; st.ra[2] = a.z; st.ra[3] = a.w;
+    mm_vec_b_coord(tid, k, n);
+    float4 b;
+    b.x = b.y = b.z = b.w = 0.0f;
+    if (mm_in(k0 + k, g.K) && mm_in(n0 + n, g.N)) b = *reinterpret_cast<const float4*>(B + (k0 + k) * g.sBk + n0 + n);
+    st.rb[0] = b.x; st.rb[1] = b.y; st.rb[2] = b.z; st.rb[3] = b.w;
+}
+
+MM_HD void mm_store_shared_vec(const MmThread& st, float* As, float* Bs, int tid) {
+    int m, k, n;
+    mm_vec_a_coord(tid, m, k);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) As[(k + j) * MM_LDS + m] = st.ra[j];
+    mm_vec_b_coord(tid, k, n);
+    float4 b;
+    b.x = st.rb[0]; b.y = st.rb[1]; b.z = st.rb[2]; b.w = st.rb[3];
+    *reinterpret_cast<float4*>(Bs + k * MM_LDS + n) = b;
+}
+
 // Phase "compute": acc += As^T Bs over the k tile (As, Bs 16-byte aligned).
 MM_HD void mm_compute(MmThread& st, const float* As, const float* Bs, int tid) {
     const int tx = tid % 16, ty = tid / 16;

@@ -224,3 +224,54 @@ extern "C" __global__ __launch_bounds__(256) void reduce_finish_f16(const float*
     RED_DISPATCH(op, (red_finish_kernel<RED_SUM, __half>(RED_FIN_ARGS)), (red_finish_kernel<RED_MAX, __half>(RED_FIN_ARGS)),
                  (red_finish_kernel<RED_MIN, __half>(RED_FIN_ARGS)))
 }
+
+// ---- the extremes of an int64 array --------------------------------------------------------------------------
+// reduce_minmax_i64(x, n, out): out[2 * b] = the smallest and out[2 * b + 1] = the largest of x[i] over block b's
+// grid-stride share of i in [0, n) (x contiguous, n >= 1). Exact (int64 throughout: the float kernels above would
+// round indices past 2^24). Two launches give the whole array's: grid = B blocks over x into part[2 B], then one
+// block over the B pairs with pairs = 1 (x = part, n = 2 B). Block = 256 threads (a multiple of 32 up to 256),
+// 512 B of static shared memory. The indices' range checks of embedding, cross-entropy, scatter... use it.
+
+__device__ __forceinline__ void red_minmax_block(long long& lo, long long& hi) {
+    __shared__ long long lo_s[8], hi_s[8];
+    for (int o = 16; o > 0; o >>= 1) {
+        const long long l = __shfl_down_sync(0xffffffffu, lo, o), h = __shfl_down_sync(0xffffffffu, hi, o);
+        lo = l < lo ? l : lo;
+        hi = h > hi ? h : hi;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (lane == 0) {
+        lo_s[warp] = lo;
+        hi_s[warp] = hi;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < nwarps; ++w) {
+            lo = lo_s[w] < lo ? lo_s[w] : lo;
+            hi = hi_s[w] > hi ? hi_s[w] : hi;
+        }
+    }
+}
+
+extern "C" __global__ __launch_bounds__(256) void reduce_minmax_i64(const long long* __restrict__ x, long long n,
+                                                                    long long* out, int pairs) {
+    // pairs != 0: x holds (min, max) pairs from a first launch; fold the mins and the maxes apart
+    long long lo = 9223372036854775807LL, hi = -9223372036854775807LL - 1;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;
+    if (pairs) {
+        for (long long i = first; 2 * i < n; i += stride) {
+            lo = x[2 * i] < lo ? x[2 * i] : lo;
+            hi = x[2 * i + 1] > hi ? x[2 * i + 1] : hi;
+        }
+    } else {
+        for (long long i = first; i < n; i += stride) {
+            lo = x[i] < lo ? x[i] : lo;
+            hi = x[i] > hi ? x[i] : hi;
+        }
+    }
+    red_minmax_block(lo, hi);
+    if (threadIdx.x == 0) {
+        out[2 * blockIdx.x] = lo;
+        out[2 * blockIdx.x + 1] = hi;
+    }
+}

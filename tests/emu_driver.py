@@ -66,6 +66,7 @@ class EmuDriver:
     MemoryError = EmuDriverError
     Event = EmuEvent
     NAME = "CPU emulator of a CUDA device (tests/cuda_emu)"
+    EMULATED = True  # (the backend then times no kernel variants: the emulator's speed says nothing of a GPU's)
 
     def __init__(self, emulator, sm_count: int = 2, memory_limit: int = 1 << 31):
         self.emulator = emulator

@@ -122,6 +122,19 @@ def test_gemm_f32_odd_shape_batched_transposed(emu):
     np.testing.assert_allclose(C, ref, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("M,N,K,batch", [(130, 132, 36, 2), (5, 4, 4, 1), (129, 260, 12, 3)])
+def test_gemm_f32_vec_16_byte_loads_edges_and_batches(emu, M, N, K, batch):
+    """The 16-byte-load variant: row-major A (M, K) and B (K, N) with K, N multiples of 4, tiles cut at every
+    edge (M and N past a 128 tile, K past an 8 tile), B broadcast over the batch (stride 0)."""
+    rng = np.random.default_rng(M + N)
+    A = rng.standard_normal((batch, M, K), dtype=np.float32)
+    B = rng.standard_normal((K, N), dtype=np.float32)
+    C = np.full((batch, M, N), np.nan, np.float32)
+    args = struct.pack("<QQQ13qff", p(C), p(A), p(B), M, N, K, batch, K, 1, M * K, N, 1, 0, N, 1, M * N, 1.0, 0.0)
+    emu.kernel("gemm_f32_vec").launch((-(-N // 128), -(-M // 128), batch), (256, 1, 1), args)
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("M,N,K", [(32, 48, 16), (80, 144, 48)])
 def test_gemm_f16_tensor_core_f32_out(emu, M, N, K):
     rng = np.random.default_rng(3)
@@ -231,7 +244,7 @@ def test_wrong_argbuf_size_and_bad_launches(emu):
 def test_kernels_in_matches_the_sources(emu):
     for src in sorted(KERNEL_DIR.glob("*.cu")):
         assert emu.kernels_in(src.name) == DECL_RE.findall(src.read_text()), src.name
-    assert emu.kernels_in("matmul") == ["gemm_f32", "gemm_f16", "gemm_f16_tc_f16", "gemm_f16_tc_f32"]
+    assert emu.kernels_in("matmul") == ["gemm_f32", "gemm_f32_vec", "gemm_f16", "gemm_f16_tc_f16", "gemm_f16_tc_f32"]
 
 
 @pytest.mark.slow

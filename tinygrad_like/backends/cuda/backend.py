@@ -27,6 +27,7 @@ from ..numpy_backend import NumpyBackend
 from ..protocol import IN_PLACE, PRIMITIVES
 from .array import CudaArray, DeviceBuffer
 from .attention import CudaAttention
+from .autotune import Autotuner, shape_class
 
 _SFX = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
         np.dtype(np.int32): "i32", np.dtype(np.bool_): "bool"}
@@ -104,6 +105,8 @@ class CudaBackend(CudaAttention):
         self.fallbacks: Counter = Counter()
         self._host = NumpyBackend()
         self._device_name = f"cuda:{runtime.device_index}"
+        # kernel variants timed at first use per shape class (not on an emulated device: its times mean nothing)
+        self.tuner = Autotuner(runtime.name, None if getattr(runtime.drv, "EMULATED", False) else self._time_launch)
 
     # ---- launching ----------------------------------------------------------------------------
     def _grid(self, n: int) -> tuple:
@@ -132,6 +135,15 @@ class CudaBackend(CudaAttention):
             return "reg", (max(1, min(rows, self.ROW_REG_MAX_GRID)), 1, 1), (nt, 1, 1)
         kind, grid = self._rows_launch(rows, cols)
         return kind, grid, (THREADS, 1, 1)
+
+    def _time_launch(self, launch) -> float:
+        """Seconds that ``launch()``'s kernels take on the device (CUDA events around it; waits for them)."""
+        start, end = self.rt.drv.Event(), self.rt.drv.Event()
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        return end.time_since(start) / 1e3
 
     def _launch(self, kernel: str, grid: tuple, args: tuple, shapes: tuple = (), nbytes: int = 0) -> None:
         self.rt.launch(kernel, grid, (THREADS, 1, 1), args, shapes=shapes, nbytes=nbytes)
@@ -649,13 +661,31 @@ class CudaBackend(CudaAttention):
 
     def max(self, x, axis, keepdims):
         if x.dtype not in _FLOAT:
-            return self._fallback("max", (x, axis, keepdims))
+            r = self._extreme_i64(x, axis, keepdims, 1)
+            return r if r is not None else self._fallback("max", (x, axis, keepdims))
         return self._reduce(RED_MAX, x, axis, keepdims)[0]
 
     def min(self, x, axis, keepdims):
         if x.dtype not in _FLOAT:
-            return self._fallback("min", (x, axis, keepdims))
+            r = self._extreme_i64(x, axis, keepdims, 0)
+            return r if r is not None else self._fallback("min", (x, axis, keepdims))
         return self._reduce(RED_MIN, x, axis, keepdims)[0]
+
+    def _extreme_i64(self, x, axis, keepdims, which: int) -> CudaArray | None:
+        """The smallest (``which`` 0) or largest (1) element of a whole int64 array, exactly (``reduce_minmax_i64``:
+        the range checks of indices); None for other dtypes, partial reductions or an empty array."""
+        if x.dtype != np.int64 or x.size == 0 or len(self._axes(axis, x.ndim)) != x.ndim:
+            return None
+        x = x if x.is_contiguous else self.contiguous(x)
+        blocks = max(1, min(-(-x.size // THREADS), self.cap))
+        part = self._empty((2 * blocks,), np.int64)
+        self._launch("reduce_minmax_i64", (blocks, 1, 1), (x.ptr, x.size, part.ptr, 0), (x.shape,), x.nbytes)
+        out = part
+        if blocks > 1:
+            out = self._empty((2,), np.int64)
+            self._launch("reduce_minmax_i64", (1, 1, 1), (part.ptr, 2 * blocks, out.ptr, 1))
+        shape = (1,) * x.ndim if keepdims else ()
+        return out.with_layout(shape, (0,) * len(shape), out.offset + which)
 
     def argmax(self, x, axis, keepdims):
         if x.dtype not in _FLOAT or (axis is None and keepdims):
@@ -730,11 +760,27 @@ class CudaBackend(CudaAttention):
                                shapes=(a.shape, b.shape), nbytes=a.nbytes + b.nbytes + out.nbytes)
                 return self._matmul_shape(out, va, vb)
             grid = (-(-n // 128), -(-m // 128), min(batch, 65535))
-            self.rt.launch(f"gemm_{_SFX[a.dtype]}", grid, (256, 1, 1),
-                           (out.ptr, a.ptr, b.ptr, m, n, k, batch, a.strides[-2], a.strides[-1], sab,
-                            b.strides[-2], b.strides[-1], sbb, n, 1, m * n, 1.0, 0.0),
-                           shapes=(a.shape, b.shape), nbytes=a.nbytes + b.nbytes + out.nbytes)
+            args = (out.ptr, a.ptr, b.ptr, m, n, k, batch, a.strides[-2], a.strides[-1], sab,
+                    b.strides[-2], b.strides[-1], sbb, n, 1, m * n, 1.0, 0.0)
+
+            def launch(name: str) -> None:
+                self.rt.launch(name, grid, (256, 1, 1), args, shapes=(a.shape, b.shape),
+                               nbytes=a.nbytes + b.nbytes + out.nbytes)
+
+            name, ran = f"gemm_{_SFX[a.dtype]}", False
+            if a.dtype == np.float32 and self._vector_loads(a, b, n, k, sab, sbb):
+                name, ran = self.tuner.choose("gemm_f32", shape_class(m, n, k, batch),
+                                              [(v, lambda v=v: launch(v)) for v in ("gemm_f32_vec", "gemm_f32")])
+            if not ran:
+                launch(name)
         return self._matmul_shape(out, va, vb)
+
+    @staticmethod
+    def _vector_loads(a: CudaArray, b: CudaArray, n: int, k: int, sab: int, sbb: int) -> bool:
+        """gemm_f32_vec's preconditions (matmul.cu): row-major operands whose rows, batches and bases are 16-byte
+        aligned, K and N multiples of 4."""
+        return (a.strides[-1] == 1 and b.strides[-1] == 1 and k % 4 == 0 and n % 4 == 0 and a.strides[-2] % 4 == 0
+                and b.strides[-2] % 4 == 0 and sab % 4 == 0 and sbb % 4 == 0 and a.ptr % 16 == 0 and b.ptr % 16 == 0)
 
     @staticmethod
     def _matmul_shape(out: CudaArray, va: bool, vb: bool) -> CudaArray:
