@@ -1,7 +1,7 @@
 """A short program that launches most CUDA kernels once or twice, for compute-sanitizer on the GPU machine.
 
 A CNN and an MLP train for two steps on ``cuda`` (conv, pool, relu, linear, cross-entropy, layer norm,
-softmax, Adam and SGD), followed by a few elementwise, reduction, indexing, cast and float16 matmul ops.
+softmax, Adam and SGD), followed by a few elementwise, reduction, indexing, cast and float16 matmul ops and the flash-attention kernels.
 It prints the loss of each step and the host fallbacks seen; under ``compute-sanitizer --tool memcheck``
 an out-of-bounds or misaligned access in any of these kernels is reported with the kernel's name.
 
@@ -50,6 +50,14 @@ def main(dev: str = "cuda") -> int:
     misc = [(a @ b).sum(), a.exp().mean(dim=0).sum(), a[a > 0].sum(), a[tl.tensor([3, 1, 36], device=dev)].sum(),
             a.half().float().sum(), (a.half() @ b.half()).float().sum(), a.argmax(dim=1).float().sum(),
             a.transpose(0, 1).contiguous().sum(), (a.int() & 3).sum().float()]
+    # flash attention (float32 and float16, causal and masked, both head-dim templates), forward and backward
+    for dtype, (B, H, T, hs) in ((tl.float32, (2, 3, 37, 24)), (tl.float16, (1, 2, 70, 100))):
+        q, k, v = (tl.randn(B, H, T, hs, device=dev).to(dtype).requires_grad_() for _ in range(3))
+        mask = tl.randn(T, T, device=dev).to(dtype)
+        for kw in ({"is_causal": True}, {"attn_mask": mask}):
+            F.scaled_dot_product_attention(q, k, v, **kw).float().sum().backward()
+        misc.append(q.grad.float().abs().sum() + k.grad.float().abs().sum() + v.grad.float().abs().sum())
+    misc.append(tl.randint(-5, 9, (3000,), device=dev).max().float())  # (reduce_minmax_i64, two passes)
     print("misc:", [round(float(t.item()), 4) for t in misc])
     if dev == "cuda":
         print("fallbacks:", dict(get_device(dev).raw_backend.fallbacks))

@@ -162,7 +162,7 @@ def gpt_model(lib, vocab: int = GPT["vocab"], n_embd: int = GPT["n_embd"], n_hea
             self.ln_f, self.lm_head = nn.LayerNorm(n_embd), nn.Linear(n_embd, vocab, bias=False)
 
         def forward(self, idx):
-            x = self.wte(idx) + self.wpe(lib.arange(idx.size(1)))
+            x = self.wte(idx) + self.wpe(lib.arange(idx.size(1), device=idx.device))
             for blk in self.h:
                 x = blk(x)
             return self.lm_head(self.ln_f(x))
