@@ -1,7 +1,8 @@
 """A short program that launches most CUDA kernels once or twice, for compute-sanitizer on the GPU machine.
 
 A CNN and an MLP train for two steps on ``cuda`` (conv, pool, relu, linear, cross-entropy, layer norm,
-softmax, Adam and SGD), followed by a few elementwise, reduction, indexing, cast and float16 matmul ops and the flash-attention kernels.
+softmax, Adam and SGD), followed by a few elementwise, reduction, indexing, cast and float16 matmul ops and the
+flash-attention kernels.
 It prints the loss of each step and the host fallbacks seen; under ``compute-sanitizer --tool memcheck``
 an out-of-bounds or misaligned access in any of these kernels is reported with the kernel's name.
 

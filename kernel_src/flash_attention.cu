@@ -12,15 +12,16 @@
 // dQ (nbatch, L, E), dK (nbatch, S, E), dV (nbatch, S, Ev). Arithmetic is float32 for both dtypes.
 //
 // A query row whose keys are all masked (-inf) gets O = 0 and LSE = -inf, and no gradient (PyTorch's math path
-// gives zeros there too).
+// gives zeros there too). A row with a NaN score gets O = LSE = NaN, and its gradients are NaN (as PyTorch's).
 //
 // Kernels (suffix _f32 / _f16 for the dtype of Q, K, V, M, O, dO, dQ, dK, dV; _d64 / _d128 for D):
-//   flash_attn_fwd_*      (O, LSE, Q, K, V, M, geom, scale): block = 128 threads (4 warps), FA_BQ(D) query rows
-//                         per block: grid = (ceil(L / FA_BQ(D)), min(nbatch, 65535)), grid-stride over batches.
+//   flash_attn_fwd_*      (O, LSE, Q, K, V, M, geom, scale): block = 128 threads (4 warps), FaRows<D>::fwd query
+//                         rows per block: grid = (ceil(L / FaRows<D>::fwd), min(nbatch, 65535)), grid-stride over
+//                         batches.
 //   flash_attn_bwd_pre_*  (Dv, dO, O, rows, Ev): Dv[r] = sum_e dO[r, e] * O[r, e] (float32), one warp per row;
 //                         block = 256 threads, any grid (grid-stride over rows).
-//   flash_attn_bwd_dq_*   (dQ, Q, K, V, M, dO, LSE, Dv, geom, scale): like the forward: FA_BQB(D) rows per block,
-//                         grid = (ceil(L / FA_BQB(D)), min(nbatch, 65535)).
+//   flash_attn_bwd_dq_*   (dQ, Q, K, V, M, dO, LSE, Dv, geom, scale): like the forward, FaRows<D>::bwd rows per
+//                         block: grid = (ceil(L / FaRows<D>::bwd), min(nbatch, 65535)).
 //   flash_attn_bwd_dkv_*  (dK, dV, Q, K, V, M, dO, LSE, Dv, geom, scale): FA_KT = 32 keys per block, grid =
 //                         (ceil(S / 32), min(nbatch, 65535)); no atomics: each block owns its keys' rows of dK, dV.
 // geom is an AttnGeom (below, 20 long longs). No dynamic shared memory (at most 44 KB static).
@@ -133,8 +134,9 @@ __device__ __forceinline__ void fa_forward(T* O, float* LSE, const T* Q, const T
                 const int row = warp * RPW + r;
                 const float s = fa_score<T, D>(Qs + row * D, Ks, p, g, i0 + row, j0 + lane);
                 const float mnew = fmaxf(m[r], row_warp_max(s));
-                // nothing seen yet (every key so far masked): keep the zeros, weigh nothing
-                const float pj = mnew == -__builtin_huge_valf() ? 0.0f : expf(s - mnew);
+                // nothing seen yet (every key so far masked): keep the zeros, weigh nothing; but a NaN score
+                // (which fmaxf skips) makes the row's sum NaN, so the row ends NaN, as PyTorch's does
+                const float pj = mnew == -__builtin_huge_valf() ? (s != s ? s : 0.0f) : expf(s - mnew);
                 const float alpha = mnew == -__builtin_huge_valf() ? 1.0f : expf(m[r] - mnew);
                 l[r] = l[r] * alpha + row_warp_sum(pj);
                 m[r] = mnew;
@@ -151,12 +153,17 @@ __device__ __forceinline__ void fa_forward(T* O, float* LSE, const T* Q, const T
         for (int r = 0; r < RPW; ++r) {
             const long long i = i0 + warp * RPW + r;
             if (i >= g.L) continue;
-            const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+            // a NaN score, or an infinite one met by another (inf - inf), left l NaN
+            const bool nan_row = l[r] != l[r];
+            const float inv = nan_row ? __builtin_nanf("") : (l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
             T* orow = O + (b * g.L + i) * g.Ev;
 #pragma unroll
             for (int c = 0; c < DPL; ++c)
                 if (lane + 32 * c < g.Ev) fa_out(orow + lane + 32 * c, o[r][c] * inv);
-            if (lane == 0) LSE[b * g.L + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -__builtin_huge_valf();
+            if (lane == 0) {
+                const float lse = l[r] > 0.0f ? m[r] + logf(l[r]) : -__builtin_huge_valf();
+                LSE[b * g.L + i] = nan_row ? __builtin_nanf("") : lse;
+            }
         }
         __syncthreads();  // Qs is read until here; the next batch overwrites it
     }
@@ -328,8 +335,8 @@ extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_at
 }
 
 extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_attn_bwd_dkv_f32_d64(
-    float* dK, float* dV, const float* Q, const float* K, const float* V, const float* M, const float* dO, const float* LSE,
-    const float* Dv, AttnGeom geom, float scale) {
+    float* dK, float* dV, const float* Q, const float* K, const float* V, const float* M, const float* dO,
+    const float* LSE, const float* Dv, AttnGeom geom, float scale) {
     fa_bwd_dkv<float, 64>(dK, dV, Q, K, V, M, dO, LSE, Dv, geom, scale);
 }
 
@@ -345,42 +352,44 @@ extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_at
 }
 
 extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_attn_bwd_dkv_f32_d128(
-    float* dK, float* dV, const float* Q, const float* K, const float* V, const float* M, const float* dO, const float* LSE,
-    const float* Dv, AttnGeom geom, float scale) {
+    float* dK, float* dV, const float* Q, const float* K, const float* V, const float* M, const float* dO,
+    const float* LSE, const float* Dv, AttnGeom geom, float scale) {
     fa_bwd_dkv<float, 128>(dK, dV, Q, K, V, M, dO, LSE, Dv, geom, scale);
 }
 
 extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_attn_fwd_f16_d64(
-    __half* O, float* LSE, const __half* Q, const __half* K, const __half* V, const __half* M, AttnGeom geom, float scale) {
+    __half* O, float* LSE, const __half* Q, const __half* K, const __half* V, const __half* M, AttnGeom geom,
+    float scale) {
     fa_forward<__half, 64>(O, LSE, Q, K, V, M, geom, scale);
 }
 
 extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_attn_bwd_dq_f16_d64(
-    __half* dQ, const __half* Q, const __half* K, const __half* V, const __half* M, const __half* dO, const float* LSE,
-    const float* Dv, AttnGeom geom, float scale) {
+    __half* dQ, const __half* Q, const __half* K, const __half* V, const __half* M, const __half* dO,
+    const float* LSE, const float* Dv, AttnGeom geom, float scale) {
     fa_bwd_dq<__half, 64>(dQ, Q, K, V, M, dO, LSE, Dv, geom, scale);
 }
 
 extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_attn_bwd_dkv_f16_d64(
-    __half* dK, __half* dV, const __half* Q, const __half* K, const __half* V, const __half* M, const __half* dO, const float* LSE,
-    const float* Dv, AttnGeom geom, float scale) {
+    __half* dK, __half* dV, const __half* Q, const __half* K, const __half* V, const __half* M, const __half* dO,
+    const float* LSE, const float* Dv, AttnGeom geom, float scale) {
     fa_bwd_dkv<__half, 64>(dK, dV, Q, K, V, M, dO, LSE, Dv, geom, scale);
 }
 
 extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_attn_fwd_f16_d128(
-    __half* O, float* LSE, const __half* Q, const __half* K, const __half* V, const __half* M, AttnGeom geom, float scale) {
+    __half* O, float* LSE, const __half* Q, const __half* K, const __half* V, const __half* M, AttnGeom geom,
+    float scale) {
     fa_forward<__half, 128>(O, LSE, Q, K, V, M, geom, scale);
 }
 
 extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_attn_bwd_dq_f16_d128(
-    __half* dQ, const __half* Q, const __half* K, const __half* V, const __half* M, const __half* dO, const float* LSE,
-    const float* Dv, AttnGeom geom, float scale) {
+    __half* dQ, const __half* Q, const __half* K, const __half* V, const __half* M, const __half* dO,
+    const float* LSE, const float* Dv, AttnGeom geom, float scale) {
     fa_bwd_dq<__half, 128>(dQ, Q, K, V, M, dO, LSE, Dv, geom, scale);
 }
 
 extern "C" __global__ __launch_bounds__(FA_THREADS, FA_MIN_BLOCKS) void flash_attn_bwd_dkv_f16_d128(
-    __half* dK, __half* dV, const __half* Q, const __half* K, const __half* V, const __half* M, const __half* dO, const float* LSE,
-    const float* Dv, AttnGeom geom, float scale) {
+    __half* dK, __half* dV, const __half* Q, const __half* K, const __half* V, const __half* M, const __half* dO,
+    const float* LSE, const float* Dv, AttnGeom geom, float scale) {
     fa_bwd_dkv<__half, 128>(dK, dV, Q, K, V, M, dO, LSE, Dv, geom, scale);
 }
 

@@ -943,3 +943,29 @@ def test_trunc_normal_fills_a_view_in_place_and_far_tails_quickly():
     big = tl.nn.init.trunc_normal_(tl.empty(500, 400), mean=1.0, std=0.1, a=1.5, b=1.6).numpy()
     # far in the tail the mass piles up near a: the mean is about a + std**2 / (a - mean)
     assert big.min() >= 1.5 and big.max() <= 1.6 and abs(big.mean() - 1.5 - 0.1 / 5.0) < 0.005
+
+
+@pytest.mark.parametrize("qdt,mdt", [("float32", "int64"), ("float32", "float64"), ("float16", "int32")])
+def test_attention_mask_dtypes_torch_refuses_are_refused_with_its_message(qdt, mdt):
+    """A mask is bool, float32 or the query's dtype; torch names the others in C++ terms, and so do we."""
+    msgs = []
+    for lib in (tl, torch):
+        q = lib.ones(2, 3, 4, dtype=getattr(lib, qdt))
+        with pytest.raises(RuntimeError, match="Expected attn_mask dtype to be bool or float") as e:
+            lib.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=lib.zeros(3, 3, dtype=getattr(lib, mdt)))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_attention_float_mask_written_in_place_after_forward_on_the_cpu_as_torch():
+    """On the CPU the backward reads the kept weights, not the mask: a later write to the mask changes nothing, as
+    in torch (on CUDA the kernels read the mask again, and the write is an error: test_cuda_backend.py)."""
+    grads = []
+    for lib in (tl, torch):
+        q = lib.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)), requires_grad=True)
+        mask = lib.tensor(np.random.default_rng(1).standard_normal((3, 3)))
+        y = lib.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+        mask.add_(1.0)
+        y.sum().backward()
+        grads.append(q.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)

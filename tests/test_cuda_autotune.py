@@ -34,12 +34,26 @@ def test_the_fastest_variant_is_kept_after_timing_each_once_per_class(tmp_path):
     assert tuner.choose("gemm", (64, 64, 64), _variants(log)) == ("b", False) and log == []  # remembered
     assert tuner.timings["gemm:64x64x64"] == {"a": 3.0, "b": 1.0, "c": 2.0}
     saved = json.loads((tmp_path / "t.json").read_text())
-    assert saved == {"device": "GPU X", "choices": {"gemm:64x64x64": "b"}}
+    assert saved == {"device": "GPU X", "version": "", "choices": {"gemm:64x64x64": "b"}}
     # a new process on the same device reads the choice and times nothing; another device does not
     again = Autotuner("GPU X", _timer({}, log), tmp_path / "t.json")
     assert again.choose("gemm", (64, 64, 64), _variants(log)) == ("b", False) and log == []
     other = Autotuner("GPU Y", _timer({"a": 1.0, "b": 2.0, "c": 3.0}, log), tmp_path / "t.json")
     assert other.choose("gemm", (64, 64, 64), _variants(log)) == ("a", True)
+    # other kernel sources (a new version of the variants) are timed again
+    newer = Autotuner("GPU X", _timer({"a": 1.0, "b": 2.0, "c": 3.0}, log), tmp_path / "u.json", version="v2")
+    old = {"device": "GPU X", "version": "v1", "choices": {"gemm:64x64x64": "b"}}
+    (tmp_path / "u.json").write_text(json.dumps(old))
+    assert newer.choose("gemm", (64, 64, 64), _variants(log)) == ("a", True)
+
+
+def test_two_processes_tuning_at_once_keep_both_choices(tmp_path):
+    log: list = []
+    one = Autotuner("GPU X", _timer({"a": 1.0, "b": 2.0}, log), tmp_path / "t.json")
+    two = Autotuner("GPU X", _timer({"a": 2.0, "b": 1.0}, log), tmp_path / "t.json")
+    assert one.choose("gemm", (1,), _variants(log, ("a", "b")))[0] == "a"
+    assert two.choose("gemm", (2,), _variants(log, ("a", "b")))[0] == "b"
+    assert json.loads((tmp_path / "t.json").read_text())["choices"] == {"gemm:1": "a", "gemm:2": "b"}
 
 
 def test_without_a_timer_or_with_tuning_off_the_first_variant_is_taken_unrun(tmp_path, monkeypatch):

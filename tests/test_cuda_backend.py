@@ -527,8 +527,8 @@ def test_eye_on_the_device(cuda, n, m, dtype):
 
 def test_attention_runs_the_flash_kernels_and_saves_lse_and_output(cuda):
     """The forward and backward of a causal attention are the flash-attention kernels (no gemm, no softmax, so no
-    L x S matrix in device memory); the node saves q, k, v, each row's log-sum-exp and the output, as torch's
-    flash attention does, and the log-sum-exp is the scores' (checked against torch)."""
+    L x S matrix in device memory); the node saves q, k, v, each row's log-sum-exp, the mask (none here) and the
+    output, as torch's flash attention does, and the log-sum-exp is the scores' (checked against torch)."""
     rng = np.random.default_rng(5)
     q, k, v = (rng.standard_normal((2, 3, 33, 16)).astype(np.float32) for _ in range(3))
     tq, tk, tv = (tl.tensor(a, device="cuda", requires_grad=True) for a in (q, k, v))
@@ -545,8 +545,9 @@ def test_attention_runs_the_flash_kernels_and_saves_lse_and_output(cuda):
             "flash_attn_bwd_dkv_f32_d64"} <= launched, launched
     assert not [n for n in launched if n.startswith(("gemm", "softmax", "host:"))], launched
     y2 = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
-    sq, sk, sv, lse, out = y2.grad_fn.saved_tensors
-    assert sq is tq and sk is tk and sv is tv and lse.dtype == tl.float32 and tuple(lse.shape) == (2, 3, 33)
+    sq, sk, sv, lse, no_mask, out = y2.grad_fn.saved_tensors
+    assert sq is tq and sk is tk and sv is tv and no_mask is None
+    assert lse.dtype == tl.float32 and tuple(lse.shape) == (2, 3, 33)
     np.testing.assert_array_equal(out.detach().numpy(), y2.detach().numpy())
     scores = torch.tensor(q) @ torch.tensor(k).transpose(-1, -2) / 4.0
     scores = scores.masked_fill(torch.ones(33, 33, dtype=torch.bool).triu(1), -torch.inf)
@@ -593,3 +594,26 @@ def test_int64_min_and_max_of_a_whole_array_are_exact_on_the_device(cuda):
     assert _fallbacks(cuda) != before
     with pytest.raises(IndexError, match="index out of range"):
         F.embedding(tl.tensor([0, 7], device="cuda"), tl.zeros(5, 2, device="cuda"))
+
+
+def test_attention_a_nan_score_gives_nan_rows_and_a_modified_mask_is_refused(cuda):
+    """A NaN in a query row makes its output and gradients NaN (the kernel does not take it for a masked row);
+    a float mask written in place after the forward is an error at backward, as in PyTorch."""
+    q = np.ones((1, 4, 8), np.float32)
+    q[0, 1, 0] = np.nan
+    kv = np.random.default_rng(3).standard_normal((1, 6, 8)).astype(np.float32)
+    tq = tl.tensor(q, device="cuda", requires_grad=True)
+    y = F.scaled_dot_product_attention(tq, tl.tensor(kv, device="cuda"), tl.tensor(kv, device="cuda"))
+    y.sum().backward()
+    rq = torch.tensor(q, requires_grad=True)
+    ry = torch.nn.functional.scaled_dot_product_attention(rq, torch.tensor(kv), torch.tensor(kv))
+    ry.sum().backward()
+    np.testing.assert_array_equal(np.isnan(y.detach().numpy()), np.isnan(ry.detach().numpy()))
+    np.testing.assert_array_equal(np.isnan(tq.grad.numpy()), np.isnan(rq.grad.numpy()))
+    assert np.isnan(y.detach().numpy()[0, 1]).all() and not np.isnan(y.detach().numpy()[0, 0]).any()
+    mask = tl.zeros(4, 6, device="cuda")
+    tq = tl.tensor(np.ones((1, 4, 8), np.float32), device="cuda", requires_grad=True)
+    y = F.scaled_dot_product_attention(tq, tl.tensor(kv, device="cuda"), tl.tensor(kv, device="cuda"), mask)
+    mask.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()

@@ -172,3 +172,21 @@ def test_float16_operands_float32_arithmetic(emu):
     got = launch_all(emu, q, k, v, None, True, 0.125, g, 64)
     # float16 results: within a few float16 ulps (2^-11 relative) of the float64 attention of the same operands
     _check(got, reference(q, k, v, None, True, 0.125, g), 4e-3)
+
+
+def test_a_nan_score_makes_its_row_nan_whether_or_not_other_keys_were_seen_first(emu):
+    """fmaxf skips NaN: a row whose first tile is all NaN would otherwise look masked (zeros). Row 3's NaN comes
+    with its first key, row 9's in a later tile (key 40), through the mask; PyTorch gives NaN rows for both."""
+    rng = np.random.default_rng(5)
+    L, S = 12, 45
+    q, k, v = _rand(rng, (1, 1, L, 16)), _rand(rng, (1, 1, S, 16)), _rand(rng, (1, 1, S, 16))
+    q[0, 0, 3, 0] = np.nan  # every score of row 3
+    m = np.zeros((1, 1, L, S), np.float32)
+    m[0, 0, 9, 40] = np.nan
+    g = _rand(rng, (1, 1, L, 16))
+    out, lse, dq, dk, dv = launch_all(emu, q, k, v, m, False, 0.25, g, 64)
+    for row in (3, 9):
+        assert np.isnan(out[0, 0, row]).all() and np.isnan(lse[0, 0, row]) and np.isnan(dq[0, 0, row]).all()
+    ok = [r for r in range(L) if r not in (3, 9)]
+    assert np.isfinite(out[0, 0, ok]).all() and np.isfinite(lse[0, 0, ok]).all()
+    assert np.isnan(dk).any() and np.isnan(dv).any()  # (a NaN row's weights reach every key, as in PyTorch)

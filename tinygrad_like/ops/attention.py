@@ -38,47 +38,51 @@ _grad_mode = grad_mode.state  # this thread's grad mode (per thread, as in torch
 
 class ScaledDotProductAttention(Function):
     """``softmax(q @ k^T * scale + mask) @ v`` as one node, through two fused primitives (``attention`` and
-    ``attention_backward``): no dropout; ``mask`` None or an additive native array (a bool ``attn_mask`` made
-    0 / -inf), ``causal`` PyTorch's ``is_causal``.
+    ``attention_backward``): no dropout; ``mask`` None or an additive mask tensor that needs no gradient (a bool
+    ``attn_mask`` made 0 / -inf), ``causal`` PyTorch's ``is_causal``.
 
     It saves what a flash-attention kernel keeps: q, k, v, each query row's log-sum-exp of the scores (``lse``) and
-    the output (so an in-place write to the output before backward is an error, as in PyTorch). The CUDA kernels
-    recompute the weights from them; the CPU keeps the weights privately (``w``, recomputing them costs more than
-    it saves). When a graph of the backward is recorded (``create_graph``), the weights are computed again with
-    Tensor ops from ``q`` and ``k`` so that their dependence on them is recorded (the same values)."""
+    the output, so an in-place write to any of them before backward is an error, as in PyTorch. The CUDA kernels
+    recompute the weights from them and the mask, which is then saved too (PyTorch's fused CUDA kernels save it;
+    its CPU path does not). The CPU keeps the weights privately (``w``: recomputing them costs more than it saves).
+    When a graph of the backward is recorded (``create_graph``), the weights are computed again with Tensor ops from
+    ``q`` and ``k`` so that their dependence on them is recorded."""
 
-    __slots__ = ("scale", "causal", "mask", "w")
+    __slots__ = ("scale", "causal", "w", "mask")
     save_output = True
 
     def forward(self, q, k, v, scale, mask, causal):
-        self.scale, self.mask, self.causal = scale, mask, causal
-        out, lse, self.w = q._dev.backend.attention(q._x, k._x, v._x, scale, mask, causal)
+        self.scale, self.causal = scale, causal
+        out, lse, self.w = q._dev.backend.attention(q._x, k._x, v._x, scale, None if mask is None else mask._x,
+                                                    causal)
         if _grad_mode.enabled:
-            self.save_for_backward(q, k, v, q._wrap(lse, q._dev))
+            # the mask is saved (version-checked) where the backward reads it; else kept for create_graph only
+            self.save_for_backward(q, k, v, q._wrap(lse, q._dev), mask if self.w is None else None)
+            self.mask = mask
         return out
 
-    def _weights(self, q, k):
+    def _weights(self, q, k, mask):
         s = (q * self.scale) @ k.mT
         if self.causal:
             s = s + q._wrap(_causal_mask(s.shape[-2], s.shape[-1], q.dtype.np, q._dev), q._dev)
-        if self.mask is not None:
-            s = s + q._wrap(q._dev.backend.copy(self.mask), q._dev)
-        return _masked_softmax_safe(s) if self.mask is not None else s.softmax(-1)
+        if mask is not None:
+            s = s + mask
+        return _masked_softmax_safe(s) if mask is not None else s.softmax(-1)
 
     def backward(self, g):
-        q, k, v, lse, out = self.saved_tensors
+        q, k, v, lse, mask, out = self.saved_tensors
         if not _grad_mode.enabled:
             gq, gk, gv = q._dev.backend.attention_backward(g._x, q._x, k._x, v._x, out._x, lse._x, self.w, self.scale,
-                                                          self.mask, self.causal)
+                                                          None if mask is None else mask._x, self.causal)
             return q._wrap(gq, q._dev), q._wrap(gk, q._dev), q._wrap(gv, q._dev), None, None, None
-        w = self._weights(q, k)  # (create_graph: the formula as Tensor ops, recorded)
+        w = self._weights(q, k, self.mask)  # (create_graph: the formula as Tensor ops, recorded)
         gv = w.mT @ g
         gs = SoftmaxBackward.apply((g * self.scale) @ v.mT, w, w.ndim - 1)
         return gs @ k, gs.mT @ q, gv, None, None, None
 
     def release(self) -> None:
         super().release()
-        self.w = None
+        self.w = self.mask = None
 
 
 def _masked_softmax_safe(scores: Tensor) -> Tensor:
@@ -117,9 +121,10 @@ def _fusable(query: Tensor, key: Tensor, value: Tensor) -> bool:
 
 
 def _additive_mask(attn_mask: Tensor | None, query: Tensor, key: Tensor, value: Tensor):
-    """``attn_mask`` as the fused node takes it: None, or a native additive mask of the query's dtype (a bool mask
-    as 0 where True, -inf where False); False where the node does not take it (another device, a mask that needs a
-    gradient, or one that would broadcast the result to a larger shape: the composed path says what it does)."""
+    """``attn_mask`` as the fused node takes it: None, or an additive mask of the query's dtype (a bool mask as 0
+    where True, -inf where False; a float one itself, which the node then version-checks); False where the node
+    does not take it (another device, a mask that needs a gradient, or one that would broadcast the result to a
+    larger shape: the composed path says what it does)."""
     if attn_mask is None:
         return None
     if attn_mask._dev is not query._dev or (attn_mask.requires_grad and _grad_mode.enabled):
@@ -132,10 +137,23 @@ def _additive_mask(attn_mask: Tensor | None, query: Tensor, key: Tensor, value: 
     except ValueError:
         return False
     if attn_mask.dtype is dtypes.bool_:
-        return query.new_zeros(attn_mask.shape).masked_fill(attn_mask.logical_not(), -math.inf)._x
-    if not attn_mask.dtype.is_floating_point:
-        return False
-    return (attn_mask if attn_mask.dtype is query.dtype else attn_mask.to(query.dtype))._x
+        return query.new_zeros(attn_mask.shape).masked_fill(attn_mask.logical_not(), -math.inf)
+    return attn_mask if attn_mask.dtype is query.dtype else attn_mask.to(query.dtype)
+
+
+# torch's C++ names of the dtypes, as its SDPA error message prints them
+_CPP_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char"}
+
+
+def _check_mask_dtype(attn_mask: Tensor, query: Tensor) -> None:
+    """A mask is bool, float32, or the query's own dtype (PyTorch's rule)."""
+    dt = attn_mask.dtype
+    if dt is not dtypes.bool_ and dt is not dtypes.float32 and dt is not query.dtype:
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {_CPP_NAMES.get(dt.name, dt.name)} and  query.dtype: "
+                           f"{_CPP_NAMES.get(query.dtype.name, query.dtype.name)} instead.")
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
@@ -164,6 +182,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                            f"{list(value.shape)} must have the same sequence length (dim -2)")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if attn_mask is not None:
+        _check_tensor(attn_mask, "scaled_dot_product_attention", "attn_mask")
+        _check_mask_dtype(attn_mask, query)
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if enable_gqa and query.ndim >= 3 and min(key.ndim, value.ndim) >= 3:

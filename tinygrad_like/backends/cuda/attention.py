@@ -1,7 +1,8 @@
 """Scaled dot-product attention on the CUDA backend: the flash-attention kernels of ``kernel_src/flash_attention.cu``
 (the L x S scores never reach device memory; the backward recomputes them from each row's log-sum-exp), and a
 path composed from the matmul, elementwise and reduction kernels for what those kernels do not take (head dims
-over 128, an empty problem). Mixed into ``CudaBackend``.
+over 128, a mask of another dtype than the query's, batches of 2^31 problems or more); an empty problem and the
+dtypes without kernels (float64) run on the host. Mixed into ``CudaBackend``.
 
 The kernels read each operand through two batch strides (``AttnGeom``: batch = outer x the last batch dim), so the
 (B, H, T, hs) views a transformer makes of its (B, T, H * hs) projections are read in place; an operand whose
@@ -99,7 +100,7 @@ class CudaAttention:
         except ValueError:
             return None
         nbatch = _prod(bshape)
-        if D is None or 0 in (L, S, E, nbatch):
+        if D is None or 0 in (L, S, E, nbatch) or nbatch >= 2**31:  # (the kernels split the batch in 32 bits)
             return None
         p = _Plan()
         p.q, q0, q1, ql, _ = self._batch_strides(q, bshape, (L, E), True)
@@ -158,10 +159,21 @@ class CudaAttention:
         return gq, gk, gv
 
     # ---- what the kernels do not take --------------------------------------------------------------------------
+    def _causal(self, L: int, S: int, dtype) -> CudaArray:
+        """The additive causal mask on the device, uploaded once per shape and dtype (never written)."""
+        cache = self.__dict__.setdefault("_causal_masks", {})
+        key = (L, S, np.dtype(dtype))
+        m = cache.get(key)
+        if m is None:
+            if len(cache) >= 16:
+                cache.clear()
+            m = cache[key] = self.from_numpy(causal_mask(L, S, dtype))
+        return m
+
     def _scores(self, q, k, scale, mask, causal):
         s = self.matmul(self.mul(q, scale), self.swap_last(k))
         if causal:
-            s = self.add(s, self.from_numpy(causal_mask(*s.shape[-2:], s.dtype)))
+            s = self.add(s, self._causal(*s.shape[-2:], s.dtype))
         if mask is not None:
             s = self.add(s, mask)
         return s

@@ -14,15 +14,24 @@ whenever ``TL_CUDA_AUTOTUNE=0``. Tests inject a timer.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .compiler import cache_dir
+from .compiler import cache_dir, kernel_dir
 
 REPEATS = 3
+
+
+def sources_hash(*names: str) -> str:
+    """A short hash of ``kernel_src`` files: the version of the variants a choice was made among."""
+    h = hashlib.sha256()
+    for name in names:
+        h.update((kernel_dir() / name).read_bytes())
+    return h.hexdigest()[:16]
 
 
 def shape_class(*sizes: int) -> tuple:
@@ -37,8 +46,9 @@ class Autotuner:
     ``time_launch(launch) -> seconds`` times one call (CUDA events on the GPU); None turns timing off."""
 
     def __init__(self, device_name: str, time_launch: Callable[[Callable[[], None]], float] | None,
-                 path: Path | None = None):
+                 path: Path | None = None, version: str = ""):
         self.device_name = device_name
+        self.version = version  # (of the kernels' sources: choices made for other sources are timed again)
         self.time_launch = time_launch
         safe = "".join(c if c.isalnum() else "_" for c in device_name)
         self.path = path if path is not None else cache_dir() / f"autotune-{safe}.json"
@@ -50,21 +60,29 @@ class Autotuner:
     def enabled(self) -> bool:
         return self.time_launch is not None and os.environ.get("TL_CUDA_AUTOTUNE", "1") != "0"
 
-    def _load(self) -> None:
-        self._loaded = True
+    def _stored(self) -> dict[str, str]:
+        """The choices in the file, if it is this device's and this version's."""
         try:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
-            return
-        if isinstance(data, dict) and data.get("device") == self.device_name:
-            self.choices.update({k: v for k, v in data.get("choices", {}).items() if isinstance(v, str)})
+            return {}
+        if not (isinstance(data, dict) and data.get("device") == self.device_name
+                and data.get("version", "") == self.version and isinstance(data.get("choices"), dict)):
+            return {}
+        return {k: v for k, v in data["choices"].items() if isinstance(v, str)}
+
+    def _load(self) -> None:
+        self._loaded = True
+        self.choices.update(self._stored())
 
     def _save(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            merged = {**self._stored(), **self.choices}  # (another process's choices since we read are kept)
             tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"device": self.device_name, "choices": self.choices}, indent=1, sort_keys=True))
-            tmp.replace(self.path)  # (atomic: two processes tuning at once each leave a whole file)
+            tmp.write_text(json.dumps({"device": self.device_name, "version": self.version, "choices": merged},
+                                      indent=1, sort_keys=True))
+            tmp.replace(self.path)  # (atomic: a reader never sees half a file)
         except OSError:
             pass  # a read-only cache: the choice still holds for this process
 

@@ -27,7 +27,7 @@ from ..numpy_backend import NumpyBackend
 from ..protocol import IN_PLACE, PRIMITIVES
 from .array import CudaArray, DeviceBuffer
 from .attention import CudaAttention
-from .autotune import Autotuner, shape_class
+from .autotune import Autotuner, shape_class, sources_hash
 
 _SFX = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
         np.dtype(np.int32): "i32", np.dtype(np.bool_): "bool"}
@@ -106,7 +106,9 @@ class CudaBackend(CudaAttention):
         self._host = NumpyBackend()
         self._device_name = f"cuda:{runtime.device_index}"
         # kernel variants timed at first use per shape class (not on an emulated device: its times mean nothing)
-        self.tuner = Autotuner(runtime.name, None if getattr(runtime.drv, "EMULATED", False) else self._time_launch)
+        self.tuner = Autotuner(f"{runtime.name} ({runtime.sm_count} SMs)",
+                               None if getattr(runtime.drv, "EMULATED", False) else self._time_launch,
+                               version=sources_hash("matmul.cu", "matmul.cuh"))
 
     # ---- launching ----------------------------------------------------------------------------
     def _grid(self, n: int) -> tuple:
