@@ -14,8 +14,9 @@ import struct
 
 import numpy as np
 import pytest
-from cuda_emu import EmuError, Emulator, EmuToolchainError
-from cuda_emu.emulator import KERNEL_DIR
+
+from tinygrad_like.backends.cuda_emu import EmuError, Emulator, EmuToolchainError
+from tinygrad_like.backends.cuda_emu.emulator import KERNEL_DIR
 
 pytestmark = pytest.mark.cuda
 

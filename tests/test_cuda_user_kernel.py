@@ -228,7 +228,7 @@ def test_bad_arguments_are_clear_errors(cuda):
     out, x = tl.zeros(8, device="cuda"), tl.zeros(8, device="cuda")
     with pytest.raises(TypeError, match=r"takes 4 arguments, got 3"):
         k((1,), (32, 1, 1), out, x, B)
-    with pytest.raises(ValueError, match=r"needs a tensor on cuda, got one on cpu"):
+    with pytest.raises(ValueError, match=r"needs a tensor on cuda \(where this launch runs\), got one on cpu"):
         k((1,), (32, 1, 1), out, tl.zeros(8), B, 8)
     with pytest.raises(TypeError, match=r"points at float32, got a int64 tensor"):
         k((1,), (32, 1, 1), out, tl.zeros(8, dtype=tl.int64, device="cuda"), B, 8)

@@ -1,6 +1,6 @@
-"""The flash-attention kernels of ``kernel_src/flash_attention.cu`` on the CPU emulator of ``tests/cuda_emu``,
-launched directly (arguments packed as PyCUDA packs them) and checked against attention written here in float64
-NumPy: the output, each row's log-sum-exp, and the three gradients.
+"""The flash-attention kernels of ``kernel_src/flash_attention.cu`` on the CPU emulator
+(``tinygrad_like.backends.cuda_emu``), launched directly (arguments packed as PyCUDA packs them) and checked
+against attention written here in float64 NumPy: the output, each row's log-sum-exp, and the three gradients.
 
 What the cases reach: both head-dim templates at and below their size (E, Ev zero-padded), E != Ev, L and S not
 multiples of the tiles, causal masking with L < S and L > S, an additive mask read through broadcast (0) strides
@@ -15,7 +15,8 @@ import struct
 
 import numpy as np
 import pytest
-from cuda_emu import Emulator, EmuToolchainError
+
+from tinygrad_like.backends.cuda_emu import Emulator, EmuToolchainError
 
 pytestmark = pytest.mark.cuda
 

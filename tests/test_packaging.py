@@ -31,7 +31,9 @@ MUST_SHIP = ("tinygrad_like/__init__.py", "tinygrad_like/widgets/__init__.py",
              "tinygrad_like/widgets/static/graph.js", "tinygrad_like/widgets/static/graph.css",
              "tinygrad_like/widgets/static/common.js", "tinygrad_like/widgets/static/common.css",
              "tinygrad_like/widgets/static/figure.js", "tinygrad_like/widgets/static/figure.css",
-             "tinygrad_like/distributions/LICENSE-PyTorch.txt")  # (the licence of code ported from PyTorch)
+             "tinygrad_like/distributions/LICENSE-PyTorch.txt",  # (the licence of code ported from PyTorch)
+             "tinygrad_like/backends/cuda_emu/include/cuda_fp16.h",  # (the cuda-emu device's header stand-ins)
+             "tinygrad_like/backends/cuda_emu/include/cuda_emu.h")
 
 # Run in a child interpreter, from a folder outside the repository: imports the package, the widgets
 # subpackage and one kernel source as a resource, and prints where each came from.

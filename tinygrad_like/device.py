@@ -184,6 +184,21 @@ def _cuda_device(spec: str) -> Device:
     return register_device("cuda", CudaBackend(get_runtime()), 0)
 
 
+def _cuda_emu_device(spec: str) -> Device:
+    """The emulated CUDA device (``backends/cuda_emu``): the CUDA backend and its kernels, run on the CPU with CUDA's
+    execution model. Needs a C++ compiler at first use; without one, the error says what to install."""
+    if spec not in ("cuda-emu", "cuda-emu:0"):
+        raise RuntimeError(f"device '{spec}' is not available: there is one emulated CUDA device, cuda-emu:0")
+    from .backends.cuda.backend import CudaBackend  # (the backend and the emulator load only when first asked for)
+    from .backends.cuda_emu import EmuToolchainError, emulated_runtime
+
+    try:
+        runtime = emulated_runtime()
+    except EmuToolchainError as e:
+        raise RuntimeError(f"device 'cuda-emu' is not available: {e}") from None
+    return register_device("cuda-emu", CudaBackend(runtime), 0)
+
+
 def _sim_device(spec: str) -> Device:
     """The simulated device (``backends/sim.py``): device memory and transfers of its own, NumPy compute."""
     if spec not in ("sim", "sim:0"):
@@ -219,7 +234,7 @@ def _meta_device(spec: str) -> Device:
 
 
 # device kinds started on first use (their imports and driver calls happen only then)
-_lazy = {"cuda": _cuda_device, "sim": _sim_device, "meta": _meta_device}
+_lazy = {"cuda": _cuda_device, "cuda-emu": _cuda_emu_device, "sim": _sim_device, "meta": _meta_device}
 
 
 def register_device(type_: str, backend, index: int = 0) -> Device:

@@ -104,7 +104,7 @@ class CudaBackend(CudaAttention):
         self.cap = 32 * max(1, runtime.sm_count)
         self.fallbacks: Counter = Counter()
         self._host = NumpyBackend()
-        self._device_name = f"cuda:{runtime.device_index}"
+        self._device_name = f"{runtime.device_type}:{runtime.device_index}"
         # kernel variants timed at first use per shape class (not on an emulated device: its times mean nothing)
         self.tuner = Autotuner(f"{runtime.name} ({runtime.sm_count} SMs)",
                                None if getattr(runtime.drv, "EMULATED", False) else self._time_launch,

@@ -22,18 +22,21 @@ from .timing import LaunchTimer
 
 
 class CudaRuntime:
-    """One per process (``get_runtime()``); ``driver`` is injectable for tests (a fake ``pycuda.driver``)."""
+    """One per process and device (``get_runtime()``; the emulator's: ``backends/cuda_emu``); ``driver`` is
+    ``pycuda.driver`` or a stand-in for it, ``compile`` what turns a kernel file into a module for it."""
 
-    def __init__(self, driver, device_index: int = 0):
+    def __init__(self, driver, device_index: int = 0, *, compile=None, device_type: str = "cuda"):
         self.drv = driver
         self.device_index = device_index
+        self.device_type = device_type  # "cuda", or "cuda-emu" for the emulator's driver
+        self._compile = compile  # source, arch -> CompiledModule: None is nvcc's (the emulator's takes the source)
         dev = driver.Device(device_index)
         self.name = dev.name()
         self.arch = arch_of(dev.compute_capability())
         self.sm_count = int(dev.get_attribute(driver.device_attribute.MULTIPROCESSOR_COUNT))
         self.pool = BufferPool(driver.mem_alloc, lambda alloc: alloc.free(),
                                out_of_memory=(getattr(driver, "MemoryError", MemoryError),))
-        self.timer = LaunchTimer(driver.Event, f"cuda:{device_index}")
+        self.timer = LaunchTimer(driver.Event, f"{device_type}:{device_index}")
         self._modules: dict[tuple[str, str], object] = {}
         self._functions: dict[tuple[str, str, str], object] = {}
 
@@ -45,7 +48,7 @@ class CudaRuntime:
         if fn is None:
             module = self._modules.get((source, revision))
             if module is None:
-                compiled = compile_kernel_file(source, self.arch)
+                compiled = (self._compile or compile_kernel_file)(source, self.arch)
                 module = self._modules[(source, revision)] = self.drv.module_from_buffer(compiled.cubin)
             fn = self._functions[key] = module.get_function(kernel)
         return fn

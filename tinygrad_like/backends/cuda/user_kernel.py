@@ -6,7 +6,8 @@ on-disk cubin cache, and launches are timed through CUDA events while someone li
 ``KernelTimeline``). Tensors are passed for pointer parameters; after the launch every tensor passed for a
 non-``const`` pointer counts as written on the device (its version goes up, a host mirror goes stale).
 
-Parsing and compiling need no GPU (compiling needs nvcc); launching needs one.
+Parsing and compiling need no GPU (compiling needs nvcc); launching needs one, or tensors on the emulated device
+``cuda-emu``, where the same file is compiled as C++ and runs on the CPU (a C++ compiler is all it needs).
 
 >>> import tempfile, pathlib
 >>> src = pathlib.Path(tempfile.mkdtemp()) / "scale.cu"
@@ -85,9 +86,7 @@ class Kernel:
         return compile_kernel_file(self.path, arch or _default_arch(), options)
 
     def __call__(self, grid, block, *args, shared: int = 0) -> None:
-        from .runtime import get_runtime  # starts CUDA, or says why it cannot
-
-        rt = get_runtime()
+        rt = _runtime_for(args)
         self._load()
         sig = self.signature
         grid, block = _dims("grid", grid), _dims("block", block)
@@ -100,7 +99,7 @@ class Kernel:
                 if not p.const and hasattr(a, "storage"):
                     a._check_inplace(f"kernel {self.name}")  # a leaf that requires grad, an expanded tensor...
                     written[id(a.storage)] = a.storage  # once per storage, however many pointers name it
-                flat.append(self._pointer(p, a))
+                flat.append(self._pointer(p, a, rt.device_type))
             elif hasattr(a, "storage"):
                 raise TypeError(f"{self.name}: parameter `{p.ctype} {p.name}` is a scalar; pass a Python number, "
                                 f"not a tensor (use .item() for a one-element tensor)")
@@ -114,12 +113,13 @@ class Kernel:
             st.mark_device_write()
             st.bump(f"kernel {self.name}")
 
-    def _pointer(self, p, t) -> int:
+    def _pointer(self, p, t, device_type: str) -> int:
         where = f"{self.name}: parameter `{'const ' if p.const else ''}{p.ctype} {p.name}`"
         if not hasattr(t, "storage"):
-            raise TypeError(f"{where} needs a tensor on cuda, got {type(t).__name__}")
-        if t.device.type != "cuda":
-            raise ValueError(f"{where} needs a tensor on cuda, got one on {t.device}: move it with .to('cuda')")
+            raise TypeError(f"{where} needs a tensor on {device_type}, got {type(t).__name__}")
+        if t.device.type != device_type:
+            raise ValueError(f"{where} needs a tensor on {device_type} (where this launch runs), got one on "
+                             f"{t.device}: move it with .to('{device_type}')")
         want = POINTEE_DTYPES.get(p.ctype)
         if want is not None and t.dtype.name != want:
             raise TypeError(f"{where} points at {want}, got a {t.dtype.name} tensor: convert it with .to(tl.{want})")
@@ -128,6 +128,18 @@ class Kernel:
                              f"shape {tuple(t.shape)} with strides {t.stride()}: pass t.contiguous()")
         t.storage.device_buffer()  # a newer host copy is uploaded first
         return t._x.ptr
+
+
+def _runtime_for(args):
+    """The runtime a launch runs on: the emulated device's when a tensor argument is on ``cuda-emu``, else the
+    GPU's (started now, or an error that says why it cannot)."""
+    if any(hasattr(a, "storage") and a.device.type == "cuda-emu" for a in args):
+        from ...device import get_device
+
+        return get_device("cuda-emu").raw_backend.rt
+    from .runtime import get_runtime
+
+    return get_runtime()
 
 
 def _default_arch() -> str:

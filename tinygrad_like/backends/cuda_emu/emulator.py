@@ -1,7 +1,8 @@
-"""Run the real CUDA kernels of ``kernel_src/*.cu`` on the CPU, with CUDA's execution model (test-only).
+"""Run CUDA kernels on the CPU with CUDA's execution model: the ``cuda-emu`` device's engine.
 
-Every ``kernel_src/<file>.cu`` is compiled as host C++ (g++, with ``include/cuda_emu.h`` force-included and
-``include/mma.h`` standing in for ``nvcuda::wmma``) into a shared library that registers the file's
+Every ``kernel_src/<file>.cu`` (or a learner's own ``.cu`` file) is compiled as host C++ (the system's C++
+compiler, with ``include/cuda_emu.h`` force-included, and ``include/cuda_fp16.h`` and ``include/mma.h`` standing in
+for NVIDIA's headers: nothing from NVIDIA is needed) into a shared library that registers the file's
 ``extern "C" __global__`` kernels with a type-generic thunk (``include/cuda_emu_runtime.h``). A launch runs
 the blocks one after the other and the threads of a block as cooperative fibers: ``__syncthreads`` and the
 warp operations (``__shfl*_sync``, ``__syncwarp``, ``__ballot_sync``) are real rendezvous of the block's /
@@ -32,12 +33,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cuda.compiler import kernel_dir
+
 __all__ = ["EmuError", "EmuToolchainError", "Emulator", "EmuKernel", "parse_kernels", "rewrite_shared", "KERNEL_DIR"]
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
-ROOT = HERE.parents[1]
-KERNEL_DIR = ROOT / "kernel_src"
+KERNEL_DIR = kernel_dir()  # the project's kernels (kernel_src/, shipped inside the package)
 SHIM_FILES = sorted(INCLUDE_DIR.glob("*.h"))
 
 # Bump when the generated source or the build recipe changes in a way the hash would not see.
@@ -55,7 +57,7 @@ class EmuError(RuntimeError):
 
 
 class EmuToolchainError(EmuError):
-    """No C++ compiler or no CUDA headers (``cuda_fp16.h``): the emulator cannot be built here."""
+    """No C++ compiler that runs: the emulator cannot build kernels here (the message says what to install)."""
 
 
 # ---- parsing the kernel sources --------------------------------------------------------------------------
@@ -157,28 +159,16 @@ def rewrite_shared(text: str, uid: int = 0) -> str:
 
 # ---- toolchain -------------------------------------------------------------------------------------------
 
-def _find_cuda_include() -> Path:
-    candidates = []
-    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
-        if os.environ.get(var):
-            candidates.append(Path(os.environ[var]) / "include")
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        candidates.append(Path(nvcc).resolve().parents[1] / "include")
-    candidates.append(Path("/usr/local/cuda/include"))
-    for c in candidates:
-        if (c / "cuda_fp16.h").is_file():
-            return c
-    raise EmuToolchainError(
-        "cuda_fp16.h not found (looked in " + ", ".join(map(str, candidates)) + "): install the CUDA toolkit "
-        "headers or set CUDA_HOME"
-    )
+_INSTALL_CXX = ("install one: on Debian or Ubuntu `sudo apt install g++`, on Fedora `sudo dnf install gcc-c++`, on "
+                "macOS `xcode-select --install`, in a conda environment `conda install -c conda-forge cxx-compiler`; "
+                "or set CUDA_EMU_CXX to a C++17 compiler's path")
 
 
 def _find_cxx() -> str:
-    cxx = os.environ.get("CUDA_EMU_CXX") or shutil.which("g++") or shutil.which("c++")
+    cxx = os.environ.get("CUDA_EMU_CXX") or shutil.which("g++") or shutil.which("clang++") or shutil.which("c++")
     if not cxx:
-        raise EmuToolchainError("no C++ compiler (g++) found; set CUDA_EMU_CXX")
+        raise EmuToolchainError("the CUDA emulator compiles kernels as C++ and found no C++ compiler (g++, clang++ "
+                                "or c++ on PATH): " + _INSTALL_CXX)
     return cxx
 
 
@@ -263,7 +253,7 @@ class Emulator:
                 self._where.setdefault(kname, src)
         self._libs: dict[str, ctypes.CDLL] = {}
         self._kernels: dict[str, EmuKernel] = {}
-        self._toolchain: tuple[str, Path, str] | None = None
+        self._toolchain: tuple[str, str] | None = None
 
     # -- discovery
     @property
@@ -313,7 +303,7 @@ class Emulator:
     def library_path(self, source: str) -> Path:
         """Where the library of ``source`` is (or will be) cached: ``<stem>-<hash>.so`` in ``cache_dir``."""
         src = self._source_name(source)
-        _, _, version = self._tools()
+        _, version = self._tools()
         h = hashlib.sha256()
         for part in (_GENERATOR_VERSION, " ".join(self._command(Path("SRC"), Path("OUT"))), version,
                      self._registry(src, Path("SRCDIR"))):
@@ -329,29 +319,30 @@ class Emulator:
     def _local_sources(self) -> list[Path]:
         return sorted(p for ext in ("*.cu", "*.cuh", "*.h") for p in self.kernel_dir.glob(ext))
 
-    def _tools(self) -> tuple[str, Path, str]:
+    def _tools(self) -> tuple[str, str]:
         if self._toolchain is None:
             cxx = _find_cxx()
-            inc = _find_cuda_include()
             try:
                 version = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60).stdout
             except OSError as e:
-                raise EmuToolchainError(f"cannot run {cxx}: {e}") from e
-            self._toolchain = (cxx, inc, version)
+                raise EmuToolchainError(f"cannot run the C++ compiler {cxx}: {e}; " + _INSTALL_CXX) from e
+            self._toolchain = (cxx, version)
         return self._toolchain
 
     def _command(self, cpp: Path, out: Path) -> list[str]:
-        cxx, inc, _ = self._tools()
+        cxx, _ = self._tools()
+        # (include/ first: its cuda_fp16.h and mma.h stand in for NVIDIA's, installed or not, so every machine
+        # compiles the kernels against the same definitions)
         cmd = [cxx, "-std=c++17", self.opt, "-fPIC", "-shared", "-fvisibility=hidden", "-ffp-contract=off",
                "-fno-strict-aliasing", "-fno-math-errno", "-fno-threadsafe-statics", "-include", "cuda_emu.h",
-               "-I", str(INCLUDE_DIR), "-I", str(self.kernel_dir), "-isystem", str(inc)]
+               "-I", str(INCLUDE_DIR), "-I", str(self.kernel_dir)]
         if os.uname().machine in ("x86_64", "AMD64"):
             cmd.append("-fcf-protection=none")  # the fiber switch is not shadow-stack aware
         return [*cmd, *self.extra_flags, "-o", str(out), str(cpp)]
 
     def _registry(self, src: str, srcdir: Path) -> str:
         """The generated translation unit: the (rewritten) source, the runtime, the kernel registry."""
-        lines = [f"// generated by tests/cuda_emu/emulator.py from {src} -- do not edit",
+        lines = [f"// generated by tinygrad_like/backends/cuda_emu/emulator.py from {src} -- do not edit",
                  f'#include "{srcdir / src}"',
                  '#include "cuda_emu_runtime.h"',
                  "CUDA_EMU_BEGIN_REGISTRY"]

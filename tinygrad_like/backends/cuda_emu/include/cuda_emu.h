@@ -1,5 +1,5 @@
 // cuda_emu.h -- force-included (g++ -include) before a kernel_src/*.cu file so that the file compiles as
-// host C++ and its __global__ functions run on the CPU under tests/cuda_emu's scheduler (runtime.cpp).
+// host C++ and its __global__ functions run on the CPU under the emulator's scheduler (cuda_emu_runtime.h).
 //
 // Model: one block at a time; its threads are cooperative fibers on one OS thread. __shared__ variables
 // are function-local statics (one copy, right because blocks run one at a time). threadIdx is the running
@@ -10,7 +10,7 @@
 //
 // __shared__ memory (static and dynamic) of every block starts as 0xFF bytes (NaN floats, -1 integers).
 //
-// __CUDACC__ and __CUDA_ARCH__ (800) are defined AFTER the host CUDA headers are in, so the kernels'
+// __CUDACC__ and __CUDA_ARCH__ (800) are defined AFTER the stand-in CUDA headers are in, so the kernels'
 // `#ifdef __CUDA_ARCH__` device branches (atomicAdd, __fmul_rn, __umul64hi, ...) are the ones that run.
 
 #pragma once
@@ -27,10 +27,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <cuda_fp16.h>  // host flavour: __half storage, conversions; also vector_types.h / vector_functions.h
-#if __has_include(<cuda_bf16.h>)
-#include <cuda_bf16.h>
-#endif
+#include <cuda_fp16.h>  // this folder's stand-in: __half storage and conversions, the vector types
 
 // ---- qualifiers --------------------------------------------------------------------------------------
 #undef __global__
