@@ -190,7 +190,7 @@ def _cuda_emu_device(spec: str) -> Device:
     if spec not in ("cuda-emu", "cuda-emu:0"):
         raise RuntimeError(f"device '{spec}' is not available: there is one emulated CUDA device, cuda-emu:0")
     from .backends.cuda.backend import CudaBackend  # (the backend and the emulator load only when first asked for)
-    from .backends.cuda_emu import EmuToolchainError, emulated_runtime
+    from .backends.cuda_emu import EmuToolchainError, emulated_runtime  # (as the line above)
 
     try:
         runtime = emulated_runtime()

@@ -134,10 +134,10 @@ def _runtime_for(args):
     """The runtime a launch runs on: the emulated device's when a tensor argument is on ``cuda-emu``, else the
     GPU's (started now, or an error that says why it cannot)."""
     if any(hasattr(a, "storage") and a.device.type == "cuda-emu" for a in args):
-        from ...device import get_device
+        from ...device import get_device  # (the device layer sits above the backends)
 
         return get_device("cuda-emu").raw_backend.rt
-    from .runtime import get_runtime
+    from .runtime import get_runtime  # (starts CUDA only when a launch needs it)
 
     return get_runtime()
 

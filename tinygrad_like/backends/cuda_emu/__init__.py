@@ -22,7 +22,7 @@ __all__ = ["EmuDriver", "EmuDriverError", "EmuError", "EmuKernel", "Emulator", "
 def emulated_runtime(device_type: str = "cuda-emu", emulator: Emulator | None = None):
     """A ``CudaRuntime`` whose driver is the emulator; raises EmuToolchainError (saying what to install) when no
     C++ compiler can build its kernels."""
-    from ..cuda.runtime import CudaRuntime
+    from ..cuda.runtime import CudaRuntime  # (loads the CUDA backend only when the device is made)
 
     emulator = emulator if emulator is not None else Emulator()
     emulator.kernel("fill_f32")  # builds (or loads) one file now: a missing compiler is said here, not at an op
