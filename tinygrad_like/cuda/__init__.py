@@ -43,7 +43,12 @@ from .streams import (Event, ExternalStream, Stream, StreamContext, current_stre
 __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_name", "get_device_capability",
            "get_device_properties", "synchronize", "memory_stats", "empty_cache", "Kernel", "amp",  # noqa: F822
            "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "current_device", "set_device",
-           "is_initialized", "is_bf16_supported", "CudaUnavailableError"]  # (Kernel and amp come from __getattr__)
+           "is_initialized", "is_bf16_supported", "CudaUnavailableError", "trace", "KernelError",
+           "OutOfBoundsError", "SharedMemoryRaceError", "KernelCompileError"]  # (these six and amp: __getattr__)
+
+# the emulated device's kernel checks and launch traces (loaded only when asked for)
+_EMULATOR_NAMES = {"trace": "trace", "KernelError": "checks", "OutOfBoundsError": "checks",
+                   "SharedMemoryRaceError": "checks", "KernelCompileError": "checks"}
 
 has_half = True
 has_magma = False
@@ -60,6 +65,10 @@ def __getattr__(name: str):
         from ..backends.cuda.user_kernel import Kernel
 
         return Kernel
+    if name in _EMULATOR_NAMES:  # tl.cuda.trace() and the errors of a checked launch on cuda-emu
+        # (the emulator loads only when it is used: importing tinygrad_like stays light)
+        module = importlib.import_module(f"..backends.cuda_emu.{_EMULATOR_NAMES[name]}", __name__)
+        return module.TraceRecorder if name == "trace" else getattr(module, name)
     if name == "amp":  # torch.cuda.amp: autocast and GradScaler for "cuda" (see tinygrad_like.amp)
         from .. import _cuda_amp  # (the CUDA machinery loads only when it is used: importing tl stays light)
 

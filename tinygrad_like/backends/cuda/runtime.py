@@ -63,17 +63,22 @@ class CudaRuntime:
                               shapes=shapes, nbytes=nbytes, stream=stream)
 
     def launch_signature(self, sig, fn, grid: tuple, block: tuple, args: tuple, *, shared: int = 0,
-                         shapes: tuple = (), nbytes: int = 0, stream=None) -> None:
-        """Launch the loaded function ``fn`` whose parameters are ``sig`` (a kernel of ours or one you wrote)."""
+                         shapes: tuple = (), nbytes: int = 0, stream=None, tensors=None) -> None:
+        """Launch the loaded function ``fn`` whose parameters are ``sig`` (a kernel of ours or one you wrote).
+        The emulator's functions are told the signature and ``tensors`` ({pointer parameter: Tensor}), so that
+        a checked launch names what a thread did wrong in the kernel's own words."""
         kernel = sig.name
         check_block(sig, block)
         buf = sig.pack(*args)
+        described = getattr(fn, "launch_described", None)
         if events.ACTIVE:
             start = self.timer.begin(stream)
+        if described is None:
             fn._launch_kernel(grid, block, buf, shared, stream)
-            self.timer.end(start, kernel, grid, block, shapes, nbytes, stream)
         else:
-            fn._launch_kernel(grid, block, buf, shared, stream)
+            described(grid, block, buf, shared, stream, sig=sig, args=args, tensors=tensors)
+        if events.ACTIVE:
+            self.timer.end(start, kernel, grid, block, shapes, nbytes, stream)
 
     def synchronize(self) -> None:
         """Wait for all queued work, then turn finished launches into ``KernelTimed`` events."""

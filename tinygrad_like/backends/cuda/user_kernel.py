@@ -93,9 +93,10 @@ class Kernel:
         if len(args) != len(sig.params):
             raise TypeError(f"{self!r} takes {len(sig.params)} arguments, got {len(args)}")
         check_block(sig, block)
-        flat, written = [], {}
+        flat, written, tensors = [], {}, {}
         for p, a in zip(sig.params, args):
             if p.is_pointer:
+                tensors[p.name] = a
                 if not p.const and hasattr(a, "storage"):
                     a._check_inplace(f"kernel {self.name}")  # a leaf that requires grad, an expanded tensor...
                     written[id(a.storage)] = a.storage  # once per storage, however many pointers name it
@@ -107,11 +108,13 @@ class Kernel:
                 flat.append(a)
         fn = rt.function(str(self.path), self.name, self._revision)
         shapes = tuple(tuple(a.shape) for a in args if hasattr(a, "storage"))
-        rt.launch_signature(sig, fn, grid, block, tuple(flat), shared=shared, shapes=shapes,
-                            nbytes=sum(a.nbytes for a in args if hasattr(a, "storage")))
-        for st in written.values():
-            st.mark_device_write()
-            st.bump(f"kernel {self.name}")
+        try:
+            rt.launch_signature(sig, fn, grid, block, tuple(flat), shared=shared, shapes=shapes,
+                                nbytes=sum(a.nbytes for a in args if hasattr(a, "storage")), tensors=tensors)
+        finally:  # (a launch stopped by an error may have written part of its outputs: they count as written)
+            for st in written.values():
+                st.mark_device_write()
+                st.bump(f"kernel {self.name}")
 
     def _pointer(self, p, t, device_type: str) -> int:
         where = f"{self.name}: parameter `{'const ' if p.const else ''}{p.ctype} {p.name}`"

@@ -24,6 +24,7 @@ import ctypes
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -33,9 +34,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..cuda.compiler import kernel_dir
 
-__all__ = ["EmuError", "EmuToolchainError", "Emulator", "EmuKernel", "parse_kernels", "rewrite_shared", "KERNEL_DIR"]
+__all__ = ["CheckBuffer", "CheckRequest", "CheckResult", "EmuError", "EmuToolchainError", "Emulator", "EmuKernel",
+           "parse_kernels", "rewrite_shared", "KERNEL_DIR"]
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
@@ -179,6 +183,118 @@ def _default_cache_dir() -> Path:
     return user_cache_dir("cuda_emu", "CUDA_EMU_CACHE_DIR")
 
 
+def _instrument_flags(version: str) -> list[str]:
+    """Every load and store of the kernel as a call of ``__tsan_{read,write}N(address)`` (defined by
+    ``cuda_emu_check.h``; the library is linked without the sanitizer's runtime): the thread sanitizer's
+    instrumentation, without its function entry/exit calls."""
+    if "clang" in version.lower():
+        params = ["tsan-instrument-func-entry-exit=0", "tsan-instrument-read-before-write=1",
+                  "tsan-distinguish-volatile=0"]
+        return ["-fsanitize=thread", *(f for p in params for f in ("-mllvm", "-" + p))]
+    params = ["tsan-instrument-func-entry-exit=0", "tsan-distinguish-volatile=0"]
+    return ["-fsanitize=thread", *(f for p in params for f in ("--param", p))]
+
+
+# ---- checked launches ------------------------------------------------------------------------------------
+
+@dataclass
+class CheckBuffer:
+    """One range of device memory a checked launch knows: an ``argument`` buffer the kernel may touch
+    (``writer``: a uint32 array, one per element of ``itemsize`` bytes, that receives each element's last
+    writer: block * threads_per_block + thread), or a whole device allocation (padding included) it may not,
+    unless through an argument."""
+
+    lo: int
+    nbytes: int
+    argument: bool
+    itemsize: int = 1
+    writer: np.ndarray | None = None
+
+
+@dataclass
+class CheckRequest:
+    """What a checked launch is told: its buffers, and whether to trace (every access of ``block``, a linear
+    block index, up to ``log_cap`` of them, and the warp-instruction statistics of all blocks)."""
+
+    buffers: list[CheckBuffer]
+    trace: bool = False
+    block: int = 0
+    log_cap: int = 1 << 21
+
+    def rows(self) -> list[int]:
+        out = []
+        for i, b in enumerate(self.buffers):
+            w = 0 if b.writer is None else b.writer.ctypes.data
+            if b.writer is not None and (b.writer.dtype != np.uint32 or b.writer.size * b.itemsize < b.nbytes):
+                raise ValueError("a writer map is one uint32 per element of the buffer")
+            out += [b.lo, b.lo + b.nbytes, 0 if b.argument else 1, i, b.itemsize, w]
+        return out
+
+
+LOG_DTYPE = np.dtype([("phase", np.uint32), ("thread", np.uint32), ("site", np.uint32), ("buf", np.int32),
+                      ("offset", np.uint64), ("size", np.uint16), ("kind", np.uint8), ("space", np.uint8),
+                      ("pad", np.uint32)])
+SITE_FIELDS = ("pc", "kind", "space", "buf", "requests", "lanes", "bytes", "sectors", "ideal_sectors",
+               "wavefronts", "ideal_wavefronts", "mixed", "stride")
+ACCESS_KINDS = ("read", "write", "atomic")
+
+
+@dataclass
+class CheckResult:
+    """What a checked launch found, raw (instruction addresses ``pc`` are absolute; ``lib_base`` is the
+    library's load address): ``fault`` (an out-of-bounds access: kind, space, block, thread, size, offset,
+    address, pc) or None; ``races`` (how many) and ``race`` (the first: kind 0 read-after-write,
+    1 write-after-read, 2 write-after-write; block, thread_a (earlier, -1 if several), thread_b, variable
+    (-1: dynamic shared), byte offset, phase, pc_a, pc_b, size of the access); ``sites`` (one dict per
+    instruction, SITE_FIELDS); ``log`` (the traced block's accesses, LOG_DTYPE); ``shared_vars`` [(name, bytes)]."""
+
+    fault: dict | None
+    races: int
+    race: dict | None
+    sites: list[dict]
+    log: np.ndarray
+    log_total: int
+    shared_vars: list[tuple[str, int]]
+    lib_base: int
+
+    @classmethod
+    def collect(cls, lib: ctypes.CDLL, request: CheckRequest) -> CheckResult:
+        f = (ctypes.c_longlong * 8)()
+        fault = None
+        if lib.emu_check_fault(f):
+            fault = dict(zip(("kind", "space", "block", "thread", "size", "offset", "address", "pc"), list(f)))
+        r = (ctypes.c_longlong * 10)()
+        races = int(lib.emu_check_race(r))
+        race = dict(zip(("kind", "block", "thread_a", "thread_b", "var", "offset", "phase", "pc_a", "pc_b", "size"),
+                        list(r))) if races else None
+        n = lib.emu_check_sites(None, 0)
+        rows = (ctypes.c_longlong * (13 * max(n, 1)))()
+        lib.emu_check_sites(rows, n)
+        sites = [dict(zip(SITE_FIELDS, rows[13 * i:13 * i + 13])) for i in range(n)]
+        total = int(lib.emu_check_log(None, 0))
+        log = np.zeros(min(total, request.log_cap), LOG_DTYPE)
+        if len(log):
+            lib.emu_check_log(log.ctypes.data, len(log))
+        shared_vars, nbytes = [], ctypes.c_longlong()
+        while (name := lib.emu_shared_var(len(shared_vars), ctypes.byref(nbytes))) is not None:
+            shared_vars.append((name.decode(), int(nbytes.value)))
+        return cls(fault, races, race, sites, log, total, shared_vars, int(lib.emu_lib_base()))
+
+
+def _declare_check_api(lib: ctypes.CDLL) -> None:
+    ll, p = ctypes.c_longlong, ctypes.c_void_p
+    for name, res, args in (("emu_check_begin", None, [ctypes.c_int, p, ctypes.c_int, ll, ll]),
+                            ("emu_check_end", None, []),
+                            ("emu_check_fault", ctypes.c_int, [p]),
+                            ("emu_check_race", ll, [p]),
+                            ("emu_check_sites", ctypes.c_int, [p, ctypes.c_int]),
+                            ("emu_check_log", ll, [p, ll]),
+                            ("emu_shared_var", ctypes.c_char_p, [ctypes.c_int, ctypes.POINTER(ll)]),
+                            ("emu_lib_base", ll, [])):
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+
+
 # ---- kernels -------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
@@ -193,16 +309,23 @@ class EmuKernel:
     param_offsets: tuple[int, ...]
     arg_bytes: int
     max_threads: int
+    checked: bool
+    library: Path
     _lib: ctypes.CDLL = field(repr=False)
     _index: int = field(repr=False)
 
-    def launch(self, grid: Sequence[int], block: Sequence[int], argbuf: bytes, shared: int = 0) -> None:
+    def launch(self, grid: Sequence[int], block: Sequence[int], argbuf: bytes, shared: int = 0,
+               check: CheckRequest | None = None) -> CheckResult | None:
         """Run the whole grid synchronously (one launch at a time per process). ``argbuf``: the parameters
         packed as for ``CU_LAUNCH_PARAM_BUFFER_POINTER`` (pointers = host addresses); ``grid`` / ``block``:
         1 to 3 dimensions (missing ones are 1); ``shared``: bytes of dynamic shared memory (``extern
         __shared__``; at most 227 KiB). Raises EmuError on a wrong buffer size, a zero or out-of-range grid
         or block dimension (CUDA's limits), a block larger than the kernel's ``__launch_bounds__``, a
-        deadlock, or a warp operation whose mask names lanes that returned or do not exist."""
+        deadlock, or a warp operation whose mask names lanes that returned or do not exist.
+
+        ``check`` (a kernel of a checked build only, see :class:`Emulator`) declares the launch's buffers: the
+        accesses are then checked and, if ``check.trace``, recorded; the result is returned, and an EmuError
+        carries it as ``.check`` (an out-of-bounds access is ``check.fault``)."""
         g, b = _dims(self.name, "grid", grid), _dims(self.name, "block", block)
         buf = bytes(argbuf)
         if len(buf) != self.arg_bytes:
@@ -213,10 +336,26 @@ class EmuKernel:
         if shared < 0:
             raise EmuError(f"{self.name}: negative dynamic shared memory size {shared}")
         err = ctypes.create_string_buffer(_ERR_LEN)
+        result = None
         with _LAUNCH_LOCK:
-            rc = self._lib.emu_launch(self._index, *g, *b, buf, len(buf), int(shared), err, _ERR_LEN)
+            if check is None:
+                rc = self._lib.emu_launch(self._index, *g, *b, buf, len(buf), int(shared), err, _ERR_LEN)
+            else:
+                if not self.checked:
+                    raise EmuError(f"{self.name}: a checked launch needs the checked build (Emulator(checked=True))")
+                rows = np.asarray(check.rows(), np.int64).reshape(-1, 6)
+                self._lib.emu_check_begin(len(rows), rows.ctypes.data, 1 if check.trace else 0, check.block,
+                                          check.log_cap if check.trace else 0)
+                try:
+                    rc = self._lib.emu_launch(self._index, *g, *b, buf, len(buf), int(shared), err, _ERR_LEN)
+                    result = CheckResult.collect(self._lib, check)
+                finally:
+                    self._lib.emu_check_end()
         if rc != 0:
-            raise EmuError(err.value.decode(errors="replace"))
+            e = EmuError(err.value.decode(errors="replace"))
+            e.check = result
+            raise e
+        return result
 
 
 def _dims(name: str, what: str, dims: Sequence[int]) -> tuple[int, int, int]:
@@ -237,13 +376,19 @@ class Emulator:
     """The kernels of ``kernel_dir`` (default ``kernel_src/``), built on demand into ``cache_dir`` (default
     ``$CUDA_EMU_CACHE_DIR`` or ``~/.cache/tinygrad_like/cuda_emu``). ``opt`` and ``extra_flags`` (plus
     ``$CUDA_EMU_CXXFLAGS``, e.g. ``-DCUDA_EMU_UCONTEXT`` for the portable fiber switch) go to the compiler
-    (``$CUDA_EMU_CXX``, default g++)."""
+    (``$CUDA_EMU_CXX``, default g++).
+
+    ``checked=True`` builds the kernels with every load and store instrumented (the compiler's kernel-address
+    sanitizer in call mode, answered by ``include/cuda_emu_check.h``; no sanitizer runtime): its launches
+    can check bounds and shared-memory races and record a trace (``EmuKernel.launch(check=...)``)."""
 
     def __init__(self, cache_dir: str | os.PathLike | None = None, *, kernel_dir: str | os.PathLike | None = None,
-                 opt: str = "-O2", extra_flags: Sequence[str] = ()):
+                 opt: str | None = None, extra_flags: Sequence[str] = (), checked: bool = False):
         self.kernel_dir = Path(kernel_dir) if kernel_dir is not None else KERNEL_DIR
         self.cache_dir = Path(cache_dir) if cache_dir is not None else _default_cache_dir()
-        self.opt = opt
+        self.checked = checked
+        # (the checked build at -O1 -g: its instruction addresses map back to source lines)
+        self.opt = opt if opt is not None else ("-O1" if checked else "-O2")
         self.extra_flags = (*extra_flags, *os.environ.get("CUDA_EMU_CXXFLAGS", "").split())
         self._sources = {p.name: p for p in sorted(self.kernel_dir.glob("*.cu"))}
         self._decls = {name: parse_kernels(p) for name, p in self._sources.items()}
@@ -310,7 +455,7 @@ class Emulator:
             h.update(part.encode() + b"\0")
         for f in [*self._local_sources(), *SHIM_FILES, Path(__file__)]:
             h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-        return self.cache_dir / f"{src[:-3]}-{h.hexdigest()[:20]}.so"
+        return self.cache_dir / f"{src[:-3]}{'-checked' if self.checked else ''}-{h.hexdigest()[:20]}.so"
 
     def _load(self, src: str) -> None:
         if src not in self._libs:
@@ -338,7 +483,16 @@ class Emulator:
                "-I", str(INCLUDE_DIR), "-I", str(self.kernel_dir)]
         if os.uname().machine in ("x86_64", "AMD64"):
             cmd.append("-fcf-protection=none")  # the fiber switch is not shadow-stack aware
-        return [*cmd, *self.extra_flags, "-o", str(out), str(cpp)]
+        if not self.checked:
+            return [*cmd, *self.extra_flags, "-o", str(out), str(cpp)]
+        # The checked build compiles with the sanitizer's instrumentation, then links without its runtime (which the
+        # compiler driver would add to a one-step build). DWARF 4: binutils' addr2line misnames the file of #line'd
+        # code in gcc 12's DWARF 5, and the line of an instruction is what a checked launch reports.
+        obj = out.with_suffix(".o")
+        compile_ = [*cmd, "-c", "-gdwarf-4", "-DCUDA_EMU_CHECKED", *_instrument_flags(self._tools()[1]),
+                    *self.extra_flags, "-o", str(obj), str(cpp)]
+        link = [cxx, "-shared", "-fPIC", *self.extra_flags, "-o", str(out), str(obj)]
+        return ["sh", "-c", shlex.join(compile_) + " && " + shlex.join(link)]
 
     def _registry(self, src: str, srcdir: Path) -> str:
         """The generated translation unit: the (rewritten) source, the runtime, the kernel registry."""
@@ -380,9 +534,17 @@ class Emulator:
                     os.replace(tmp, so)  # atomic: a concurrent session never loads a half-written library
                     self._prune(so)
                 else:
-                    failures.append(f"{src}: {' '.join(cmd)}\n{log}")
+                    failures.append((src, f"{src}: {' '.join(cmd)}\n{log}", log))
             if failures:
-                raise EmuError("emulator build failed:\n" + "\n".join(failures))
+                full = "emulator build failed:\n" + "\n".join(f for _, f, _ in failures)
+                if self.kernel_dir.resolve() != KERNEL_DIR.resolve():  # a learner's file: say it in their lines
+                    from .checks import KernelCompileError, compile_error_message  # (checks imports this module)
+
+                    src, _, log = failures[0]
+                    e = KernelCompileError(compile_error_message(self.kernel_dir / src, log))
+                    e.log = full
+                    raise e
+                raise EmuError(full)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -415,6 +577,8 @@ class Emulator:
         lib.emu_launch.restype = ctypes.c_int
         lib.emu_launch.argtypes = [ctypes.c_int, *([ctypes.c_uint] * 6), ctypes.c_char_p, ctypes.c_longlong,
                                    ctypes.c_longlong, ctypes.c_char_p, ctypes.c_int]
+        if self.checked:
+            _declare_check_api(lib)
         for i in range(lib.emu_count()):
             name = lib.emu_name(i).decode()
             n = lib.emu_nparams(i)
@@ -423,5 +587,6 @@ class Emulator:
             total = lib.emu_params(i, sizes, offsets)
             self._kernels[name] = EmuKernel(name=name, source=src, param_sizes=tuple(sizes[:n]),
                                             param_offsets=tuple(offsets[:n]), arg_bytes=int(total),
-                                            max_threads=int(lib.emu_max_threads(i)), _lib=lib, _index=i)
+                                            max_threads=int(lib.emu_max_threads(i)), checked=self.checked,
+                                            library=so, _lib=lib, _index=i)
         self._libs[src] = lib

@@ -55,7 +55,7 @@
 // into a pointer to the launch's dynamic shared memory (CUDA_EMU_DYNAMIC_SHARED).
 #define __shared__ static
 #define CUDA_EMU_SHARED(name, id) \
-    static const bool cuda_emu_shared_##id = ::cuda_emu::register_shared((void*)&(name), sizeof(name))
+    static const bool cuda_emu_shared_##id = ::cuda_emu::register_shared((void*)&(name), sizeof(name), #name)
 #define CUDA_EMU_DYNAMIC_SHARED(T, name) T* const name = reinterpret_cast<T*>(::cuda_emu::g_dynamic_shared)
 #define __constant__ static
 #define __managed__
@@ -94,7 +94,7 @@ struct Fiber {
 
 extern Fiber* g_cur;
 extern char g_dynamic_shared[];  // dynamic shared memory (max 227 KiB), 256-byte aligned
-bool register_shared(void* p, size_t bytes);
+bool register_shared(void* p, size_t bytes, const char* name);
 extern uint3 g_block_idx;
 extern dim3 g_block_dim, g_grid_dim;
 
@@ -183,71 +183,97 @@ inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
 }
 
 // ---- atomics (fibers never preempt each other: plain read-modify-write) -------------------------------
+// In the checked build each atomic is reported as one atomic access (CUDA_EMU_ATOMIC_NOTE) and its own
+// read and write are not instrumented (CUDA_EMU_NOINSTR), so that two threads' atomics on one shared
+// address are no race.
+#ifdef CUDA_EMU_CHECKED
+namespace cuda_emu {
+void note_atomic(void* p, size_t size, uintptr_t pc);
+}
+#define CUDA_EMU_NOINSTR __attribute__((no_sanitize("thread"), noinline))
+#define CUDA_EMU_ATOMIC_NOTE(p) \
+    ::cuda_emu::note_atomic((void*)(p), sizeof(*(p)), reinterpret_cast<uintptr_t>(__builtin_return_address(0)))
+#else
+#define CUDA_EMU_NOINSTR
+#define CUDA_EMU_ATOMIC_NOTE(p) ((void)0)
+#endif
 template <typename T>
-inline T atomicAdd(T* p, T v) {
+CUDA_EMU_NOINSTR inline T atomicAdd(T* p, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     *p = old + v;
     return old;
 }
-inline __half atomicAdd(__half* p, __half v) {  // float sum of two halves rounds once: exact half addition
+CUDA_EMU_NOINSTR inline __half atomicAdd(__half* p, __half v) {  // float sum of two halves rounds once: exact
+    CUDA_EMU_ATOMIC_NOTE(p);
     const __half old = *p;
     *p = __float2half_rn(__half2float(old) + __half2float(v));
     return old;
 }
 template <typename T>
-inline T atomicSub(T* p, T v) {
+CUDA_EMU_NOINSTR inline T atomicSub(T* p, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     *p = old - v;
     return old;
 }
 template <typename T>
-inline T atomicExch(T* p, T v) {
+CUDA_EMU_NOINSTR inline T atomicExch(T* p, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     *p = v;
     return old;
 }
 template <typename T>
-inline T atomicMin(T* p, T v) {
+CUDA_EMU_NOINSTR inline T atomicMin(T* p, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     *p = v < old ? v : old;
     return old;
 }
 template <typename T>
-inline T atomicMax(T* p, T v) {
+CUDA_EMU_NOINSTR inline T atomicMax(T* p, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     *p = v > old ? v : old;
     return old;
 }
 template <typename T>
-inline T atomicCAS(T* p, T compare, T v) {
+CUDA_EMU_NOINSTR inline T atomicCAS(T* p, T compare, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     if (old == compare) *p = v;
     return old;
 }
 template <typename T>
-inline T atomicAnd(T* p, T v) {
+CUDA_EMU_NOINSTR inline T atomicAnd(T* p, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     *p = old & v;
     return old;
 }
 template <typename T>
-inline T atomicOr(T* p, T v) {
+CUDA_EMU_NOINSTR inline T atomicOr(T* p, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     *p = old | v;
     return old;
 }
 template <typename T>
-inline T atomicXor(T* p, T v) {
+CUDA_EMU_NOINSTR inline T atomicXor(T* p, T v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const T old = *p;
     *p = old ^ v;
     return old;
 }
-inline unsigned atomicInc(unsigned* p, unsigned v) {
+CUDA_EMU_NOINSTR inline unsigned atomicInc(unsigned* p, unsigned v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const unsigned old = *p;
     *p = old >= v ? 0u : old + 1u;
     return old;
 }
-inline unsigned atomicDec(unsigned* p, unsigned v) {
+CUDA_EMU_NOINSTR inline unsigned atomicDec(unsigned* p, unsigned v) {
+    CUDA_EMU_ATOMIC_NOTE(p);
     const unsigned old = *p;
     *p = (old == 0u || old > v) ? v : old - 1u;
     return old;

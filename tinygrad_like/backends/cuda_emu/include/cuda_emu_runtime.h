@@ -31,6 +31,22 @@
 
 #define CUDA_EMU_API extern "C" __attribute__((visibility("default")))
 
+// The checked build's hooks into the scheduler (cuda_emu_check.h); nothing in the plain build.
+#ifdef CUDA_EMU_CHECKED
+#define CUDA_EMU_CHECK_HOOK(call) ::cuda_emu::chk::call
+namespace cuda_emu {
+namespace chk {
+void block_begin(int nthreads);
+void block_end();
+void on_barrier();
+void on_warp_sync(int w);
+extern bool g_in_hook;  // the runtime's own bookkeeping is not the kernel's memory traffic
+}  // namespace chk
+}  // namespace cuda_emu
+#else
+#define CUDA_EMU_CHECK_HOOK(call) ((void)0)
+#endif
+
 namespace cuda_emu {
 
 Fiber* g_cur = nullptr;
@@ -65,6 +81,7 @@ void* g_entry_ctx = nullptr;
 char* g_pool = nullptr;
 size_t g_pool_fibers = 0;
 std::vector<std::pair<void*, size_t>> g_shared_vars;  // registered __shared__ variables
+std::vector<const char*> g_shared_names;              // their names in the source
 size_t g_dynamic_bytes = 0;                           // this launch's dynamic shared memory
 char g_fault[512];                                    // set by a fiber that found an error; ends the launch
 #ifdef CUDA_EMU_USE_UCONTEXT
@@ -175,6 +192,7 @@ void release_barrier() {
     g_blk.bar_count = 0;
     g_blk.bar_and = 1;
     g_blk.bar_or = 0;
+    CUDA_EMU_CHECK_HOOK(on_barrier());
 }
 
 // Completes the warp's exchange when every live lane named by the arrived lanes' masks has arrived.
@@ -203,6 +221,7 @@ bool try_complete_warp(int w) {
     }
     W.arrived = 0;
     W.need = 0;
+    CUDA_EMU_CHECK_HOOK(on_warp_sync(w));
     return true;
 }
 
@@ -305,6 +324,7 @@ int run_block(const char* name, char* err, size_t errlen) {
         B.warps[w].arrived = 0;
         B.warps[w].need = 0;
     }
+    CUDA_EMU_CHECK_HOOK(block_begin(B.n));
     while (B.live > 0) {
         bool ran = false;
         for (int i = 0; i < B.n; ++i) {
@@ -340,14 +360,22 @@ int run_block(const char* name, char* err, size_t errlen) {
         }
     }
     g_cur = nullptr;
+    CUDA_EMU_CHECK_HOOK(block_end());
     return 0;
 }
 
 }  // namespace
 
-bool register_shared(void* p, size_t bytes) {
+bool register_shared(void* p, size_t bytes, const char* name) {
     std::memset(p, 0xFF, bytes);  // registered as the first thread of a block passes the declaration
+#ifdef CUDA_EMU_CHECKED
+    chk::g_in_hook = true;
+#endif
     g_shared_vars.emplace_back(p, bytes);
+    g_shared_names.push_back(name);
+#ifdef CUDA_EMU_CHECKED
+    chk::g_in_hook = false;
+#endif
     return true;
 }
 
@@ -552,3 +580,7 @@ inline int launch_checked(const KernelEntry* ks, int nk, int i, unsigned gx, uns
 }
 
 }  // namespace cuda_emu
+
+#ifdef CUDA_EMU_CHECKED
+#include "cuda_emu_check.h"
+#endif

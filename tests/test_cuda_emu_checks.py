@@ -1,0 +1,336 @@
+"""A learner's kernel on ``cuda-emu`` runs checked: its mistakes come back in its own words, and
+``tl.cuda.trace()`` records what its threads did.
+
+Every expectation here is worked out from the kernel's source by hand (which element a thread touches, which
+bank a shared address falls in, how many sectors a warp's addresses span), never read back from the checker.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import tinygrad_like as tl
+
+pytestmark = pytest.mark.cuda
+
+KERNELS = r"""
+extern "C" __global__ __launch_bounds__(256) void scale_le(float* out, const float* x, float a, long long n) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i <= n) out[i] = a * x[i];
+}
+extern "C" __global__ __launch_bounds__(256) void shift_left(float* out, const float* x, long long n) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[i - 1];
+}
+extern "C" __global__ __launch_bounds__(256) void far_write(float* out, long long n, long long at) {
+    if (threadIdx.x == 5) out[at] = 1.0f;
+}
+extern "C" __global__ __launch_bounds__(256) void dyn_shared(float* out, long long n) {
+    extern __shared__ float buf[];
+    buf[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = buf[threadIdx.x];
+}
+extern "C" __global__ __launch_bounds__(256) void reverse_racy(float* out, const float* x, long long n) {
+    __shared__ float tile[256];
+    int t = threadIdx.x;
+    long long i = blockIdx.x * 256LL + t;
+    tile[t] = x[i];
+    out[i] = tile[255 - t];
+}
+extern "C" __global__ __launch_bounds__(256) void reverse(float* out, const float* x, long long n) {
+    __shared__ float tile[256];
+    int t = threadIdx.x;
+    long long i = blockIdx.x * 256LL + t;
+    tile[t] = x[i];
+    __syncthreads();
+    out[i] = tile[255 - t];
+}
+extern "C" __global__ __launch_bounds__(256) void histogram4(int* h, const int* x, long long n) {
+    __shared__ int cnt[4];
+    if (threadIdx.x < 4) cnt[threadIdx.x] = 0;
+    __syncthreads();
+    atomicAdd(&cnt[x[blockIdx.x * 256LL + threadIdx.x] & 3], 1);
+    __syncthreads();
+    if (threadIdx.x < 4) atomicAdd(&h[threadIdx.x], cnt[threadIdx.x]);
+}
+extern "C" __global__ __launch_bounds__(32) void pair_swap(float* out, int sync) {
+    __shared__ float s[32];
+    int t = threadIdx.x;
+    s[t] = (float)t;
+    if (sync) __syncwarp();
+    out[t] = s[t ^ 1];
+}
+extern "C" __global__ __launch_bounds__(256) void grid_stride(float* out, const float* x, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        out[i] = 2.0f * x[i];
+}
+extern "C" __global__ __launch_bounds__(256) void gather_strided(float* out, const float* x, long long n,
+                                                                 long long stride) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[i * stride];
+}
+extern "C" __global__ __launch_bounds__(256) void copy4(float* out, const float* x, long long n4) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n4) reinterpret_cast<float4*>(out)[i] = reinterpret_cast<const float4*>(x)[i];
+}
+extern "C" __global__ __launch_bounds__(1024) void transpose32(float* out, const float* x, int pad) {
+    __shared__ float tile[32 * 33];
+    const int w = 32 + pad;
+    int tx = threadIdx.x, ty = threadIdx.y;
+    tile[ty * w + tx] = x[ty * 32 + tx];
+    __syncthreads();
+    out[ty * 32 + tx] = tile[tx * w + ty];
+}
+extern "C" __global__ __launch_bounds__(256) void block_sum(float* out, const float* x, long long n) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    long long i = blockIdx.x * 256LL + t;
+    s[t] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (int half = 128; half > 0; half >>= 1) {
+        if (t < half) s[t] += s[t + half];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def src(tmp_path_factory):
+    try:
+        tl.device("cuda-emu")
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    path = tmp_path_factory.mktemp("kernels") / "lesson.cu"
+    path.write_text(KERNELS)
+    return path
+
+
+def emu(a, dtype=np.float32):
+    return tl.tensor(np.asarray(a, dtype)).to("cuda-emu")
+
+
+def kernel(src, name):
+    return tl.cuda.Kernel(src, name)
+
+
+def line_of(src, text: str) -> int:
+    return next(i for i, line in enumerate(src.read_text().splitlines(), 1) if text in line)
+
+
+# ---- out of bounds -----------------------------------------------------------------------------------------
+
+def test_reading_one_past_the_end_names_the_thread_the_element_and_the_line(src):
+    x, out = emu(np.arange(1000)), emu(np.zeros(1000))
+    v0 = out._version
+    with pytest.raises(tl.cuda.OutOfBoundsError) as e:
+        kernel(src, "scale_le")((4,), (256,), out, x, 2.0, 1000)
+    msg = str(e.value)
+    # i = 3 * 256 + 232 = 1000 is the first thread past the end: blockIdx 3, threadIdx 232
+    assert "threadIdx (232, 0, 0) of blockIdx (3, 0, 0)" in msg
+    assert "read 4 bytes at element 1,000 of `x` (float32, 1,000 elements" in msg
+    assert f"lesson.cu:{line_of(src, 'if (i <= n)')}" in msg and "`<=`" in msg
+    assert isinstance(e.value, tl.cuda.KernelError) and isinstance(e.value, RuntimeError)
+    # blocks 0-2 ran before: their elements were written, and the tensor counts as written
+    np.testing.assert_array_equal(out.cpu().numpy()[:768], 2.0 * np.arange(768))
+    assert out._version > v0
+
+
+def test_reading_before_the_start_says_so(src):
+    with pytest.raises(tl.cuda.OutOfBoundsError, match=r"element -1 of `x`.*1 before its start"):
+        kernel(src, "shift_left")((1,), (256,), emu(np.zeros(100)), emu(np.arange(100)), 100)
+
+
+def test_a_write_far_past_the_end_stops_before_it_is_made(src):
+    out = emu(np.zeros(64))
+    other = emu(np.arange(64))  # (its memory may lie past out's: a wild write must not reach it)
+    with pytest.raises(tl.cuda.OutOfBoundsError, match=r"threadIdx \(5, 0, 0\).*wrote 4 bytes at element 1,000 of "
+                                                      r"`out`.*937 elements past its last one.*far out"):
+        kernel(src, "far_write")((1,), (32,), out, 64, 1000)
+    np.testing.assert_array_equal(other.cpu().numpy(), np.arange(64))
+    np.testing.assert_array_equal(out.cpu().numpy(), np.zeros(64))
+
+
+def test_dynamic_shared_memory_past_what_the_launch_gave(src):
+    out = emu(np.zeros(64))
+    kernel(src, "dyn_shared")((1,), (64,), out, 64, shared=64 * 4)
+    np.testing.assert_array_equal(out.cpu().numpy(), np.ones(64))
+    with pytest.raises(tl.cuda.OutOfBoundsError, match=r"byte 128 of the dynamic shared memory.*gave it 128 bytes"):
+        kernel(src, "dyn_shared")((1,), (64,), out, 64, shared=32 * 4)
+
+
+# ---- races ---------------------------------------------------------------------------------------------------
+
+def test_a_missing_syncthreads_is_a_race_named_by_variable_threads_and_lines(src):
+    x, out = emu(np.arange(512)), emu(np.zeros(512))
+    with pytest.raises(tl.cuda.SharedMemoryRaceError) as e:
+        kernel(src, "reverse_racy")((2,), (256,), out, x, 512)
+    msg = str(e.value)
+    # thread 127 reads tile[255 - 127] = tile[128] before thread 128 (which runs later) writes it
+    assert "blockIdx (0, 0, 0)" in msg and "`tile`[128]" in msg
+    assert "threadIdx (127, 0, 0) read" in msg and "threadIdx (128, 0, 0) wrote" in msg
+    assert f"lesson.cu:{line_of(src, 'out[i] = tile[255 - t];')}" in msg
+    assert "before the first __syncthreads()" in msg and "Put __syncthreads()" in msg
+    fixed = emu(np.zeros(512))
+    kernel(src, "reverse")((2,), (256,), fixed, x, 512)
+    want = np.concatenate([np.arange(255, -1, -1), np.arange(511, 255, -1)])
+    np.testing.assert_array_equal(fixed.cpu().numpy(), want)
+
+
+def test_atomics_on_shared_memory_are_no_race(src):
+    x = emu(np.arange(512), np.int32)
+    h = emu(np.zeros(4), np.int32)
+    kernel(src, "histogram4")((2,), (256,), h, x, 512)
+    np.testing.assert_array_equal(h.cpu().numpy(), [128, 128, 128, 128])
+
+
+def test_syncwarp_orders_the_lanes_of_one_warp(src):
+    out = emu(np.zeros(32))
+    kernel(src, "pair_swap")((1,), (32,), out, 1)
+    np.testing.assert_array_equal(out.cpu().numpy(), np.arange(32) ^ 1)
+    with pytest.raises(tl.cuda.SharedMemoryRaceError, match=r"`s`\[1\]"):
+        kernel(src, "pair_swap")((1,), (32,), out, 0)
+
+
+# ---- compile errors ------------------------------------------------------------------------------------------
+
+def test_a_compile_error_shows_the_learners_file_and_line(src, tmp_path):
+    bad = tmp_path / "typo.cu"
+    bad.write_text(textwrap.dedent("""\
+        extern "C" __global__ __launch_bounds__(256) void add1(float* out, long long n) {
+            long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+            if (i < n) out[idx] += 1.0f;
+        }
+        """))
+    with pytest.raises(tl.cuda.KernelCompileError) as e:
+        kernel(bad, "add1")((1,), (32,), emu(np.zeros(8)), 8)
+    msg = str(e.value)
+    assert msg.startswith("typo.cu did not compile")
+    assert "typo.cu:3:" in msg and "idx" in msg and "3 | if (i < n) out[idx] += 1.0f;" in msg
+    assert ".build-" not in msg and "cuda_emu.h" not in msg  # (no path of the emulator's own)
+
+
+# ---- traces -----------------------------------------------------------------------------------------------
+
+def test_a_trace_knows_who_wrote_each_element_of_a_grid_stride_loop(src):
+    n = 3000
+    x, out = emu(np.arange(n)), emu(np.zeros(n))
+    with tl.cuda.trace() as tr:
+        kernel(src, "grid_stride")((4,), (128,), out, x, n)
+    (t,) = tr.launches
+    np.testing.assert_array_equal(out.cpu().numpy(), 2.0 * np.arange(n))
+    assert (t.grid, t.block, t.num_threads, t.warps_per_block) == ((4, 1, 1), (128, 1, 1), 512, 4)
+    i = np.arange(n)
+    np.testing.assert_array_equal(t.owner("out", "thread"), i % 512)  # thread g takes g, g + 512, ...
+    np.testing.assert_array_equal(t.owner("out", "block"), (i % 512) // 128)
+    np.testing.assert_array_equal(t.owner("out", "warp"), (i % 512) // 32)
+    assert t.outputs == ["out"]
+    np.testing.assert_array_equal(t.written_by(1, 3)["out"], np.arange(128 + 3, n, 512))
+    (load,) = [s for s in t.sites if s.kind == "read"]
+    assert (load.space, load.buffer, load.verdict, load.stride) == ("global", "x", "coalesced", 4)
+    assert load.line == line_of(src, "out[i] = 2.0f * x[i];")
+
+
+@pytest.mark.parametrize("stride, sectors", [(1, 4), (2, 8), (8, 32), (64, 32)])
+def test_sectors_per_warp_request_follow_the_stride(src, stride, sectors):
+    # 32 lanes reading floats `stride` apart span 32 * 4 * stride bytes: ceil(that / 32) sectors, at most 32
+    n = 256
+    x, out = emu(np.arange(n * stride)), emu(np.zeros(n))
+    with tl.cuda.trace() as tr:
+        kernel(src, "gather_strided")((1,), (256,), out, x, n, stride)
+    (load,) = [s for s in tr[0].sites if s.kind == "read"]
+    (store,) = [s for s in tr[0].sites if s.kind == "write"]
+    assert (load.requests, load.sectors_per_request) == (8, sectors)
+    assert store.sectors_per_request == 4 and store.verdict == "coalesced"
+    assert load.verdict == ("coalesced" if stride == 1 else "uncoalesced")
+    if stride > 1:
+        assert f"{4 * stride} bytes apart" in load.explanation and "threadIdx.x" in load.explanation
+
+
+def test_a_float4_copy_is_one_16_byte_access_per_thread(src):
+    x, out = emu(np.arange(1024)), emu(np.zeros(1024))
+    with tl.cuda.trace() as tr:
+        kernel(src, "copy4")((1,), (256,), out, x, 256)
+    np.testing.assert_array_equal(out.cpu().numpy(), np.arange(1024))
+    for s in tr[0].sites:  # 32 lanes * 16 bytes = 512 bytes = 16 sectors, all used
+        assert (s.access_size, s.sectors_per_request, s.verdict) == (16, 16, "coalesced")
+
+
+@pytest.mark.parametrize("pad, degree", [(0, 32), (1, 1)])
+def test_bank_conflicts_of_a_column_read_and_the_padding_fix(src, pad, degree):
+    x, out = emu(np.arange(1024)), emu(np.zeros(1024))
+    with tl.cuda.trace() as tr:
+        kernel(src, "transpose32")((1,), (32, 32), out, x, pad)
+    np.testing.assert_array_equal(out.cpu().numpy().reshape(32, 32), np.arange(1024).reshape(32, 32).T)
+    t = tr[0]
+    row_write, = [s for s in t.sites if s.space == "shared" and s.kind == "write"]
+    col_read, = [s for s in t.sites if s.space == "shared" and s.kind == "read"]
+    assert row_write.conflict_degree == 1  # lanes tx = 0..31 write consecutive words: 32 banks
+    # lanes read tile[tx * w + ty]: words w apart; w = 32 puts all 32 in one bank, w = 33 in 32 banks
+    assert col_read.conflict_degree == degree
+    assert col_read.stride == 4 * (32 + pad)
+    if degree > 1:
+        assert col_read.verdict == "32-way bank conflict" and "tile[32][33]" in col_read.explanation
+
+
+def test_barrier_phases_of_a_block_reduction(src):
+    n = 512
+    x, out = emu(np.arange(n)), emu(np.zeros(2))
+    with tl.cuda.trace(block=1) as tr:
+        kernel(src, "block_sum")((2,), (256,), out, x, n)
+    np.testing.assert_array_equal(out.cpu().numpy(), [np.arange(256).sum(), np.arange(256, 512).sum()])
+    t = tr[0]
+    assert t.traced_block == 1
+    assert t.phases == 1 + 1 + 8  # the load's barrier, then one per halving (128, 64, ..., 1)
+    assert t.shared_layout == [("s", 0, 1024)]
+    for p in range(t.phases):
+        writes = t.phase_accesses(p, "shared")
+        writes = writes[writes["kind"] == 1]
+        cells = np.sort(t.shared_offsets(writes) // 4)
+        want = np.arange(256) if p == 0 else (np.arange(256 >> p) if p < 9 else np.zeros(0))
+        np.testing.assert_array_equal(cells, want, err_msg=f"phase {p}")
+        np.testing.assert_array_equal(np.sort(writes["thread"]), want)  # thread t writes s[t]
+    # the last phase reads s[0] (thread 0) and writes out[1]
+    last = t.phase_accesses(t.phases - 1, "global")
+    assert list(zip(last["thread"], last["kind"], last["offset"])) == [(0, 1, 4)]
+
+
+def test_kernels_of_ours_run_checked_and_traced_inside_a_trace_only(src):
+    dev = tl.device("cuda-emu")
+    drv = dev.raw_backend.rt.drv
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((16, 40)).astype(np.float32)
+    plain = tl.tensor(a).to("cuda-emu").softmax(-1).cpu().numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with tl.cuda.trace() as tr:
+            traced = tl.tensor(a).to("cuda-emu").softmax(-1)
+    np.testing.assert_array_equal(traced.cpu().numpy(), plain)
+    (t,) = [t for t in tr.launches if t.kernel.startswith("softmax")]
+    assert t.race is None and "out" in t.outputs or t.outputs
+    owner = t.owner(t.outputs[0], "block")
+    assert (owner[:16 * 40] >= 0).all()  # every element of the result was written by some block
+    assert drv._checked_ours is not None
+    n_before = len(tr)
+    tl.tensor(a).to("cuda-emu").softmax(-1)  # outside the trace: nothing recorded
+    assert len(tr) == n_before
+
+
+def test_trace_arguments_are_checked():
+    with pytest.raises(ValueError, match="block must be a blockIdx"):
+        tl.cuda.trace(block=-1)
+    with pytest.raises(ValueError, match="max_launches must be a positive int"):
+        tl.cuda.trace(max_launches=0)
+
+
+def test_a_race_inside_a_trace_is_recorded_and_warned(src):
+    x, out = emu(np.arange(256)), emu(np.zeros(256))
+    with pytest.warns(RuntimeWarning, match="shared-memory race"), tl.cuda.trace() as tr:
+        kernel(src, "reverse_racy")((1,), (256,), out, x, 256)
+    assert "`tile`[128]" in tr[0].race
