@@ -334,3 +334,23 @@ def test_a_race_inside_a_trace_is_recorded_and_warned(src):
     with pytest.warns(RuntimeWarning, match="shared-memory race"), tl.cuda.trace() as tr:
         kernel(src, "reverse_racy")((1,), (256,), out, x, 256)
     assert "`tile`[128]" in tr[0].race
+
+
+def test_a_barrier_half_a_warp_skips_is_a_deadlock_at_its_line(src, tmp_path):
+    f = tmp_path / "stuck.cu"
+    f.write_text(textwrap.dedent("""\
+        extern "C" __global__ __launch_bounds__(256) void stuck(float* out, long long n) {
+            float v = (float)threadIdx.x;
+            if (threadIdx.x < 16) {
+                __syncthreads();
+            }
+            v = __shfl_down_sync(0xffffffffu, v, 1);
+            out[threadIdx.x] = v;
+        }
+        """))
+    with pytest.raises(tl.cuda.KernelDeadlockError) as e:
+        tl.cuda.Kernel(f, "stuck")((1,), (32,), emu(np.zeros(32)), 32)
+    msg = str(e.value)
+    # lanes 0-15 wait at the barrier for lanes 16-31, which wait at the shuffle for lanes 0-15
+    assert "16 wait at __syncthreads (threads 0-15)" in msg and "16 wait at a warp operation (threads 16-31)" in msg
+    assert "stuck.cu:4: `__syncthreads();`" in msg and "every thread of the block" in msg

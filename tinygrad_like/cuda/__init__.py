@@ -44,11 +44,12 @@ __all__ = ["is_available", "unavailable_reason", "device_count", "get_device_nam
            "get_device_properties", "synchronize", "memory_stats", "empty_cache", "Kernel", "amp",  # noqa: F822
            "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "current_device", "set_device",
            "is_initialized", "is_bf16_supported", "CudaUnavailableError", "trace", "KernelError",
-           "OutOfBoundsError", "SharedMemoryRaceError", "KernelCompileError"]  # (these six and amp: __getattr__)
+           "OutOfBoundsError", "SharedMemoryRaceError", "KernelCompileError",
+           "KernelDeadlockError"]  # (Kernel, amp, trace and the errors come from __getattr__)
 
 # the emulated device's kernel checks and launch traces (loaded only when asked for)
 _EMULATOR_NAMES = {"trace": "trace", "KernelError": "checks", "OutOfBoundsError": "checks",
-                   "SharedMemoryRaceError": "checks", "KernelCompileError": "checks"}
+                   "SharedMemoryRaceError": "checks", "KernelCompileError": "checks", "KernelDeadlockError": "checks"}
 
 has_half = True
 has_magma = False

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .emulator import EmuError
+from .emulator import INCLUDE_DIR, EmuError
 
-__all__ = ["KernelError", "OutOfBoundsError", "SharedMemoryRaceError", "KernelCompileError", "LaunchBuffer",
+__all__ = ["KernelError", "OutOfBoundsError", "SharedMemoryRaceError", "KernelDeadlockError", "KernelCompileError",
+           "LaunchBuffer", "deadlock_message",
            "SourceLines", "thread_index", "block_index", "out_of_bounds_message", "race_message",
            "compile_error_message"]
 
@@ -36,6 +37,10 @@ class OutOfBoundsError(KernelError):
 class SharedMemoryRaceError(KernelError):
     """Two threads of a block touched one ``__shared__`` byte in the same phase, at least one writing, with no
     barrier between them: on a GPU the result depends on timing."""
+
+
+class KernelDeadlockError(KernelError):
+    """Some threads of a block wait at a ``__syncthreads()`` that others never reach."""
 
 
 class KernelCompileError(KernelError):
@@ -106,18 +111,27 @@ class SourceLines:
 
 @functools.lru_cache(maxsize=256)
 def _addr2line(library: str, offsets: tuple[int, ...]) -> list[tuple[str, int] | None]:
+    """The source location of each offset: of the inline chain addr2line reports, the innermost frame that is
+    not in the emulator's own headers (a kernel's line, not the line of ``__syncthreads`` in ``cuda_emu.h``)."""
     tool = shutil.which("addr2line")
     if tool is None or not offsets:
         return [None] * len(offsets)
     try:
-        out = subprocess.run([tool, "-e", library, *(hex(o) for o in offsets)], capture_output=True, text=True,
-                             timeout=60).stdout.splitlines()
+        out = subprocess.run([tool, "-a", "-i", "-e", library, *(hex(o) for o in offsets)], capture_output=True,
+                             text=True, timeout=60).stdout.splitlines()
     except (OSError, subprocess.SubprocessError):
         return [None] * len(offsets)
-    found = []
-    for line in out[:len(offsets)]:
+    chains: list[list[tuple[str, int]]] = []
+    for line in out:
+        if re.fullmatch(r"0x[0-9a-f]+", line.strip()):
+            chains.append([])
+            continue
         m = re.match(r"(.*):(\d+)(?: \(discriminator \d+\))?$", line.strip())
-        found.append((m.group(1), int(m.group(2))) if m and m.group(1) != "??" and int(m.group(2)) > 0 else None)
+        if chains and m and m.group(1) != "??" and int(m.group(2)) > 0:
+            chains[-1].append((m.group(1), int(m.group(2))))
+    ours = str(INCLUDE_DIR)
+    found = [next((loc for loc in chain if not loc[0].startswith(ours)), chain[0] if chain else None)
+             for chain in chains[:len(offsets)]]
     return found + [None] * (len(offsets) - len(found))
 
 
@@ -206,6 +220,20 @@ def race_message(kernel: str, race: dict, count: int, shared_vars: list[tuple[st
             + f", and {b} {second} it" + (f" at {wb}" if wb else "")
             + f", both {between}, with no barrier between them. On a GPU these threads run at the same time, "
             f"so the result depends on which comes first. {fix}.{more}")
+
+
+# ---- deadlocks -----------------------------------------------------------------------------------------------
+
+_PC_RE = re.compile(r" \[pc=0x([0-9a-f]+)\]")
+
+
+def deadlock_message(message: str, lines: SourceLines | None) -> str:
+    """The emulator's deadlock report with the barrier's line, and what usually causes it."""
+    m = _PC_RE.search(message)
+    where = lines.where(int(m.group(1), 16)) if m and lines is not None else ""
+    message = _PC_RE.sub(f" at {where}" if where else "", message)
+    return (message + ". A __syncthreads() that not every thread of the block reaches (inside `if (i < n)`, or "
+            "after an early `return`) waits forever: call it where every thread of the block passes.")
 
 
 # ---- compile errors ---------------------------------------------------------------------------------------

@@ -28,10 +28,12 @@ import numpy as np
 
 from ..cuda.compiler import CompiledModule
 from .checks import (
+    KernelDeadlockError,
     LaunchBuffer,
     OutOfBoundsError,
     SharedMemoryRaceError,
     SourceLines,
+    deadlock_message,
     out_of_bounds_message,
     race_message,
 )
@@ -271,6 +273,9 @@ class EmuDriver:
                 lines = SourceLines(kernel.library, check.lib_base)
                 raise OutOfBoundsError(out_of_bounds_message(kernel.name, check.fault, buffers, grid, block, lines,
                                                              shared)) from None
+            if check is not None and ": deadlock in block" in str(e):
+                lines = SourceLines(kernel.library, check.lib_base)
+                raise KernelDeadlockError(deadlock_message(str(e), lines)) from None
             raise
         seconds = time.perf_counter() - start
         race = None

@@ -90,6 +90,7 @@ struct Fiber {
     unsigned long long x_val, x_result;
     // __syncthreads_count / _and / _or
     int b_kind, b_result;
+    unsigned long long wait_pc;  // where it waits at __syncthreads (for a deadlock's message)
 };
 
 extern Fiber* g_cur;
@@ -133,10 +134,11 @@ inline T from_bits(unsigned long long b) {
 #endif
 
 // ---- synchronization ---------------------------------------------------------------------------------
-inline void __syncthreads() { ::cuda_emu::block_barrier(0, 0); }
-inline int __syncthreads_count(int p) { return ::cuda_emu::block_barrier(p != 0, 0); }
-inline int __syncthreads_and(int p) { return ::cuda_emu::block_barrier(p != 0, 1); }
-inline int __syncthreads_or(int p) { return ::cuda_emu::block_barrier(p != 0, 2); }
+// (always inlined: the barrier's return address is then in the kernel, where a deadlock's message points)
+__attribute__((always_inline)) inline void __syncthreads() { ::cuda_emu::block_barrier(0, 0); }
+__attribute__((always_inline)) inline int __syncthreads_count(int p) { return ::cuda_emu::block_barrier(p != 0, 0); }
+__attribute__((always_inline)) inline int __syncthreads_and(int p) { return ::cuda_emu::block_barrier(p != 0, 1); }
+__attribute__((always_inline)) inline int __syncthreads_or(int p) { return ::cuda_emu::block_barrier(p != 0, 2); }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { ::cuda_emu::warp_exchange(mask, ::cuda_emu::X_SYNC, 0, 0); }
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }

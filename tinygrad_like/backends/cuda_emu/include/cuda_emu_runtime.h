@@ -351,6 +351,9 @@ int run_block(const char* name, char* err, size_t errlen) {
                    g_block_idx.z, B.n);
             append(msg, "%zu wait at __syncthreads", at_bar.size());
             if (!at_bar.empty()) msg += " (threads " + id_list(at_bar) + ")";
+#ifdef CUDA_EMU_CHECKED
+            if (!at_bar.empty()) append(msg, " [pc=0x%llx]", B.fibers[at_bar[0]].wait_pc);  // (a line, in Python)
+#endif
             append(msg, ", %zu wait at a warp operation", at_warp.size());
             if (!at_warp.empty()) msg += " (threads " + id_list(at_warp) + ")";
             append(msg, ", %zu returned (linear thread ids x + y*bx + z*bx*by)", done.size());
@@ -383,6 +386,7 @@ int block_barrier(int pred, int kind) {
     Fiber* f = g_cur;
     f->state = FIBER_BARRIER;
     f->b_kind = kind;
+    f->wait_pc = (unsigned long long)__builtin_return_address(0);
     ++g_blk.bar_arrived;
     g_blk.bar_count += pred;
     g_blk.bar_and &= pred;
