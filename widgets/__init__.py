@@ -3,7 +3,8 @@
 ``GraphView`` (the autograd graph), ``BackwardStepper`` (one backward node at a time),
 ``StorageView`` (residency, dirty side, version, bytes, fence, pool), ``KernelTimeline`` (kernel
 launches and their timings), ``GradcheckView`` (analytic vs finite-difference Jacobians), ``TrainingMonitor``
-(loss and diagnostics while training), ``FigureWidget`` (a matplotlib figure as SVG in the page's light or dark
+(loss and diagnostics while training), ``LaunchView`` (what the threads of one kernel launch on the emulated
+device did: ``tl.cuda.trace()``), ``FigureWidget`` (a matplotlib figure as SVG in the page's light or dark
 theme, with clickable axes) and ``Dashboard`` (the views in tabs). ``%load_ext tinygrad_like.widgets``
 refreshes open views after every cell.
 
@@ -49,7 +50,8 @@ try:
     from .training_view import TrainingMonitor, draw_filters  # noqa: F401
     from .diagnostics import LayerDiagnostics, draw_confusion, draw_diagnostics  # noqa: F401
     from .figure_widget import FigureWidget  # noqa: F401
+    from .launch_view import LaunchView  # noqa: F401
     __all__ += ["GradcheckView", "Dashboard", "TrainingMonitor", "draw_filters", "LayerDiagnostics", "draw_confusion",
-                "draw_diagnostics", "FigureWidget"]
+                "draw_diagnostics", "FigureWidget", "LaunchView"]
 except ImportError:  # pragma: no cover
     pass
