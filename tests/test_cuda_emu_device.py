@@ -138,3 +138,14 @@ def test_the_stand_in_cuda_fp16_converts_every_half_as_numpy_does(tmp_path):
         want = x.astype(np.float16).view(np.uint16)
     nan = np.isnan(x)
     assert np.array_equal(out[~nan], want[~nan]) and (out[nan] == 0x7FFF).all()
+
+
+def test_the_end_of_a_profile_collects_the_emulated_launches(emu_dev):
+    # launches are timed by events collected at a sync point: the end of the profile is one, on cuda-emu too
+    x = tl.randn(8, 8).to("cuda-emu")
+    with tl.profile() as prof:
+        y = x @ x + 1.0
+    names = {row.name: row.calls for row in prof.key_averages()}
+    assert names.get("gemm_f32", 0) + names.get("gemm_f32_vec", 0) == 1, names
+    assert all(k.device == "cuda-emu:0" for k in prof.kernels), {k.device for k in prof.kernels}
+    del y

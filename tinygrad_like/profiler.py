@@ -365,9 +365,8 @@ class profile:
     def _pause(self) -> None:
         if self._unsubscribe is not None:
             _running.discard(self)
-            from .backends.cuda.runtime import runtime_if_started  # no PyCUDA import: only asks if it started
-            rt = runtime_if_started()
-            if rt is not None:  # a sync point: GPU launches still in flight become KernelTimed events now
+            from .backends.cuda.runtime import runtimes_started  # no PyCUDA import: only asks what started
+            for rt in runtimes_started():  # a sync point: launches still in flight become KernelTimed events now
                 rt.synchronize()
             unsubscribe, self._unsubscribe = self._unsubscribe, None
             unsubscribe()

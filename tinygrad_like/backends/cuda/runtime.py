@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+import weakref
 
 from ... import events
 from .compiler import compile_kernel_file
@@ -39,6 +40,7 @@ class CudaRuntime:
         self.timer = LaunchTimer(driver.Event, f"{device_type}:{device_index}")
         self._modules: dict[tuple[str, str], object] = {}
         self._functions: dict[tuple[str, str, str], object] = {}
+        _every_runtime.add(self)
 
     def function(self, source: str, kernel: str, revision: str = ""):
         """The loaded kernel ``kernel`` from ``kernel_src/<source>`` or the file ``source`` (compiled and loaded
@@ -103,6 +105,15 @@ def get_runtime() -> CudaRuntime:
             importlib.import_module("pycuda.autoprimaryctx")  # retains and pushes the primary context
             _runtime = CudaRuntime(importlib.import_module("pycuda.driver"))
         return _runtime
+
+
+_every_runtime: weakref.WeakSet = weakref.WeakSet()  # the GPU's and the emulated devices'
+
+
+def runtimes_started() -> list[CudaRuntime]:
+    """Every runtime made in this process (the GPU's, ``cuda-emu``'s): what a sync point such as the end of a profile
+    must wait for."""
+    return list(_every_runtime)
 
 
 def runtime_if_started() -> CudaRuntime | None:

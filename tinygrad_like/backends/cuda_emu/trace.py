@@ -298,8 +298,9 @@ class LaunchTrace:
         return sorted(self.sites, key=lambda s: (round(s.efficiency, 3), s.line))
 
     def summary(self) -> str:
+        # (no time here: the emulator's seconds change from run to run, and a notebook's saved output should not)
         head = (f"{self.kernel}: grid {self.grid}, block {self.block} = {self.num_threads:,} threads in "
-                f"{self.num_blocks:,} blocks of {self.warps_per_block} warps; {self.seconds * 1000:.0f} ms emulated")
+                f"{self.num_blocks:,} blocks of {self.warps_per_block} warps")
         rows = [f"  line {s.line:>4} {s.space:<6} {s.kind:<6} {s.buffer:<12} {s.verdict:<22} "
                 f"{s.sectors_per_request if s.space == 'global' else s.conflict_degree:5.1f}"
                 f"{' sectors/request' if s.space == 'global' else ' passes/access'}" for s in self.memory_table()]
