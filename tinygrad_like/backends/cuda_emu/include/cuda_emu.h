@@ -125,7 +125,19 @@ inline T from_bits(unsigned long long b) {
 
 }  // namespace cuda_emu
 
+#ifdef CUDA_EMU_CHECKED
+// (the checked build reads it through an uninstrumented call: the kernel's reads of the scheduler's state are not
+// memory traffic of the kernel)
+namespace cuda_emu {
+__attribute__((no_sanitize("thread"), noinline)) inline uint3 thread_idx() { return g_cur->tid; }
+__attribute__((no_sanitize("thread"), noinline)) inline int lane_id() { return g_cur->lane; }
+}  // namespace cuda_emu
+#define threadIdx (::cuda_emu::thread_idx())
+#define CUDA_EMU_LANE (::cuda_emu::lane_id())
+#else
 #define threadIdx (::cuda_emu::g_cur->tid)
+#define CUDA_EMU_LANE (::cuda_emu::g_cur->lane)
+#endif
 #define blockIdx (::cuda_emu::g_block_idx)
 #define blockDim (::cuda_emu::g_block_dim)
 #define gridDim (::cuda_emu::g_grid_dim)
@@ -156,28 +168,28 @@ inline unsigned __activemask() { return ::cuda_emu::warp_live_mask(); }
 // lane that is not taking part, yields the caller's own value.
 template <typename T>
 inline T __shfl_sync(unsigned mask, T var, int src, int width = 32) {
-    const int lane = ::cuda_emu::g_cur->lane;
+    const int lane = CUDA_EMU_LANE;
     const int s = (lane / width) * width + (src % width + width) % width;
     return ::cuda_emu::from_bits<T>(
         ::cuda_emu::warp_exchange(mask, ::cuda_emu::X_SHFL, ::cuda_emu::to_bits(var), s));
 }
 template <typename T>
 inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-    const int lane = ::cuda_emu::g_cur->lane;
+    const int lane = CUDA_EMU_LANE;
     const int s = (lane % width) >= (int)delta ? lane - (int)delta : lane;
     return ::cuda_emu::from_bits<T>(
         ::cuda_emu::warp_exchange(mask, ::cuda_emu::X_SHFL, ::cuda_emu::to_bits(var), s));
 }
 template <typename T>
 inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-    const int lane = ::cuda_emu::g_cur->lane;
+    const int lane = CUDA_EMU_LANE;
     const int s = (lane % width) + (int)delta < width ? lane + (int)delta : lane;
     return ::cuda_emu::from_bits<T>(
         ::cuda_emu::warp_exchange(mask, ::cuda_emu::X_SHFL, ::cuda_emu::to_bits(var), s));
 }
 template <typename T>
 inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
-    const int lane = ::cuda_emu::g_cur->lane;
+    const int lane = CUDA_EMU_LANE;
     int s = lane ^ lane_mask;
     if (s >= (lane / width + 1) * width || s > 31) s = lane;  // later segment: own value
     return ::cuda_emu::from_bits<T>(

@@ -28,10 +28,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <unordered_map>
 
-// Nothing here is instrumented (it would call itself); what it calls that is (std::vector's code) finds
-// g_in_hook set and is not looked at.
+// Nothing here is instrumented (it would call itself), and nothing here calls std:: containers on the hot path:
+// their code is instrumented (templates are compiled in the kernel's translation unit), and a call per access
+// costs more than the check (perf: a 256 x 256 tiled matmul, checked, 8.8 s with std::vector, see RESULTS.md).
+// Growable arrays are Buf (realloc), plain structs are zero-initialised.
 #define CUDA_EMU_CHK __attribute__((no_sanitize("thread")))
 
 namespace cuda_emu {
@@ -51,13 +52,12 @@ struct Range {
 struct Site {  // one instruction (call site) of the kernel
     uintptr_t pc;
     int kind, space, buf;  // space: 0 global, 1 shared; buf: the first buffer / shared variable it touched
-    long long requests = 0, lanes = 0, bytes = 0, sectors = 0, ideal_sectors = 0, wavefronts = 0,
-              ideal_wavefronts = 0, mixed = 0, stride = LLONG_MIN;
+    long long requests, lanes, bytes, sectors, ideal_sectors, wavefronts, ideal_wavefronts, mixed, stride;
 };
 
-struct Group {  // the k-th access of the lanes of one warp
-    int site = -1, n = 0;
-    bool mixed = false;
+struct Group {  // the k-th access of the lanes of one warp (n == 0: empty; site is then meaningless)
+    int site, n;
+    bool mixed;
     uintptr_t addr[32];
     unsigned char size[32], lane[32];
 };
@@ -80,11 +80,43 @@ struct LastAccess {  // a thread's previous access (see continues())
     bool logged;
 };
 
-struct Shadow {  // who touched one byte of shared memory in the current phase
-    uint32_t wepoch = 0, repoch = 0, wwarp_epoch = 0, rwarp_epoch = 0;
-    uint16_t writer = 0, reader = 0;
-    uint8_t watomic = 0, rmulti = 0, rwarp_same = 0, pad = 0;
-    uintptr_t wpc = 0, rpc = 0;
+struct Shadow {  // who touched one byte of shared memory in the current phase (all zero: nobody yet)
+    uint32_t wepoch, repoch, wwarp_epoch, rwarp_epoch;
+    uint16_t writer, reader;
+    uint8_t watomic, rmulti, rwarp_same, pad;
+    uintptr_t wpc, rpc;
+};
+
+// A growable array of a trivially copyable T (realloc'd; zero-filled when it grows).
+template <class T>
+struct Buf {
+    T* p;
+    size_t n, cap;
+};
+template <class T>
+CUDA_EMU_CHK T* grow(Buf<T>& b, size_t need) {
+    if (need > b.cap) {
+        size_t cap = b.cap ? b.cap : 64;
+        while (cap < need) cap *= 2;
+        T* q = static_cast<T*>(std::realloc(b.p, cap * sizeof(T)));
+        if (q == nullptr) return nullptr;
+        std::memset(static_cast<void*>(q + b.cap), 0, (cap - b.cap) * sizeof(T));
+        b.p = q;
+        b.cap = cap;
+    }
+    if (need > b.n) b.n = need;
+    return b.p;
+}
+template <class T>
+CUDA_EMU_CHK void release(Buf<T>& b) {
+    std::free(b.p);
+    b = Buf<T>{nullptr, 0, 0};
+}
+
+struct SharedVar {  // a registered static __shared__ variable, as the checks see it
+    uintptr_t lo;
+    size_t bytes;
+    Shadow* shadow;  // one per byte (calloc'd when first touched in a checked launch)
 };
 
 struct Race {
@@ -101,18 +133,21 @@ struct Fault {
 
 bool g_on = false;
 bool g_in_hook = false;  // set while a hook runs
+const struct Range* g_last_arg = nullptr;  // the argument buffer of the last access (see access())
 bool g_trace = false;
 long long g_sel_block = 0, g_log_cap = 0;
-std::vector<Range> g_args;    // the launch's argument buffers, sorted by lo
-std::vector<Range> g_others;  // every device allocation (padding included), sorted by lo
-std::vector<Site> g_sites;
-std::unordered_map<uintptr_t, int> g_site_of;  // (pc << 2 | kind) -> index in g_sites
-std::vector<uint32_t> g_seq;                    // accesses so far of each thread of the running block
-std::vector<LastAccess> g_last;                 // and the last of them
-std::vector<std::vector<Group>> g_groups;       // [warp][k]
-std::vector<LogEntry> g_log;
-std::vector<std::vector<Shadow>> g_shadow;  // [static variable k]: one per byte (sized when first touched)
-std::vector<Shadow> g_shadow_dyn;           // the dynamic shared memory's
+Buf<Range> g_args;    // the launch's argument buffers, sorted by lo
+Buf<Range> g_others;  // every device allocation (padding included), sorted by lo
+Buf<Site> g_sites;
+constexpr size_t kSiteSlots = 1 << 14;  // open-addressing table: (pc, kind) -> 1 + index in g_sites (0: empty)
+Buf<uintptr_t> g_site_keys;
+Buf<int> g_site_vals;
+uint32_t g_seq[1024];          // accesses so far of each thread of the running block
+LastAccess g_last[1024];       // and the last of them
+Buf<Group> g_groups[32];       // [warp][k]
+Buf<LogEntry> g_log;
+Buf<SharedVar> g_vars;         // the static __shared__ variables (in registration order)
+Buf<Shadow> g_shadow_dyn;      // the dynamic shared memory's shadow
 uint32_t g_epoch = 1, g_phase = 0;
 uint32_t g_warp_epoch[32];
 long long g_block_linear = 0;
@@ -126,15 +161,21 @@ CUDA_EMU_CHK inline long long block_linear() {
 
 CUDA_EMU_CHK int site_of(uintptr_t pc, int kind, int space, int buf) {
     const uintptr_t key = (pc << 2) | (uintptr_t)kind;
-    auto it = g_site_of.find(key);
-    if (it != g_site_of.end()) return it->second;
-    Site s;
-    s.pc = pc;
-    s.kind = kind;
-    s.space = space;
-    s.buf = buf;
-    g_sites.push_back(s);
-    return g_site_of[key] = (int)g_sites.size() - 1;
+    uintptr_t* keys = grow(g_site_keys, kSiteSlots);
+    int* vals = grow(g_site_vals, kSiteSlots);
+    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 50) & (kSiteSlots - 1);
+    for (size_t probe = 0; probe < kSiteSlots; ++probe, h = (h + 1) & (kSiteSlots - 1)) {
+        if (vals[h] != 0 && keys[h] == key) return vals[h] - 1;
+        if (vals[h] == 0) {
+            const size_t i = g_sites.n;
+            Site* sites = grow(g_sites, i + 1);
+            sites[i] = Site{pc, kind, space, buf, 0, 0, 0, 0, 0, 0, 0, 0, LLONG_MIN};
+            keys[h] = key;
+            vals[h] = (int)i + 1;
+            return (int)i;
+        }
+    }
+    return 0;  // (a kernel with over 16,384 memory instructions: the rest are counted with the first)
 }
 
 CUDA_EMU_CHK [[noreturn]] void out_of_bounds(uintptr_t a, size_t size, int kind, uintptr_t pc, int space, long long off) {
@@ -171,36 +212,40 @@ CUDA_EMU_CHK void record(int space, int buf, uintptr_t a, uint64_t off, size_t s
         last.size += size;
         last.pc = pc;
         if (last.seq < kMaxSeq) {
-            Group& G = g_groups[g_cur->warp][last.seq];
+            Group& G = g_groups[g_cur->warp].p[last.seq];
             for (int j = G.n - 1; j >= 0; --j)
                 if (G.lane[j] == g_cur->lane) {
                     G.size[j] = (unsigned char)last.size;
                     break;
                 }
         }
-        if (last.logged) g_log.back().size = (uint16_t)last.size;
+        if (last.logged) g_log.p[g_log.n - 1].size = (uint16_t)last.size;
         return;
     }
     const int site = site_of(pc, kind, space, buf);
     const uint32_t k = g_seq[t]++;
     last = LastAccess{a, size, pc, kind, space, k, false};
     if (k < kMaxSeq) {
-        std::vector<Group>& gs = g_groups[g_cur->warp];
-        if (gs.size() <= k) gs.resize((size_t)k + 1);
-        Group& G = gs[k];
-        if (G.n == 0) G.site = site;
-        else if (G.site != site) G.mixed = true;
-        if (!G.mixed && G.n < 32) {
-            G.addr[G.n] = a;
-            G.size[G.n] = (unsigned char)std::min<size_t>(size, 255);
-            G.lane[G.n] = (unsigned char)g_cur->lane;
-            ++G.n;
+        Group* gs = grow(g_groups[g_cur->warp], (size_t)k + 1);
+        if (gs != nullptr) {
+            Group& G = gs[k];
+            if (G.n == 0) G.site = site;
+            else if (G.site != site) G.mixed = true;
+            if (!G.mixed && G.n < 32) {
+                G.addr[G.n] = a;
+                G.size[G.n] = (unsigned char)(size < 255 ? size : 255);
+                G.lane[G.n] = (unsigned char)g_cur->lane;
+                ++G.n;
+            }
         }
     }
-    if (g_block_linear == g_sel_block && (long long)g_log.size() < g_log_cap) {
-        g_log.push_back(LogEntry{g_phase, (uint32_t)t, (uint32_t)site, buf, off, (uint16_t)std::min<size_t>(size, 65535),
-                                 (uint8_t)kind, (uint8_t)space, 0});
-        last.logged = true;
+    if (g_block_linear == g_sel_block && (long long)g_log.n < g_log_cap) {
+        LogEntry* log = grow(g_log, g_log.n + 1);
+        if (log != nullptr) {
+            log[g_log.n - 1] = LogEntry{g_phase, (uint32_t)t, (uint32_t)site, buf, off,
+                                        (uint16_t)(size < 65535 ? size : 65535), (uint8_t)kind, (uint8_t)space, 0};
+            last.logged = true;
+        }
     }
 }
 
@@ -222,9 +267,17 @@ CUDA_EMU_CHK void note_race(int kind, int other, uintptr_t other_pc, int var, ui
 
 // The race check of one shared access (var: static variable k, or -1 for the dynamic shared memory).
 CUDA_EMU_CHK void shared_shadow(int var, uint64_t off, size_t size, int kind, uintptr_t pc) {
-    if (var >= 0 && g_shadow.size() <= (size_t)var) g_shadow.resize((size_t)var + 1);
-    std::vector<Shadow>& sh = var >= 0 ? g_shadow[(size_t)var] : g_shadow_dyn;
-    if (var >= 0 && sh.empty()) sh.resize(g_shared_vars[(size_t)var].second);
+    Shadow* sh;
+    size_t nsh;
+    if (var >= 0) {
+        SharedVar& v = g_vars.p[var];
+        if (v.shadow == nullptr) v.shadow = static_cast<Shadow*>(std::calloc(v.bytes, sizeof(Shadow)));
+        sh = v.shadow;
+        nsh = sh != nullptr ? v.bytes : 0;
+    } else {
+        sh = g_shadow_dyn.p;
+        nsh = g_shadow_dyn.n;
+    }
     const int t = g_cur->linear, w = g_cur->warp;
     const uint32_t we = g_warp_epoch[w];
     // another thread's access is ordered before this one when both are in this warp and a warp-wide
@@ -235,7 +288,7 @@ CUDA_EMU_CHK void shared_shadow(int var, uint64_t off, size_t size, int kind, ui
         if (!raced) note_race(k, other, other_pc, var, at, size, pc);
         raced = true;
     };
-    for (size_t i = 0; i < size && off + i < sh.size(); ++i) {
+    for (size_t i = 0; i < size && off + i < nsh; ++i) {
         Shadow& s = sh[off + i];
         if (kind == K_LOAD) {
             if (s.wepoch == g_epoch && s.writer != t && !ordered(s.writer, s.wwarp_epoch))
@@ -273,8 +326,24 @@ CUDA_EMU_CHK void shared_shadow(int var, uint64_t off, size_t size, int kind, ui
 
 void access_checked(uintptr_t a, size_t size, int kind, uintptr_t pc);
 
+// The last range of `v` (sorted by lo) that starts at or below a, or null.
+CUDA_EMU_CHK const Range* last_at_or_below(const Buf<Range>& v, uintptr_t a) {
+    size_t lo = 0, hi = v.n;
+    while (lo < hi) {
+        const size_t mid = (lo + hi) / 2;
+        if (v.p[mid].lo <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo == 0 ? nullptr : &v.p[lo - 1];
+}
+
 CUDA_EMU_CHK void access(uintptr_t a, size_t size, int kind, uintptr_t pc) {
     if (!g_on || g_in_hook || g_cur == nullptr) return;
+    // perf: the argument buffer the last access hit takes most accesses of a kernel; untraced, a load (or a store
+    // to a buffer without a writer map) inside it needs nothing more (elementwise 1M threads: 1.8 s -> see RESULTS.md)
+    const Range* last = g_last_arg;
+    if (last != nullptr && !g_trace && a >= last->lo && a + size <= last->hi && (kind == K_LOAD || !last->writer))
+        return;
     g_in_hook = true;
     access_checked(a, size, kind, pc);
     g_in_hook = false;
@@ -290,22 +359,19 @@ CUDA_EMU_CHK void access_checked(uintptr_t a, size_t size, int kind, uintptr_t p
         if (g_trace) record(1, -1, a, off, size, kind, pc);
         return;
     }
-    for (size_t k = 0; k < g_shared_vars.size(); ++k) {
-        const uintptr_t lo = reinterpret_cast<uintptr_t>(g_shared_vars[k].first);
-        if (a >= lo && a < lo + g_shared_vars[k].second) {
-            shared_shadow((int)k, a - lo, size, kind, pc);
-            if (g_trace) record(1, -2 - (int)k, a, a - lo, size, kind, pc);
+    for (size_t k = 0; k < g_vars.n; ++k) {
+        const SharedVar& v = g_vars.p[k];
+        if (a >= v.lo && a < v.lo + v.bytes) {
+            shared_shadow((int)k, a - v.lo, size, kind, pc);
+            if (g_trace) record(1, -2 - (int)k, a, a - v.lo, size, kind, pc);
             return;
         }
     }
     // global memory: an argument buffer, else any device allocation is out of bounds, else not ours
-    auto last_at_or_below = [a](const std::vector<Range>& v) {
-        auto it = std::upper_bound(v.begin(), v.end(), a, [](uintptr_t x, const Range& r) { return x < r.lo; });
-        return it == v.begin() ? nullptr : &*(it - 1);
-    };
-    const Range* r = last_at_or_below(g_args);
+    const Range* r = last_at_or_below(g_args, a);
     if (r != nullptr && a < r->hi) {
         if (a + size > r->hi) out_of_bounds(a, size, kind, pc, 0, 0);
+        g_last_arg = r;
         if (r->writer != nullptr && kind != K_LOAD) {
             const long long id = g_block_linear * (long long)g_blk.n + g_cur->linear;
             const uint32_t v = id < 0xFFFFFFFFLL ? (uint32_t)id : 0xFFFFFFFEu;
@@ -315,7 +381,7 @@ CUDA_EMU_CHK void access_checked(uintptr_t a, size_t size, int kind, uintptr_t p
         if (g_trace) record(0, r->index, a, a - r->lo, size, kind, pc);
         return;
     }
-    const Range* o = last_at_or_below(g_others);
+    const Range* o = last_at_or_below(g_others, a);
     if (o != nullptr && a < o->hi) out_of_bounds(a, size, kind, pc, 0, 0);
 }
 
@@ -323,10 +389,11 @@ CUDA_EMU_CHK void access_checked(uintptr_t a, size_t size, int kind, uintptr_t p
 
 CUDA_EMU_CHK void flush_group(Group& G) {
     if (G.n == 0) return;
-    Site& S = g_sites[(size_t)G.site];
+    Site& S = g_sites.p[G.site];
     if (G.mixed) {
         ++S.mixed;
-        G = Group();
+        G.n = 0;
+        G.mixed = false;
         return;
     }
     ++S.requests;
@@ -368,7 +435,8 @@ CUDA_EMU_CHK void flush_group(Group& G) {
             ++S.ideal_wavefronts;
         }
     }
-    G = Group();
+    G.n = 0;
+    G.mixed = false;
 }
 
 CUDA_EMU_CHK void block_begin(int nthreads) {
@@ -377,12 +445,11 @@ CUDA_EMU_CHK void block_begin(int nthreads) {
     g_block_linear = block_linear();
     ++g_epoch;
     g_phase = 0;
-    if (g_shadow_dyn.size() != g_dynamic_bytes) g_shadow_dyn.assign(g_dynamic_bytes, Shadow());
+    if (g_shadow_dyn.n < g_dynamic_bytes) grow(g_shadow_dyn, g_dynamic_bytes);
     std::fill(g_warp_epoch, g_warp_epoch + 32, 0u);
     if (g_trace) {
-        g_seq.assign((size_t)nthreads, 0u);
-        g_last.assign((size_t)nthreads, LastAccess{0, 0, 0, 0, 0, 0, false});
-        g_groups.resize(32);
+        std::memset(g_seq, 0, sizeof(uint32_t) * (size_t)nthreads);
+        std::memset(static_cast<void*>(g_last), 0, sizeof(LastAccess) * (size_t)nthreads);
     }
     g_in_hook = false;
 }
@@ -390,9 +457,9 @@ CUDA_EMU_CHK void block_begin(int nthreads) {
 CUDA_EMU_CHK void block_end() {
     if (!g_on || !g_trace) return;
     g_in_hook = true;
-    for (auto& gs : g_groups) {
-        for (Group& G : gs) flush_group(G);
-        gs.clear();
+    for (Buf<Group>& gs : g_groups) {
+        for (size_t k = 0; k < gs.n; ++k) flush_group(gs.p[k]);
+        gs.n = 0;  // (the memory stays, zeroed group by group by flush_group)
     }
     g_in_hook = false;
 }
@@ -448,45 +515,63 @@ extern "C" CUDA_EMU_CHK void __tsan_vptr_read(void**) {}
 
 // ---- the C API of the checks ----------------------------------------------------------------------------
 
+namespace cuda_emu {
+namespace chk {
+// A static __shared__ variable registered (as the first thread of a block passes its declaration).
+CUDA_EMU_CHK void on_register(void* p, size_t bytes) {
+    SharedVar* v = grow(g_vars, g_vars.n + 1);
+    if (v != nullptr) v[g_vars.n - 1] = SharedVar{reinterpret_cast<uintptr_t>(p), bytes, nullptr};
+}
+}  // namespace chk
+}  // namespace cuda_emu
+
 // rows: n rows of (lo, hi, kind (0 argument buffer, 1 allocation), index, itemsize, writer address or 0);
 // flags: 1 = trace.
-CUDA_EMU_API void emu_check_begin(int n, const long long* rows, int flags, long long sel_block, long long log_cap) {
+CUDA_EMU_API CUDA_EMU_CHK void emu_check_begin(int n, const long long* rows, int flags, long long sel_block,
+                                               long long log_cap) {
     using namespace cuda_emu::chk;
-    g_args.clear();
-    g_others.clear();
+    g_args.n = 0;
+    g_others.n = 0;
+    g_last_arg = nullptr;
     for (int i = 0; i < n; ++i) {
         const long long* r = rows + 6 * i;
-        (r[2] == R_ARG ? g_args : g_others)
-            .push_back(Range{(uintptr_t)r[0], (uintptr_t)r[1], (int)r[2], (int)r[3], r[4] > 0 ? r[4] : 1,
-                             reinterpret_cast<uint32_t*>((uintptr_t)r[5])});
+        Buf<Range>& to = r[2] == R_ARG ? g_args : g_others;
+        Range* out = grow(to, to.n + 1);
+        if (out != nullptr)
+            out[to.n - 1] = Range{(uintptr_t)r[0], (uintptr_t)r[1], (int)r[2], (int)r[3], r[4] > 0 ? r[4] : 1,
+                                  reinterpret_cast<uint32_t*>((uintptr_t)r[5])};
     }
     auto by_lo = [](const Range& a, const Range& b) { return a.lo < b.lo; };
-    std::sort(g_args.begin(), g_args.end(), by_lo);
-    std::sort(g_others.begin(), g_others.end(), by_lo);
+    std::sort(g_args.p, g_args.p + g_args.n, by_lo);
+    std::sort(g_others.p, g_others.p + g_others.n, by_lo);
     g_trace = (flags & 1) != 0;
     g_sel_block = sel_block;
     g_log_cap = log_cap;
-    g_sites.clear();
-    g_site_of.clear();
-    g_log.clear();
-    g_groups.assign(32, {});
+    g_sites.n = 0;
+    release(g_site_keys);
+    release(g_site_vals);
+    g_log.n = 0;
+    for (Buf<Group>& gs : g_groups) release(gs);
     g_race = Race();
     g_fault_info = Fault();
-    g_shadow.clear();  // (a static variable's is sized when first touched: it registers during a launch)
-    g_shadow_dyn.clear();
+    for (size_t k = 0; k < g_vars.n; ++k) {  // (a fresh shadow for each variable: calloc'd when first touched)
+        std::free(g_vars.p[k].shadow);
+        g_vars.p[k].shadow = nullptr;
+    }
+    release(g_shadow_dyn);
     g_on = true;
 }
 
-CUDA_EMU_API void emu_check_end() { cuda_emu::chk::g_on = false; }
+CUDA_EMU_API CUDA_EMU_CHK void emu_check_end() { cuda_emu::chk::g_on = false; }
 
-CUDA_EMU_API int emu_check_fault(long long* out) {
+CUDA_EMU_API CUDA_EMU_CHK int emu_check_fault(long long* out) {
     const cuda_emu::chk::Fault& F = cuda_emu::chk::g_fault_info;
     const long long v[] = {F.kind, F.space, F.block, F.thread, F.size, F.offset, (long long)F.addr, (long long)F.pc};
     std::memcpy(out, v, sizeof v);
     return (int)F.set;
 }
 
-CUDA_EMU_API long long emu_check_race(long long* out) {
+CUDA_EMU_API CUDA_EMU_CHK long long emu_check_race(long long* out) {
     const cuda_emu::chk::Race& R = cuda_emu::chk::g_race;
     const long long v[] = {R.kind, R.block, R.thread_a, R.thread_b, R.var, R.offset, R.phase, (long long)R.pc_a,
                            (long long)R.pc_b, R.size};
@@ -496,23 +581,23 @@ CUDA_EMU_API long long emu_check_race(long long* out) {
 
 // rows of (pc, kind, space, buf, requests, lanes, bytes, sectors, ideal_sectors, wavefronts, ideal_wavefronts,
 // mixed, stride)
-CUDA_EMU_API int emu_check_sites(long long* out, int cap) {
+CUDA_EMU_API CUDA_EMU_CHK int emu_check_sites(long long* out, int cap) {
     const auto& S = cuda_emu::chk::g_sites;
-    const int n = (int)std::min<size_t>(S.size(), (size_t)cap);
+    const int n = (int)std::min<size_t>(S.n, (size_t)cap);
     for (int i = 0; i < n; ++i) {
-        const cuda_emu::chk::Site& s = S[(size_t)i];
+        const cuda_emu::chk::Site& s = S.p[i];
         const long long v[] = {(long long)s.pc, s.kind, s.space, s.buf, s.requests, s.lanes, s.bytes, s.sectors,
                                s.ideal_sectors, s.wavefronts, s.ideal_wavefronts, s.mixed, s.stride};
         std::memcpy(out + 13 * i, v, sizeof v);
     }
-    return (int)S.size();
+    return (int)S.n;
 }
 
-CUDA_EMU_API long long emu_check_log(void* out, long long cap) {
+CUDA_EMU_API CUDA_EMU_CHK long long emu_check_log(void* out, long long cap) {
     const auto& L = cuda_emu::chk::g_log;
-    const size_t n = std::min<size_t>(L.size(), (size_t)cap);
-    if (out != nullptr) std::memcpy(out, L.data(), n * sizeof(cuda_emu::chk::LogEntry));
-    return (long long)L.size();
+    const size_t n = std::min<size_t>(L.n, (size_t)cap);
+    if (out != nullptr && n > 0) std::memcpy(out, L.p, n * sizeof(cuda_emu::chk::LogEntry));
+    return (long long)L.n;
 }
 
 // the static __shared__ variables registered so far: name, and (size) in *bytes

@@ -31,8 +31,10 @@
 
 #define CUDA_EMU_API extern "C" __attribute__((visibility("default")))
 
-// The checked build's hooks into the scheduler (cuda_emu_check.h); nothing in the plain build.
+// The checked build's hooks into the scheduler (cuda_emu_check.h); nothing in the plain build. In the checked build
+// the scheduler's own functions are not instrumented (CUDA_EMU_RT): only the kernel's loads and stores are checked.
 #ifdef CUDA_EMU_CHECKED
+#define CUDA_EMU_RT __attribute__((no_sanitize("thread")))
 #define CUDA_EMU_CHECK_HOOK(call) ::cuda_emu::chk::call
 namespace cuda_emu {
 namespace chk {
@@ -40,10 +42,12 @@ void block_begin(int nthreads);
 void block_end();
 void on_barrier();
 void on_warp_sync(int w);
+void on_register(void* p, size_t bytes);
 extern bool g_in_hook;  // the runtime's own bookkeeping is not the kernel's memory traffic
 }  // namespace chk
 }  // namespace cuda_emu
 #else
+#define CUDA_EMU_RT
 #define CUDA_EMU_CHECK_HOOK(call) ((void)0)
 #endif
 
@@ -131,17 +135,17 @@ namespace {
 
 void fiber_exit();
 
-[[noreturn]] void fiber_main() {
+[[noreturn]] CUDA_EMU_RT void fiber_main() {
     g_entry(g_entry_ctx);
     fiber_exit();
     __builtin_unreachable();
 }
 
 #ifdef CUDA_EMU_USE_UCONTEXT
-void fiber_main_uc() { fiber_main(); }
+CUDA_EMU_RT void fiber_main_uc() { fiber_main(); }
 #endif
 
-inline void yield_to_scheduler() {
+CUDA_EMU_RT inline void yield_to_scheduler() {
 #ifdef CUDA_EMU_USE_UCONTEXT
     swapcontext(&g_ucs[g_cur->linear], &g_sched_uc);
 #else
@@ -149,7 +153,7 @@ inline void yield_to_scheduler() {
 #endif
 }
 
-inline void run_fiber(Fiber& f) {
+CUDA_EMU_RT inline void run_fiber(Fiber& f) {
     g_cur = &f;
     if (f.state == FIBER_NEW) {
         f.state = FIBER_READY;
@@ -182,7 +186,7 @@ inline void run_fiber(Fiber& f) {
 #endif
 }
 
-void release_barrier() {
+CUDA_EMU_RT void release_barrier() {
     for (Fiber& f : g_blk.fibers) {
         if (f.state != FIBER_BARRIER) continue;
         f.state = FIBER_READY;
@@ -196,7 +200,7 @@ void release_barrier() {
 }
 
 // Completes the warp's exchange when every live lane named by the arrived lanes' masks has arrived.
-bool try_complete_warp(int w) {
+CUDA_EMU_RT bool try_complete_warp(int w) {
     Warp& W = g_blk.warps[w];
     const unsigned need = W.need & W.live;
     if (W.arrived == 0 || (W.arrived & need) != need) return false;
@@ -227,7 +231,7 @@ bool try_complete_warp(int w) {
 
 // Ends the launch with an error (the current fiber is never resumed).
 void fault(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-void fault(const char* fmt, ...) {
+CUDA_EMU_RT void fault(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(g_fault, sizeof g_fault, fmt, ap);
@@ -236,7 +240,7 @@ void fault(const char* fmt, ...) {
     __builtin_trap();
 }
 
-void fiber_exit() {
+CUDA_EMU_RT void fiber_exit() {
     Fiber* f = g_cur;
     f->state = FIBER_DONE;
     --g_blk.live;
@@ -252,7 +256,7 @@ void fiber_exit() {
     __builtin_trap();
 }
 
-bool ensure_stacks(size_t n, char* err, size_t errlen) {
+CUDA_EMU_RT bool ensure_stacks(size_t n, char* err, size_t errlen) {
     if (n <= g_pool_fibers) return true;
     if (g_pool != nullptr) munmap(g_pool, g_pool_fibers * (kStackBytes + kGuardBytes));
     g_pool = nullptr;
@@ -298,7 +302,7 @@ std::string id_list(const std::vector<int>& ids) {
     return s;
 }
 
-int run_block(const char* name, char* err, size_t errlen) {
+CUDA_EMU_RT int run_block(const char* name, char* err, size_t errlen) {
     Block& B = g_blk;
     for (const auto& v : g_shared_vars) std::memset(v.first, 0xFF, v.second);
     std::memset(g_dynamic_shared, 0xFF, g_dynamic_bytes);
@@ -369,7 +373,7 @@ int run_block(const char* name, char* err, size_t errlen) {
 
 }  // namespace
 
-bool register_shared(void* p, size_t bytes, const char* name) {
+CUDA_EMU_RT bool register_shared(void* p, size_t bytes, const char* name) {
     std::memset(p, 0xFF, bytes);  // registered as the first thread of a block passes the declaration
 #ifdef CUDA_EMU_CHECKED
     chk::g_in_hook = true;
@@ -377,12 +381,13 @@ bool register_shared(void* p, size_t bytes, const char* name) {
     g_shared_vars.emplace_back(p, bytes);
     g_shared_names.push_back(name);
 #ifdef CUDA_EMU_CHECKED
+    chk::on_register(p, bytes);
     chk::g_in_hook = false;
 #endif
     return true;
 }
 
-int block_barrier(int pred, int kind) {
+CUDA_EMU_RT int block_barrier(int pred, int kind) {
     Fiber* f = g_cur;
     f->state = FIBER_BARRIER;
     f->b_kind = kind;
@@ -396,7 +401,7 @@ int block_barrier(int pred, int kind) {
     return f->b_result;
 }
 
-unsigned long long warp_exchange(unsigned mask, int kind, unsigned long long val, int src_lane) {
+CUDA_EMU_RT unsigned long long warp_exchange(unsigned mask, int kind, unsigned long long val, int src_lane) {
     Fiber* f = g_cur;
     f->state = FIBER_WARP;
     f->x_kind = kind;
@@ -415,10 +420,10 @@ unsigned long long warp_exchange(unsigned mask, int kind, unsigned long long val
     return f->x_result;
 }
 
-unsigned warp_live_mask() { return g_blk.warps[g_cur->warp].live; }
+CUDA_EMU_RT unsigned warp_live_mask() { return g_blk.warps[g_cur->warp].live; }
 
 // Runs the whole grid; 0 on success, else a message in err.
-int run_grid(const char* name, dim3 grid, dim3 block, size_t shared, void (*entry)(void*), void* ctx, char* err,
+CUDA_EMU_RT int run_grid(const char* name, dim3 grid, dim3 block, size_t shared, void (*entry)(void*), void* ctx, char* err,
              size_t errlen) {
     g_dynamic_bytes = shared;
     const size_t n = (size_t)block.x * block.y * block.z;
@@ -486,15 +491,16 @@ struct Sig {
         Fn fn;
         std::tuple<A...> args;
     };
-    static void entry(void* p) {
-        Ctx* c = static_cast<Ctx*>(p);
-        std::apply(c->fn, c->args);  // by value: every thread gets its own copy of the parameters
-    }
     template <size_t... I>
-    static void unpack(std::tuple<A...>& t, const char* buf, std::index_sequence<I...>) {
+    CUDA_EMU_RT static void call(Ctx* c, std::index_sequence<I...>) {
+        c->fn(std::get<I>(c->args)...);  // by value: every thread gets its own copy of the parameters
+    }
+    CUDA_EMU_RT static void entry(void* p) { call(static_cast<Ctx*>(p), std::index_sequence_for<A...>{}); }
+    template <size_t... I>
+    CUDA_EMU_RT static void unpack(std::tuple<A...>& t, const char* buf, std::index_sequence<I...>) {
         (std::memcpy(static_cast<void*>(&std::get<I>(t)), buf + L.off[I], sizeof(A)), ...);
     }
-    static int launch(void (*fn)(), const char* name, dim3 grid, dim3 block, size_t shared, const char* buf,
+    CUDA_EMU_RT static int launch(void (*fn)(), const char* name, dim3 grid, dim3 block, size_t shared, const char* buf,
                       char* err, size_t errlen) {
         Ctx c{reinterpret_cast<Fn>(fn), {}};
         unpack(c.args, buf, std::index_sequence_for<A...>{});
@@ -544,7 +550,7 @@ KernelEntry make_entry(const char* name, void (*fn)(A...), long long max_threads
 
 namespace cuda_emu {
 
-inline int launch_checked(const KernelEntry* ks, int nk, int i, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+CUDA_EMU_RT inline int launch_checked(const KernelEntry* ks, int nk, int i, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                           unsigned by, unsigned bz, const void* argbuf, long long nbytes, long long shared, char* err,
                           size_t errlen) {
     if (i < 0 || i >= nk) {
