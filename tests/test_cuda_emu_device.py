@@ -149,3 +149,54 @@ def test_the_end_of_a_profile_collects_the_emulated_launches(emu_dev):
     assert names.get("gemm_f32", 0) + names.get("gemm_f32_vec", 0) == 1, names
     assert all(k.device == "cuda-emu:0" for k in prof.kernels), {k.device for k in prof.kernels}
     del y
+
+
+def test_gradcheck_runs_through_a_learners_kernels_on_the_emulated_device(emu_dev, tmp_path):
+    # tutorial 08's op in float64, forward and fused backward both as the learner's kernels on cuda-emu: gradcheck's
+    # finite differences run the forward kernel, its analytic Jacobian the backward kernel
+    src = tmp_path / "squareplus64.cu"
+    src.write_text(r"""
+extern "C" __global__ __launch_bounds__(256) void sp_f64(double* out, const double* x, double b, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        out[i] = 0.5 * (x[i] + sqrt(x[i] * x[i] + b));
+}
+extern "C" __global__ __launch_bounds__(256) void sp_bwd_f64(double* gx, const double* g, const double* x, double b,
+                                                            long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        gx[i] = g[i] * 0.5 * (1.0 + x[i] / sqrt(x[i] * x[i] + b));
+}
+""")
+    fwd, bwd = tl.cuda.Kernel(src, "sp_f64"), tl.cuda.Kernel(src, "sp_bwd_f64")
+    launches = []
+
+    class SquareplusBackward(tl.autograd.Function):
+        def forward(self, g, x):
+            self.save_for_backward(x)
+            gx = tl.empty(x.shape, dtype=x.dtype, device=x.device)
+            bwd((2,), (64,), gx, g.contiguous(), x.contiguous(), 4.0, x.numel())
+            launches.append("bwd")
+            return gx
+
+        def backward(self, gg):
+            (x,) = self.saved_tensors
+            return gg * 0.5 * (1 + x / (x * x + 4.0).sqrt()), None
+
+    class Squareplus(tl.autograd.Function):
+        def forward(self, x):
+            self.save_for_backward(x)
+            out = tl.empty(x.shape, dtype=x.dtype, device=x.device)
+            fwd((2,), (64,), out, x.contiguous(), 4.0, x.numel())
+            launches.append("fwd")
+            return out
+
+        def backward(self, g):
+            (x,) = self.saved_tensors
+            return (SquareplusBackward.apply(g, x),)
+
+    tl.manual_seed(0)
+    x = tl.randn(5, 7, dtype=tl.float64).to("cuda-emu").requires_grad_()
+    assert tl.autograd.gradcheck(Squareplus.apply, (x,))
+    assert launches.count("fwd") >= 2 * x.numel() and "bwd" in launches  # (both ran on the emulator)
+    np.testing.assert_allclose(Squareplus.apply(x).detach().cpu().numpy(),
+                               0.5 * (x.detach().cpu().numpy() + np.sqrt(x.detach().cpu().numpy() ** 2 + 4.0)),
+                               rtol=1e-15)

@@ -232,3 +232,14 @@ def test_gradgradcheck(f_tl, shapes, request) -> None:
             return tl.autograd.grad(f_tl(*inputs), inputs, g, create_graph=True)
 
     assert gradcheck(first_grad, xs, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+def test_gradcheck_of_inputs_on_a_device_perturbs_them_there():
+    # a device tensor's host copy is read-only: the perturbation is written on the device, and undone after
+    tl.manual_seed(0)
+    x = tl.randn(3, 4, dtype=tl.float64).to("sim").requires_grad_()
+    before = x.detach().cpu().numpy().copy()
+    assert tl.autograd.gradcheck(lambda t: (t * t).sin().sum(1), (x,))
+    np.testing.assert_array_equal(x.detach().cpu().numpy(), before)
+    with pytest.raises(tl.autograd.GradcheckError, match="Jacobian mismatch"):
+        tl.autograd.gradcheck(WrongSquare.apply, (x,))

@@ -47,17 +47,21 @@ def jacobians(fn, inputs, eps: float = 1e-6):
                     analytic[j][oi][k] = g.detach().numpy().reshape(-1)
     for j, i in enumerate(diff):
         x = inputs[i]
-        flat = x.detach().numpy().reshape(-1) if x.is_contiguous() else None
-        if flat is None:
+        if not x.is_contiguous():
             raise ValueError(f"gradcheck: input {i} must be contiguous")
+        # on the CPU the input's own memory is perturbed through NumPy; on a device (cuda, cuda-emu, sim) the host
+        # copy is read-only, so each element is written on the device through a view of the input
+        on_cpu = x.device.type == "cpu"
+        flat = x.detach().numpy().reshape(-1) if on_cpu else x.detach().cpu().numpy().reshape(-1).copy()
+        target = flat if on_cpu else x.detach().reshape(-1)
         for k in range(flat.size):
-            orig = flat[k]
+            orig = float(flat[k])
             with grad_mode.no_grad():
-                flat[k] = orig + eps
+                target[k] = orig + eps
                 plus = [o.detach().numpy().astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig - eps
+                target[k] = orig - eps
                 minus = [o.detach().numpy().astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig
+                target[k] = orig
             for oi in range(len(outs)):
                 numeric[j][oi][:, k] = (plus[oi] - minus[oi]) / (2 * eps)
     return analytic, numeric
