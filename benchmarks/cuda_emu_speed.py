@@ -110,7 +110,7 @@ def measure(case, plain: dict, repeats: int) -> tuple[str, dict]:
     def traced():
         with tl.cuda.trace():
             kern(grid, block, *tensors, *values)
-    row["traced"] = _median(traced, max(1, repeats // 2))
+    row["traced"] = _median(traced, repeats)
     np.testing.assert_allclose(tensors[0].numpy().reshape(want.shape), want, rtol=1e-3, atol=1e-3)
     row["numpy"] = _median(peer, repeats)
     row["threads"] = int(np.prod(grid)) * int(np.prod(block))

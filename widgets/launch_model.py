@@ -68,7 +68,7 @@ def _phases(trace) -> tuple[dict, list]:
     """The traced block's shared memory per phase: the last writer (thread, -1 none) and the read count of every
     4-byte word, and each phase's lines and global traffic."""
     layout = trace.shared_layout
-    words = max((off + nbytes) for _, off, nbytes in layout) // 4 if layout else 0
+    words = -(-max((off + nbytes) for _, off, nbytes in layout) // 4) if layout else 0  # (a partial word counts)
     words = -(-words // 32) * 32 if words else 0
     phases = min(trace.phases, MAX_PHASES)
     writers = np.full((phases, max(words, 1)), -1, np.int16)

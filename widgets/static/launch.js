@@ -431,10 +431,17 @@ function render({ model, el }) {
     lastEv = ev;
     if (key === lastAsk) return;
     lastAsk = key;
+    asked = msg;
     clearTimeout(hoverTimer);
     hoverTimer = setTimeout(() => model.send(msg), 60);
   }
-  let lastEv = null;
+  function stopAsking() {  // the pointer left: an answer still on its way is not shown
+    clearTimeout(hoverTimer);
+    lastEv = null;
+    lastAsk = "";
+    asked = null;
+  }
+  let lastEv = null, asked = null;
 
   outCanvas.addEventListener("pointermove", (ev) => {
     const g = geo.out;
@@ -463,7 +470,7 @@ function render({ model, el }) {
     showTip([["block", `${(i * g.per).toLocaleString()}` + (g.per > 1 ? ` to ${((i + 1) * g.per - 1).toLocaleString()}` : "")]], ev);
     ask({ type: "hover_block", square: i }, ev);
   });
-  blockCanvas.addEventListener("pointerleave", () => { hideTip(); lastAsk = ""; });
+  blockCanvas.addEventListener("pointerleave", () => { hideTip(); stopAsking(); });
   blockCanvas.addEventListener("click", (ev) => {
     const g = geo.blocks;
     const [x, y] = local(ev, blockCanvas);
@@ -486,7 +493,7 @@ function render({ model, el }) {
   });
   threadCanvas.addEventListener("pointerleave", () => {
     hideTip();
-    lastAsk = "";
+    stopAsking();
     if (highlight) { highlight = null; drawOutput(); }
   });
 
@@ -515,8 +522,12 @@ function render({ model, el }) {
 
   // answers from Python: a hovered thread's or block's details
   function onMsg(msg) {
-    if (!msg || typeof msg !== "object") return;
-    if ((msg.type === "thread_info" || msg.type === "block_info") && lastEv) {
+    if (!msg || typeof msg !== "object" || !asked || !lastEv) return;
+    // (only the answer to what is hovered now: a late answer for a thread or block left behind is dropped)
+    const current = msg.type === "thread_info"
+      ? asked.type === "hover_thread" && asked.block === msg.block && asked.thread === msg.thread
+      : msg.type === "block_info" && asked.type === "hover_block" && asked.square === msg.square;
+    if (current) {
       showTip(msg.rows, lastEv);
       if (msg.type === "thread_info" && P.output) {
         const els = msg.elements[P.output.name] || [];

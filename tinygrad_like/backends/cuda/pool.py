@@ -128,6 +128,7 @@ class BufferPool:
         self.hits = 0
         self.misses = 0
         self.oom_retries = 0
+        self.live_requested: dict[int, int] = {}  # block address -> bytes asked for (a trace's buffer extents)
 
     def alloc(self, nbytes: int) -> Buffer:
         if nbytes < 0:
@@ -146,6 +147,7 @@ class BufferPool:
         self.peak_in_use = max(self.peak_in_use, self.in_use)
         self.peak_requested = max(self.peak_requested, self.requested)
         self.peak_reserved = max(self.peak_reserved, self.in_use + self.cached)
+        self.live_requested[block.address] = nbytes
         return Buffer(block, nbytes)
 
     def _new_block(self, cls: int, nbytes: int) -> _Block:
@@ -167,6 +169,7 @@ class BufferPool:
         block.generation += 1
         self.in_use -= block.capacity
         self.requested -= buf.nbytes
+        self.live_requested.pop(block.address, None)
         self._free.setdefault(block.capacity, []).append(block)
         self.cached += block.capacity
 

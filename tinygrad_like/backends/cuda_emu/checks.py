@@ -10,6 +10,8 @@ C++ compiler on Linux; without it messages name no line).
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -135,6 +137,50 @@ def _addr2line(library: str, offsets: tuple[int, ...]) -> list[tuple[str, int] |
     return found + [None] * (len(offsets) - len(found))
 
 
+_CALL_RE = re.compile(r"^\s*([0-9a-f]+):\s.*\bcall\w*\s+[0-9a-f]+ <__tsan_(?:unaligned_|volatile_)?(?:read|write)"
+                      r"(?:\d+|_range)(?:@plt)?>")
+_INSN_RE = re.compile(r"^\s*([0-9a-f]+):")
+
+
+def instruction_lines(library: Path) -> tuple[list[int], list[int]]:
+    """For every load or store of a checked library (the return address of each call of a ``__tsan_`` hook, as an
+    offset in the library), the id of its source line (ids number the distinct lines), sorted by offset. From
+    binutils' ``objdump`` and ``addr2line``; empty where either is missing. Cached next to the library."""
+    library = Path(library)
+    cache = library.with_name(library.name + ".lines.json")
+    try:
+        data = json.loads(cache.read_text())
+        return data["offsets"], data["ids"]
+    except (OSError, ValueError, KeyError):
+        pass
+    tool = shutil.which("objdump")
+    if tool is None:
+        return [], []
+    try:
+        dump = subprocess.run([tool, "-d", "--no-show-raw-insn", str(library)], capture_output=True, text=True,
+                              timeout=300).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return [], []
+    pcs, after_call = [], False
+    for line in dump:
+        m = _INSN_RE.match(line)
+        if not m:
+            continue
+        if after_call:
+            pcs.append(int(m.group(1), 16))
+        after_call = bool(_CALL_RE.match(line))
+    locs = _addr2line(str(library), tuple(p - 1 for p in pcs))
+    ids: dict[tuple[str, int], int] = {}
+    out_ids = [ids.setdefault(loc, len(ids)) if loc is not None else -1 for loc in locs]
+    try:
+        tmp = cache.with_name(cache.name + f".{os.getpid()}")
+        tmp.write_text(json.dumps({"offsets": pcs, "ids": out_ids}))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return pcs, out_ids
+
+
 def source_line(path: str, line: int) -> str:
     try:
         lines = Path(path).read_text().splitlines()
@@ -175,16 +221,22 @@ def out_of_bounds_message(kernel: str, fault: dict, buffers: list[LaunchBuffer],
         pos = f"at element {element:,} of {what}, " + ("just past its end" if past == 1 else
                                                        f"{past:,} elements past its last one")
         threads = int(np.prod(grid)) * int(np.prod(block))
-        hint = ("The grid has more threads than the tensor has elements: guard the access with `if (i < n)`."
-                if element < threads else
-                "The index is far out: check how it is computed from blockIdx, blockDim and threadIdx, and the "
-                "row length (stride) of a 2-D index.")
+        if past == 1:
+            hint = ("The index reached the element count: the last valid index is one less. Guard the access "
+                    "with `if (i < n)`, and check the index arithmetic (a `2 * i + 1` needs `2 * i + 1 < n`).")
+        elif element < threads:
+            hint = "The grid has more threads than the tensor has elements: guard the access with `if (i < n)`."
+        else:
+            hint = ("The index is far out: check how it is computed from blockIdx, blockDim and threadIdx, and the "
+                    "row length (stride) of a 2-D index.")
         if past == 1 and "<=" in where:
             hint = "`<=` lets the thread with i == n through: the last valid index is n - 1, so guard with `<`."
     else:
-        pos = f"at element {element:,} of {what}, which straddles its end" if not rest else \
-            f"at byte {rel} of {what}, not on an element boundary"
-        hint = "A wider access (e.g. a float4 or a cast pointer) runs past the end: handle the tail separately."
+        last = (rel + fault["size"] - 1) // b.itemsize
+        pos = (f"at element {element:,} of {what}: it covers elements {element:,} to {last:,}, past the end"
+               if not rest else f"at byte {rel} of {what}, not on an element boundary")
+        hint = ("A wide access (a memcpy, a float4, a cast pointer) runs past the end: copy only the elements that "
+                "exist, or handle the tail separately.")
     return (head + pos + at + ". The launch stopped before that access (nothing more was written). " + hint)
 
 
@@ -213,7 +265,9 @@ def race_message(kernel: str, race: dict, count: int, shared_vars: list[tuple[st
     phase = int(race["phase"])
     between = ("before the first __syncthreads()" if phase == 0 else
                f"between __syncthreads() number {phase} and {phase + 1}")
+    one_warp = race["thread_a"] >= 0 and race["thread_a"] // 32 == race["thread_b"] // 32
     fix = ("Put __syncthreads() between the writes and the reads of the other threads"
+           + (" (both threads are in one warp: __syncwarp() is enough)" if one_warp else "")
            if first != second else "Let one thread write, or give each thread its own cell, or use an atomic")
     more = f" ({count:,} racing accesses in all.)" if count > 1 else ""
     return (f"{kernel}: shared-memory race in blockIdx {blk}: {a} {first} {cell}" + (f" at {wa}" if wa else "")

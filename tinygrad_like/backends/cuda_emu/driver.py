@@ -114,6 +114,8 @@ class EmuDriver:
         self._live: list[EmuAlloc] = []  # live allocations, by address (what a check knows)
         self._live_at: list[int] = []    # their addresses
         self._checked_ours = None  # kernel_src's checked build (for traced launches), made when first needed
+        # bytes the runtime's pool was asked for at a block's address (set by CudaRuntime), for a trace's extents
+        self.requested_bytes = lambda address: None
         driver = self
 
         class Device:
@@ -205,12 +207,15 @@ class EmuDriver:
                 grid = tuple(grid) + (1,) * (3 - len(grid))
                 block = tuple(block) + (1,) * (3 - len(block))
                 recorder = active_recorder()
-                recorder = recorder if recorder is not None and recorder.wants_more else None
+                if recorder is not None and not recorder.wants_more:
+                    recorder.skipped += 1
+                    recorder = None
                 if sig is None or not (user or recorder is not None):
                     self.kernel.launch(grid, block, bytes(arg_buf), shared)
                     return
                 kernel = self.kernel if user else driver.checked_ours().kernel(self.name)
-                driver.launch_checked(kernel, sig, grid, block, bytes(arg_buf), shared, args, tensors, recorder)
+                driver.launch_checked(kernel, sig, grid, block, bytes(arg_buf), shared, args, tensors, recorder,
+                                      strict=user)
 
         class Module:
             @staticmethod
@@ -252,18 +257,23 @@ class EmuDriver:
                                         p.const))
                 continue
             alloc = self.allocation_of(value)
-            nbytes = (alloc.address + alloc.nbytes - value) if alloc is not None else 0
+            # (to the end of the bytes the pool block was asked for, not of the block: its size class is larger)
+            asked = self.requested_bytes(alloc.address) if alloc is not None else None
+            nbytes = (alloc.address + (asked if asked is not None else alloc.nbytes) - value) if alloc else 0
             out.append(LaunchBuffer(p.name, value, max(nbytes, 0) // itemsize * itemsize, dtype, itemsize, (), p.const))
         return out
 
-    def launch_checked(self, kernel, sig, grid, block, buf, shared, args, tensors, recorder) -> None:
+    def launch_checked(self, kernel, sig, grid, block, buf, shared, args, tensors, recorder,
+                       strict: bool = False) -> None:
+        """A checked launch (``strict``: a learner's kernel, which may touch nothing but its own buffers); an
+        out-of-bounds access, a deadlock or (outside a trace) a shared-memory race raises in the learner's words."""
         buffers = self.launch_buffers(sig, args, tensors)
         writers = {b.name: np.full(max(b.numel, 1), NO_WRITER, np.uint32) for b in buffers if not b.const} \
             if recorder is not None else {}
         checks = [CheckBuffer(b.lo, b.nbytes, True, b.itemsize, writers.get(b.name)) for b in buffers]
         checks += [CheckBuffer(a.lo, a.hi - a.lo, False) for a in self._live]
         traced = recorder.block_linear(grid) if recorder is not None else 0
-        request = CheckRequest(checks, trace=recorder is not None, block=traced)
+        request = CheckRequest(checks, trace=recorder is not None, block=traced, strict=strict)
         start = time.perf_counter()
         try:
             result = kernel.launch(grid, block, buf, shared, check=request)

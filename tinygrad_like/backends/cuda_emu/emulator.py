@@ -213,13 +213,15 @@ class CheckBuffer:
 
 @dataclass
 class CheckRequest:
-    """What a checked launch is told: its buffers, and whether to trace (every access of ``block``, a linear
-    block index, up to ``log_cap`` of them, and the warp-instruction statistics of all blocks)."""
+    """What a checked launch is told: its buffers, whether to trace (every access of ``block``, a linear block
+    index, up to ``log_cap`` of them, and the warp-instruction statistics of all blocks), and whether to be
+    ``strict`` (only its buffers, the fiber stacks and the library's own image may be touched)."""
 
     buffers: list[CheckBuffer]
     trace: bool = False
     block: int = 0
     log_cap: int = 1 << 21
+    strict: bool = False  # a learner's launch: any address outside its buffers, the stacks and the library is OOB
 
     def rows(self) -> list[int]:
         out = []
@@ -285,6 +287,7 @@ def _declare_check_api(lib: ctypes.CDLL) -> None:
     ll, p = ctypes.c_longlong, ctypes.c_void_p
     for name, res, args in (("emu_check_begin", None, [ctypes.c_int, p, ctypes.c_int, ll, ll]),
                             ("emu_check_end", None, []),
+                            ("emu_check_lines", None, [ctypes.c_int, p, p]),
                             ("emu_check_fault", ctypes.c_int, [p]),
                             ("emu_check_race", ll, [p]),
                             ("emu_check_sites", ctypes.c_int, [p, ctypes.c_int]),
@@ -344,7 +347,10 @@ class EmuKernel:
                 if not self.checked:
                     raise EmuError(f"{self.name}: a checked launch needs the checked build (Emulator(checked=True))")
                 rows = np.asarray(check.rows(), np.int64).reshape(-1, 6)
-                self._lib.emu_check_begin(len(rows), rows.ctypes.data, 1 if check.trace else 0, check.block,
+                if check.trace:
+                    self._give_lines()
+                flags = (1 if check.trace else 0) | (2 if check.strict else 0)
+                self._lib.emu_check_begin(len(rows), rows.ctypes.data, flags, check.block,
                                           check.log_cap if check.trace else 0)
                 try:
                     rc = self._lib.emu_launch(self._index, *g, *b, buf, len(buf), int(shared), err, _ERR_LEN)
@@ -356,6 +362,19 @@ class EmuKernel:
             e.check = result
             raise e
         return result
+
+    def _give_lines(self) -> None:
+        """Tell the library the source line of each of its loads and stores, once (a trace merges the pieces of
+        one statement's vector copy into one access: see ``continues()`` in cuda_emu_check.h)."""
+        if getattr(self._lib, "_lines_given", False):
+            return
+        from .checks import instruction_lines  # (checks imports this module)
+
+        offsets, ids = instruction_lines(self.library)
+        o = np.asarray(offsets, np.int64)
+        i = np.asarray(ids, np.int32)
+        self._lib.emu_check_lines(len(o), o.ctypes.data, i.ctypes.data)
+        self._lib._lines_given = True
 
 
 def _dims(name: str, what: str, dims: Sequence[int]) -> tuple[int, int, int]:
@@ -378,9 +397,9 @@ class Emulator:
     ``$CUDA_EMU_CXXFLAGS``, e.g. ``-DCUDA_EMU_UCONTEXT`` for the portable fiber switch) go to the compiler
     (``$CUDA_EMU_CXX``, default g++).
 
-    ``checked=True`` builds the kernels with every load and store instrumented (the compiler's kernel-address
-    sanitizer in call mode, answered by ``include/cuda_emu_check.h``; no sanitizer runtime): its launches
-    can check bounds and shared-memory races and record a trace (``EmuKernel.launch(check=...)``)."""
+    ``checked=True`` builds the kernels with every load and store instrumented (the compiler's thread-sanitizer
+    instrumentation, answered by ``include/cuda_emu_check.h``; no sanitizer runtime is linked): its launches can
+    check bounds and shared-memory races and record a trace (``EmuKernel.launch(check=...)``)."""
 
     def __init__(self, cache_dir: str | os.PathLike | None = None, *, kernel_dir: str | os.PathLike | None = None,
                  opt: str | None = None, extra_flags: Sequence[str] = (), checked: bool = False):
@@ -556,6 +575,7 @@ class Emulator:
             try:
                 if old != so and old.name.rsplit("-", 1)[0] == stem and now - old.stat().st_mtime > max_age_s:
                     old.unlink()
+                    old.with_name(old.name + ".lines.json").unlink(missing_ok=True)  # (checks.instruction_lines)
             except OSError:
                 pass
 

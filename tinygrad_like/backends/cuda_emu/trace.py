@@ -47,11 +47,14 @@ class TraceRecorder:
     launch on ``cuda-emu`` inside the ``with`` (the first ``max_launches``; later ones run unrecorded)."""
 
     def __init__(self, block: int | tuple = 0, max_launches: int = 16):
-        if isinstance(block, int):
-            block = (block, 0, 0)
-        block = tuple(block) + (0,) * (3 - len(tuple(block)))
-        if len(block) != 3 or not all(isinstance(v, int) and v >= 0 for v in block):
-            raise ValueError(f"block must be a blockIdx: an int or up to 3 non-negative ints, got {block!r}")
+        given = block
+        if isinstance(block, int) and not isinstance(block, bool):
+            block = (block,)
+        block = tuple(block) if isinstance(block, (tuple, list)) else None
+        if (block is None or not 1 <= len(block) <= 3
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in block)):
+            raise ValueError(f"block must be a blockIdx: an int or up to 3 non-negative ints, got {given!r}")
+        block = block + (0,) * (3 - len(block))
         if not isinstance(max_launches, int) or max_launches < 1:
             raise ValueError(f"max_launches must be a positive int, got {max_launches!r}")
         self.block = block
@@ -237,6 +240,10 @@ class LaunchTrace:
         (``"thread"``) that wrote it last; -1 where nobody did."""
         if by not in ("block", "warp", "thread"):
             raise ValueError(f"by must be 'block', 'warp' or 'thread', got {by!r}")
+        if name not in self.writers:
+            self.buffer(name)  # (an unknown name: the error lists the arguments)
+            raise KeyError(f"{self.kernel}: the argument {name!r} is const (read only): nobody writes it; written "
+                           f"ones: {list(self.writers)}")
         w = self.writers[name].astype(np.int64)
         none = w == NO_WRITER
         tpb = self.threads_per_block

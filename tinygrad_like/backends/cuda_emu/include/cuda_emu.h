@@ -351,3 +351,35 @@ inline double __longlong_as_double(long long x) { return ::cuda_emu::from_bits<d
 inline long long __double_as_longlong(double x) { return (long long)::cuda_emu::to_bits(x); }
 template <typename T>
 inline T __ldg(const T* p) { return *p; }
+
+// ---- the checked build: memcpy, memset and memmove in a kernel are checked as the ranges they read and write
+// (the sanitizer's instrumentation leaves them to a runtime that is not linked); undone for the runtime
+#ifdef CUDA_EMU_CHECKED
+namespace cuda_emu {
+void note_range(const void* p, size_t n, int kind, uintptr_t pc);  // kind: 0 read, 1 write
+}
+__attribute__((no_sanitize("thread"), noinline)) inline void* cuda_emu_memcpy(void* d, const void* s, size_t n) {
+    const uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+    ::cuda_emu::note_range(s, n, 0, pc);
+    ::cuda_emu::note_range(d, n, 1, pc);
+    return __builtin_memcpy(d, s, n);
+}
+__attribute__((no_sanitize("thread"), noinline)) inline void* cuda_emu_memmove(void* d, const void* s, size_t n) {
+    const uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+    ::cuda_emu::note_range(s, n, 0, pc);
+    ::cuda_emu::note_range(d, n, 1, pc);
+    return __builtin_memmove(d, s, n);
+}
+__attribute__((no_sanitize("thread"), noinline)) inline void* cuda_emu_memset(void* d, int v, size_t n) {
+    ::cuda_emu::note_range(d, n, 1, reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+    return __builtin_memset(d, v, n);
+}
+namespace std {
+using ::cuda_emu_memcpy;
+using ::cuda_emu_memmove;
+using ::cuda_emu_memset;
+}  // namespace std
+#define memcpy cuda_emu_memcpy
+#define memmove cuda_emu_memmove
+#define memset cuda_emu_memset
+#endif

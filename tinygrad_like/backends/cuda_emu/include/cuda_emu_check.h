@@ -26,6 +26,9 @@
 #pragma once
 
 #include <dlfcn.h>
+#ifdef __linux__
+#include <link.h>  // (dl_iterate_phdr: the library's image, for strict checks)
+#endif
 
 #include <algorithm>
 
@@ -77,7 +80,8 @@ struct LastAccess {  // a thread's previous access (see continues())
     uintptr_t pc;
     int kind, space;
     uint32_t seq;
-    bool logged;
+    uint32_t epoch, warp_epoch;  // the barrier phase and warp epoch it was made in
+    long long log_index;         // its entry in g_log, or -1
 };
 
 struct Shadow {  // who touched one byte of shared memory in the current phase (all zero: nobody yet)
@@ -135,6 +139,10 @@ bool g_on = false;
 bool g_in_hook = false;  // set while a hook runs
 const struct Range* g_last_arg = nullptr;  // the argument buffer of the last access (see access())
 bool g_trace = false;
+bool g_strict = false;  // a learner's launch: any global address outside its buffers is out of bounds
+uintptr_t g_image_lo = 0, g_image_hi = 0;  // this library's loaded image (its constants and statics)
+Buf<uintptr_t> g_line_pcs;  // instruction offsets in the library, sorted, with the source line id of each
+Buf<int> g_line_ids;
 long long g_sel_block = 0, g_log_cap = 0;
 Buf<Range> g_args;    // the launch's argument buffers, sorted by lo
 Buf<Range> g_others;  // every device allocation (padding included), sorted by lo
@@ -198,11 +206,26 @@ CUDA_EMU_CHK [[noreturn]] void out_of_bounds(uintptr_t a, size_t size, int kind,
 // Whether an access continues the thread's previous one into one aligned vector access: the emulator's compiler
 // splits a float2 / float4 copy into scalar loads and stores from different instructions, which the GPU does
 // as one 8- or 16-byte access. (A loop over consecutive elements repeats one instruction: never merged.)
+// The source line id of an instruction (its offset in the library), or -1 when unknown.
+CUDA_EMU_CHK int line_of(uintptr_t pc) {
+    const uintptr_t off = pc - g_image_lo;
+    size_t lo = 0, hi = g_line_pcs.n;
+    while (lo < hi) {
+        const size_t mid = (lo + hi) / 2;
+        if (g_line_pcs.p[mid] < off) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < g_line_pcs.n && g_line_pcs.p[lo] == off ? g_line_ids.p[lo] : -1;
+}
+
 CUDA_EMU_CHK bool continues(const LastAccess& p, uintptr_t a, size_t size, int kind, int space, uintptr_t pc) {
     if (p.size == 0 || p.pc == pc || p.kind != kind || p.space != space || a != p.addr + p.size) return false;
+    if (p.epoch != g_epoch || p.warp_epoch != g_warp_epoch[g_cur->warp]) return false;  // (a barrier between)
     const size_t merged = p.size + size;
     const size_t block = merged <= 8 ? 8 : 16;
-    return merged <= 16 && p.addr % block == 0;
+    if (merged > 16 || p.addr % block != 0) return false;
+    const int line = line_of(pc);  // one statement's copy only: two lines are two loads on a GPU too
+    return line >= 0 && line == line_of(p.pc);
 }
 
 CUDA_EMU_CHK void record(int space, int buf, uintptr_t a, uint64_t off, size_t size, int kind, uintptr_t pc) {
@@ -219,12 +242,12 @@ CUDA_EMU_CHK void record(int space, int buf, uintptr_t a, uint64_t off, size_t s
                     break;
                 }
         }
-        if (last.logged) g_log.p[g_log.n - 1].size = (uint16_t)last.size;
+        if (last.log_index >= 0) g_log.p[last.log_index].size = (uint16_t)last.size;
         return;
     }
     const int site = site_of(pc, kind, space, buf);
     const uint32_t k = g_seq[t]++;
-    last = LastAccess{a, size, pc, kind, space, k, false};
+    last = LastAccess{a, size, pc, kind, space, k, g_epoch, g_warp_epoch[g_cur->warp], -1};
     if (k < kMaxSeq) {
         Group* gs = grow(g_groups[g_cur->warp], (size_t)k + 1);
         if (gs != nullptr) {
@@ -244,7 +267,7 @@ CUDA_EMU_CHK void record(int space, int buf, uintptr_t a, uint64_t off, size_t s
         if (log != nullptr) {
             log[g_log.n - 1] = LogEntry{g_phase, (uint32_t)t, (uint32_t)site, buf, off,
                                         (uint16_t)(size < 65535 ? size : 65535), (uint8_t)kind, (uint8_t)space, 0};
-            last.logged = true;
+            last.log_index = (long long)g_log.n - 1;
         }
     }
 }
@@ -367,22 +390,39 @@ CUDA_EMU_CHK void access_checked(uintptr_t a, size_t size, int kind, uintptr_t p
             return;
         }
     }
-    // global memory: an argument buffer, else any device allocation is out of bounds, else not ours
-    const Range* r = last_at_or_below(g_args, a);
-    if (r != nullptr && a < r->hi) {
-        if (a + size > r->hi) out_of_bounds(a, size, kind, pc, 0, 0);
-        g_last_arg = r;
-        if (r->writer != nullptr && kind != K_LOAD) {
+    // global memory: inside an argument buffer (arguments may overlap: a slice beside its tensor), else out of
+    // bounds if it lies in any device allocation, or anywhere but this library and the fiber stacks in a
+    // learner's launch (strict), else not ours
+    const Range* hit = nullptr;
+    bool straddles = false;
+    for (size_t i = 0; i < g_args.n; ++i) {
+        const Range& r = g_args.p[i];
+        if (a < r.lo || a >= r.hi) continue;
+        if (a + size > r.hi) {
+            straddles = true;
+            continue;
+        }
+        if (hit == nullptr) hit = &r;
+        if (r.writer != nullptr && kind != K_LOAD) {
             const long long id = g_block_linear * (long long)g_blk.n + g_cur->linear;
             const uint32_t v = id < 0xFFFFFFFFLL ? (uint32_t)id : 0xFFFFFFFEu;
-            for (uintptr_t e = (a - r->lo) / r->itemsize; e <= (a + size - 1 - r->lo) / r->itemsize; ++e)
-                r->writer[e] = v;
+            for (uintptr_t e = (a - r.lo) / r.itemsize; e <= (a + size - 1 - r.lo) / r.itemsize; ++e) r.writer[e] = v;
         }
-        if (g_trace) record(0, r->index, a, a - r->lo, size, kind, pc);
+    }
+    if (hit != nullptr) {
+        g_last_arg = hit->writer == nullptr ? hit : nullptr;  // (a writer map is kept by the slow path only)
+        if (g_trace) record(0, hit->index, a, a - hit->lo, size, kind, pc);
         return;
     }
+    if (straddles) out_of_bounds(a, size, kind, pc, 0, 0);
     const Range* o = last_at_or_below(g_others, a);
     if (o != nullptr && a < o->hi) out_of_bounds(a, size, kind, pc, 0, 0);
+    if (g_strict && g_image_hi != 0) {  // (no image range known, e.g. off Linux: not strict)
+        const uintptr_t stacks = reinterpret_cast<uintptr_t>(g_pool);
+        const bool on_a_stack = a >= stacks && a < stacks + g_pool_fibers * (kStackBytes + kGuardBytes);
+        const bool ours = a >= g_image_lo && a < g_image_hi;
+        if (!on_a_stack && !ours) out_of_bounds(a, size, kind, pc, 0, 0);
+    }
 }
 
 // ---- the warp-instruction statistics of a finished block ----------------------------------------------
@@ -476,7 +516,12 @@ CUDA_EMU_CHK void on_warp_sync(int w) {
 
 }  // namespace chk
 
-CUDA_EMU_CHK void note_atomic(void* p, size_t size, uintptr_t pc) { chk::access(reinterpret_cast<uintptr_t>(p), size, chk::K_ATOMIC, pc); }
+CUDA_EMU_CHK void note_atomic(void* p, size_t size, uintptr_t pc) {
+    chk::access(reinterpret_cast<uintptr_t>(p), size, chk::K_ATOMIC, pc);
+}
+CUDA_EMU_CHK void note_range(const void* p, size_t n, int kind, uintptr_t pc) {
+    if (n > 0) chk::access(reinterpret_cast<uintptr_t>(p), n, kind, pc);
+}
 
 }  // namespace cuda_emu
 
@@ -522,11 +567,44 @@ CUDA_EMU_CHK void on_register(void* p, size_t bytes) {
     SharedVar* v = grow(g_vars, g_vars.n + 1);
     if (v != nullptr) v[g_vars.n - 1] = SharedVar{reinterpret_cast<uintptr_t>(p), bytes, nullptr};
 }
+
+#ifdef __linux__
+// The loaded image of this library: [lowest, highest) address of its segments.
+CUDA_EMU_CHK int image_segment(struct dl_phdr_info* info, size_t, void* data) {
+    auto* range = static_cast<uintptr_t*>(data);  // in: an address in the library; out: lo, hi
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        if (info->dlpi_phdr[i].p_type != PT_LOAD) continue;
+        const uintptr_t s = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+        lo = std::min(lo, s);
+        hi = std::max(hi, s + info->dlpi_phdr[i].p_memsz);
+    }
+    if (range[0] >= lo && range[0] < hi) {
+        range[0] = lo;
+        range[1] = hi;
+        return 1;
+    }
+    return 0;
+}
+#endif
+
+// Find this library's image once (g_image_lo, g_image_hi); stays 0 where it cannot be known.
+CUDA_EMU_CHK void find_image() {
+#ifdef __linux__
+    if (g_image_hi != 0) return;
+    uintptr_t range[2] = {reinterpret_cast<uintptr_t>(&g_on), 0};
+    if (dl_iterate_phdr(image_segment, range)) {
+        g_image_lo = range[0];
+        g_image_hi = range[1];
+    }
+#endif
+}
 }  // namespace chk
 }  // namespace cuda_emu
 
 // rows: n rows of (lo, hi, kind (0 argument buffer, 1 allocation), index, itemsize, writer address or 0);
-// flags: 1 = trace.
+// flags: 1 = trace, 2 = strict (a learner's launch: any address outside its buffers, the stacks and this library
+// is out of bounds).
 CUDA_EMU_API CUDA_EMU_CHK void emu_check_begin(int n, const long long* rows, int flags, long long sel_block,
                                                long long log_cap) {
     using namespace cuda_emu::chk;
@@ -545,6 +623,8 @@ CUDA_EMU_API CUDA_EMU_CHK void emu_check_begin(int n, const long long* rows, int
     std::sort(g_args.p, g_args.p + g_args.n, by_lo);
     std::sort(g_others.p, g_others.p + g_others.n, by_lo);
     g_trace = (flags & 1) != 0;
+    g_strict = (flags & 2) != 0;
+    find_image();
     g_sel_block = sel_block;
     g_log_cap = log_cap;
     g_sites.n = 0;
@@ -563,6 +643,27 @@ CUDA_EMU_API CUDA_EMU_CHK void emu_check_begin(int n, const long long* rows, int
 }
 
 CUDA_EMU_API CUDA_EMU_CHK void emu_check_end() { cuda_emu::chk::g_on = false; }
+
+// The source line of each instruction that loads or stores (offsets from this library's start, sorted): two
+// accesses merge into one vector access only when they come from one line (see continues()).
+CUDA_EMU_API CUDA_EMU_CHK void emu_check_lines(int n, const long long* offsets, const int* ids) {
+    using namespace cuda_emu::chk;
+    uintptr_t* o = grow(g_line_pcs, (size_t)n);
+    int* l = grow(g_line_ids, (size_t)n);
+    if (o == nullptr || l == nullptr) return;
+    for (int i = 0; i < n; ++i) {
+        o[i] = (uintptr_t)offsets[i];
+        l[i] = ids[i];
+    }
+    g_line_pcs.n = g_line_ids.n = (size_t)n;
+}
+
+// the start of this library's image (instruction offsets are from here)
+CUDA_EMU_API CUDA_EMU_CHK long long emu_check_image() {
+    using namespace cuda_emu::chk;
+    find_image();
+    return (long long)g_image_lo;
+}
 
 CUDA_EMU_API CUDA_EMU_CHK int emu_check_fault(long long* out) {
     const cuda_emu::chk::Fault& F = cuda_emu::chk::g_fault_info;

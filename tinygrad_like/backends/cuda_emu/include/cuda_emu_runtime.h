@@ -15,6 +15,11 @@
 
 #pragma once
 
+// (the checked build routes the kernel's memcpy/memset/memmove through the checks: see cuda_emu.h; not ours)
+#undef memcpy
+#undef memset
+#undef memmove
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -184,6 +189,7 @@ CUDA_EMU_RT inline void run_fiber(Fiber& f) {
 #else
     cuda_emu_switch(&g_sched_sp, f.sp);
 #endif
+    g_cur = nullptr;  // back in the scheduler: no thread runs (the checked build's hooks ignore its own accesses)
 }
 
 CUDA_EMU_RT void release_barrier() {
@@ -223,9 +229,11 @@ CUDA_EMU_RT bool try_complete_warp(int w) {
         }
         f.state = FIBER_READY;
     }
+    // (only __syncwarp orders the lanes' memory accesses for the race check; a shuffle or a vote does not)
+    const bool sync = lanes[__builtin_ctz(W.arrived)].x_kind == X_SYNC;
     W.arrived = 0;
     W.need = 0;
-    CUDA_EMU_CHECK_HOOK(on_warp_sync(w));
+    if (sync) CUDA_EMU_CHECK_HOOK(on_warp_sync(w));
     return true;
 }
 
