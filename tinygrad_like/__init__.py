@@ -53,6 +53,7 @@ from .ops.scans import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.statistics import *  # noqa: F403
 from .layout import Layout, broadcast_shapes, normalize_dim  # (normalize_dim: as functions.py once re-exported it)
+from .memory_timeline import MemoryTimeline, memory_timeline
 from .profiler import profile
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from .storage import Storage, live_storages
@@ -109,6 +110,7 @@ __all__ = [
     "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "install_as_torch", "uninstall_torch_alias",
     "Tensor", "Storage", "Layout", "Device", "DType", "Generator", "autograd", "events", "sites", "profile",
+    "memory_timeline", "MemoryTimeline",
     "tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "rand", "randn",
     "randint", "randperm", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
     "randint_like", "cat", "concat", "concatenate", "stack", "where", "pad", "one_hot", "maximum", "minimum",

@@ -148,6 +148,7 @@ class OpRecorded(NamedTuple):
     dtype: str
     device: str
     time: float
+    output_id: int | None = None  # the storage id of the op's result (made after its forward returned)
 
 
 class BackwardStep(NamedTuple):
@@ -179,6 +180,16 @@ class StorageStateChanged(NamedTuple):
     direction: str | None
     nbytes: int
     seconds: float
+    time: float
+
+
+class StorageFreed(NamedTuple):
+    """A storage died (its last tensor was dropped); reported only while someone listens for this event (a weak
+    reference's callback per storage: nothing is watched otherwise)."""
+
+    storage_id: int
+    device: str
+    nbytes: int
     time: float
 
 

@@ -358,8 +358,10 @@ def _watched(node: Function, out, x, args) -> None:
     if events.ORIGINS:
         node.origin = origin(node)
     if events.ACTIVE and events.wants(events.OpRecorded):
+        st = out._st
         events.emit(events.OpRecorded(node.name, node, tuple(getattr(a, "shape", ()) for a in (x, *args)),
-                                      out._x.shape, out.dtype.name, str(out._dev), events.now()))
+                                      out._x.shape, out.dtype.name, str(out._dev), events.now(),
+                                      None if st is None else st.id))
 
 
 def _edge(t):

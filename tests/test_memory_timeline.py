@@ -1,0 +1,154 @@
+"""``tl.memory_timeline()``: the bytes alive over a span of code, by what they are for (issue 33's model).
+
+The expected byte counts are computed by hand from what each op needs for its backward (softmax keeps its output;
+a linear layer its input; attention its query, key, value, output and the log-sum-exp of each row) and from the
+sizes of the tensors, never read back from the recorder. The live total on the CPU is compared with tracemalloc,
+which NumPy reports every array's memory to.
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import tinygrad_like as tl
+
+nn, F = tl.nn, tl.nn.functional
+F32 = 4
+
+
+def last(mem):
+    return len(mem) - 1
+
+
+def test_a_linear_layer_forward_and_backward():
+    tl.manual_seed(0)
+    lin = nn.Linear(16, 4)
+    x = tl.randn(8, 16)
+    with tl.memory_timeline(model=lin) as mem:
+        loss = lin(x).sum()
+        loss.backward()
+    params = (4 * 16 + 4) * F32
+    cats = mem.by_category(last(mem))
+    assert cats["parameters"] == params
+    assert cats["gradients"] == params                    # weight.grad and bias.grad
+    assert cats["saved for backward"] == 8 * 16 * F32      # the linear layer keeps its input x for weight's grad
+    assert cats["outputs"] == F32                          # the loss
+    assert cats["temporaries"] == 0                        # the (8, 4) result and backward's gradients died
+    x_life = mem.allocations[x._storage.id]
+    assert (x_life.start, x_life.category, x_life.saved_by.split(" #")[0]) == (-1, "saved for backward", "Linear")
+    out = [a for a in mem.allocations.values() if a.nbytes == 8 * 4 * F32 and a.phase == "forward"]
+    assert [(a.category, a.op, a.module) for a in out] == [("temporaries", "Linear", "Linear")]
+    assert [p for _, _, p in mem.phase_spans()] == ["forward", "backward"]
+    # at the peak the (8, 4) result (or its gradient) was alive beside parameters, gradients and x
+    assert mem.peak.bytes >= 2 * params + 8 * 16 * F32 + F32
+
+
+def test_softmax_keeps_its_output_not_its_input():
+    x = tl.randn(4, 10, requires_grad=True)
+    with tl.memory_timeline() as mem:
+        y = x.softmax(-1)
+        z = (y * y).sum()
+    cats = mem.by_category(last(mem))
+    assert cats["saved for backward"] == 4 * 10 * F32      # y, kept by softmax (and by the product: once)
+    assert mem.allocations[y._storage.id].saved_by.startswith("Softmax")
+    assert mem.allocations[x._storage.id].category == "inputs and data"
+    assert cats["outputs"] == F32                          # z
+    del z
+
+
+def test_an_attention_block_keeps_q_k_v_the_output_and_a_log_sum_exp_per_row():
+    b, h, t, d = 2, 2, 8, 4
+    q, k, v = (tl.randn(b, h, t, d, requires_grad=True) for _ in range(3))
+    with tl.memory_timeline() as mem:
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    cats = mem.by_category(last(mem))
+    qkv = b * h * t * d * F32
+    assert cats["saved for backward"] == 3 * qkv + qkv + b * h * t * F32   # q, k, v, out, lse (float32 per row)
+    assert mem.allocations[out._storage.id].category == "saved for backward"
+
+
+def test_an_adam_step_keeps_two_moments_per_parameter():
+    tl.manual_seed(0)
+    net = nn.Sequential(nn.Linear(10, 20), nn.Tanh(), nn.Linear(20, 3))
+    opt = tl.optim.Adam(net.parameters(), lr=1e-3)
+    loss = net(tl.randn(5, 10)).sum()
+    loss.backward()
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        opt.step()
+    params = (10 * 20 + 20 + 20 * 3 + 3) * F32
+    cats = mem.by_category(last(mem))
+    assert cats["optimizer state"] == 2 * params           # exp_avg and exp_avg_sq; step is a Python int
+    assert cats["parameters"] == cats["gradients"] == params
+    states = [a for a in mem.allocations.values() if a.category == "optimizer state"]
+    assert {a.phase for a in states} == {"optimizer"}
+    assert "Adam exp_avg_sq of 0.weight" in {a.name for a in states}
+
+
+def test_no_grad_saves_nothing_and_frees_as_it_goes():
+    tl.manual_seed(0)
+    net = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 2))
+    x = tl.randn(16, 32)
+    with tl.memory_timeline(model=net) as with_grad:
+        y = net(x)
+    del y
+    with tl.no_grad(), tl.memory_timeline(model=net) as without:
+        y = net(x)
+    assert tuple(y.shape) == (16, 2)
+    # x for the first layer, then each ReLU's output (kept by the ReLU and by the next layer: counted once)
+    assert with_grad.by_category(last(with_grad))["saved for backward"] == (16 * 32 + 2 * 16 * 64) * F32
+    assert without.by_category(last(without))["saved for backward"] == 0
+    peak_with = with_grad.peak.bytes - with_grad.by_category(-1)["parameters"]
+    peak_without = without.peak.bytes - without.by_category(-1)["parameters"]
+    assert peak_without < peak_with
+
+
+def test_the_live_total_agrees_with_tracemalloc_on_a_50_mb_model():
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        with tl.memory_timeline(lines=False) as mem:
+            net = nn.Sequential(*(nn.Linear(2048, 2048) for _ in range(3)))   # 3 x 16 MiB of weights
+            y = net(tl.randn(64, 2048))
+        traced = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    live = int(mem.totals("cpu")[-1])
+    assert live > 48 * 2**20
+    # what tracemalloc sees beyond the storages: Python objects and NumPy's bookkeeping, within 2%
+    assert abs(traced - live) <= 0.02 * live, (traced, live)
+    del net, y
+
+
+def test_recording_needs_no_view_and_costs_nothing_once_stopped():
+    from tinygrad_like import events, storage
+
+    tracking = storage._tracking  # (another test may have listed the storages: that keeps a registry for good)
+    with tl.memory_timeline() as mem:
+        a = tl.ones(100)
+    assert mem.allocations[a._storage.id].category == "inputs and data"
+    assert not events.ACTIVE and storage._tracking == tracking  # (the recording started no registry)
+    before = dict(storage._free_watch)
+    b = tl.ones(100) + 1
+    assert storage._free_watch == before  # (nobody listens: no storage is watched for its death any more)
+    if not tracking:
+        assert b._st is None  # (a fresh result gets no storage until asked: the recording left nothing on)
+    with pytest.raises(RuntimeError, match="records once"):
+        mem.start()
+
+
+def test_device_pools_and_the_default_device():
+    tl.manual_seed(0)
+    net = nn.Linear(8, 8).to("sim")
+    with tl.memory_timeline(model=net) as mem:
+        y = net(tl.randn(4, 8).to("sim"))
+        y.sum().backward()
+    s = mem.series()
+    assert mem._default_device() == "sim:0" or mem._default_device().startswith("sim")
+    assert s["parameters"][-1] == (64 + 8) * F32
+    assert len(s["pool cache (free)"]) == len(mem) + 1 and (s["pool cache (free)"] >= 0).all()
+    assert np.all(mem.totals() >= 0)
