@@ -152,3 +152,37 @@ def test_device_pools_and_the_default_device():
     assert s["parameters"][-1] == (64 + 8) * F32
     assert len(s["pool cache (free)"]) == len(mem) + 1 and (s["pool cache (free)"] >= 0).all()
     assert np.all(mem.totals() >= 0)
+
+
+def test_gradients_dropped_by_zero_grad_are_still_gradients():
+    # a training loop's zero_grad() (set to None) frees the gradients before the recording ends: they were seen
+    # when the optimizer stepped
+    tl.manual_seed(0)
+    net = nn.Linear(12, 5)
+    opt = tl.optim.SGD(net.parameters(), lr=0.1)
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        net(tl.randn(3, 12)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+    grads = [a for a in mem.allocations.values() if a.category == "gradients"]
+    assert sorted(a.name for a in grads) == ["bias.grad", "weight.grad"]
+    assert all(a.end is not None for a in grads)  # (freed inside the recording)
+    assert sum(a.nbytes for a in grads) == (12 * 5 + 5) * F32
+
+
+def test_a_tensor_made_inside_a_forward_outside_any_op_is_forward():
+    class WithPositions(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(16, 4)
+
+        def forward(self, x):
+            return x + self.emb(tl.arange(x.shape[1]))
+
+    m = WithPositions()
+    with tl.memory_timeline(model=m) as mem:
+        y = m(tl.randn(2, 6, 4))
+    positions = [a for a in mem.allocations.values() if a.dtype == "int64" and a.nbytes == 6 * 8]
+    assert [a.phase for a in positions] == ["forward"]
+    assert [p for _, _, p in mem.phase_spans()] == ["other", "forward"]  # (the input, then the forward)
+    del y

@@ -36,7 +36,7 @@ __all__ = ["memory_timeline", "MemoryTimeline", "Allocation", "CATEGORIES"]
 #: the categories, in the order a stacked plot draws them (bottom first)
 CATEGORIES = ("parameters", "optimizer state", "gradients", "saved for backward", "outputs", "temporaries",
               "inputs and data", "pool cache (free)")
-_KINDS = (events.StorageAllocated, events.StorageFreed, events.OpRecorded)
+_KINDS = (events.StorageAllocated, events.StorageFreed, events.OpRecorded, events.VersionBump)
 
 
 @dataclass
@@ -58,6 +58,12 @@ class Allocation:
     category: str = "inputs and data"
     saved_by: str | None = None  # the node that saved it for backward ("MulBackward0 #12")
     name: str | None = None     # a parameter's, gradient's or optimizer state's name
+    node_ref: object = field(default=None, repr=False)  # a weak reference to the node that made it
+
+    @property
+    def node(self):
+        """The graph node that made it (its forward or backward), or None (none, or garbage by now)."""
+        return None if self.node_ref is None else self.node_ref()
 
     @property
     def who(self) -> str:
@@ -82,6 +88,8 @@ class MemoryTimeline:
         self.phases: list[str] = []                    # the phase at each event
         self.pool_cached: list[int] = []               # a pool's cached-free bytes after each event (0 without)
         self._saved: dict[int, str] = {}
+        self._grads: dict[int, str] = {}  # storage id -> the parameter it was the gradient of (seen at a phase end)
+        self._grads_noted = False
         self._unsubscribe = None
         self._modules: dict[int, str] = {}
         self._pools: dict[str, object] = {}
@@ -120,6 +128,7 @@ class MemoryTimeline:
             self._unlisten()
         sites.record_scopes(self._scopes_before)
         self.stopped = events.now()
+        self._note_grads()
         self._classify()
         return self
 
@@ -129,6 +138,8 @@ class MemoryTimeline:
 
     def _event(self, phase: str) -> int:
         i = len(self.times)
+        if self.phases and self.phases[-1] != phase:
+            self._note_grads()  # (a phase ends: the gradients of the parameters are what backward left)
         self.times.append(events.now())
         self.phases.append(phase)
         self.pool_cached.append(sum(getattr(p, "cached", 0) for p in self._pools.values()))
@@ -139,13 +150,14 @@ class MemoryTimeline:
         if kind is events.StorageAllocated:
             ctx = sites.context
             node = ctx.node
+            # (a tensor made inside a module's forward outside any op, such as positions from arange: forward too)
             phase = ("optimizer" if ctx.optimizer is not None else "backward" if ctx.backward else
-                     "forward" if node is not None else "other")
+                     "forward" if node is not None or ctx.scope else "other")
             if e.device not in self._pools and e.device != "cpu":
                 self._pools[e.device] = _pool_of(e.device)
             a = Allocation(e.storage_id, e.device, e.dtype, e.nbytes, self._event(phase), phase=phase)
             if node is not None:
-                a.op, a.node_seq = node.name, getattr(node, "seq", None)
+                a.op, a.node_seq, a.node_ref = node.name, getattr(node, "seq", None), weakref.ref(node)
             a.module = self._module_path(ctx.scope)
             if self.lines:
                 site = sites.user_site()
@@ -160,12 +172,20 @@ class MemoryTimeline:
                 if phase is None:  # (a free between two ops, when Python drops a tensor: the phase goes on)
                     phase = self.phases[-1] if self.phases else "other"
                 a.end = self._event(phase)
+        elif kind is events.VersionBump:
+            # an optimizer writes its parameters: the gradients it reads are the parameters' now (a step need
+            # allocate nothing, and zero_grad() may drop them before the recording ends)
+            if sites.context.optimizer is not None and not self._grads_noted:
+                self._grads_noted = True
+                self._note_grads()
+            elif sites.context.optimizer is None:
+                self._grads_noted = False
         elif kind is events.OpRecorded:
             node = e.node
             label = f"{node.name} #{getattr(node, 'seq', '?')}"
             out = self.allocations.get(e.output_id) if e.output_id is not None else None
             if out is not None and out.op is None:  # (the result is made after the forward returned)
-                out.op, out.node_seq = node.name, getattr(node, "seq", None)
+                out.op, out.node_seq, out.node_ref = node.name, getattr(node, "seq", None), weakref.ref(node)
                 out.phase = "forward" if out.phase == "other" else out.phase
                 self.phases[out.start] = out.phase
             for t in getattr(node, "saved", None) or ():
@@ -185,6 +205,21 @@ class MemoryTimeline:
         return getattr(last, "name", None) or type(last).__name__
 
     # ---- categories ----------------------------------------------------------------------------------------
+    def _note_grads(self) -> None:
+        """Remember which storages are the parameters' gradients now: ``zero_grad()`` (set to None) may drop them
+        before the recording ends, and they are gradients all the same."""
+        model = self._model() if self._model is not None else None
+        named = list(model.named_parameters()) if model is not None else []
+        for ref in self._optimizers:
+            opt = ref()
+            if opt is not None:
+                named += [("", p) for g in opt.param_groups for p in g["params"]]
+        names = {id(p): n for n, p in named if n}
+        for _, p in named:
+            g = p.grad
+            if g is not None:
+                self._grads.setdefault(g._storage.id, names.get(id(p), "parameter") + ".grad")
+
     def _named(self) -> dict[int, tuple[str, str]]:
         """Storage id -> (category, name) for the model's parameters and gradients and the optimizers' state."""
         out: dict[int, tuple[str, str]] = {}
@@ -196,6 +231,8 @@ class MemoryTimeline:
             if p.grad is not None:
                 out.setdefault(p.grad._storage.id, ("gradients", name + ".grad"))
         names = {id(p): n for n, p in params}
+        for sid, label in self._grads.items():
+            out.setdefault(sid, ("gradients", label))
         for ref in self._optimizers:
             opt = ref()
             if opt is None:

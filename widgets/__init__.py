@@ -4,7 +4,8 @@
 ``StorageView`` (residency, dirty side, version, bytes, fence, pool), ``KernelTimeline`` (kernel
 launches and their timings), ``GradcheckView`` (analytic vs finite-difference Jacobians), ``TrainingMonitor``
 (loss and diagnostics while training), ``LaunchView`` (what the threads of one kernel launch on the emulated
-device did: ``tl.cuda.trace()``), ``FigureWidget`` (a matplotlib figure as SVG in the page's light or dark
+device did: ``tl.cuda.trace()``), ``MemoryTimelineView`` (bytes alive over a training step, by what they are for:
+``tl.memory_timeline()``), ``FigureWidget`` (a matplotlib figure as SVG in the page's light or dark
 theme, with clickable axes) and ``Dashboard`` (the views in tabs). ``%load_ext tinygrad_like.widgets``
 refreshes open views after every cell.
 
@@ -51,7 +52,8 @@ try:
     from .diagnostics import LayerDiagnostics, draw_confusion, draw_diagnostics  # noqa: F401
     from .figure_widget import FigureWidget  # noqa: F401
     from .launch_view import LaunchView  # noqa: F401
+    from .memory_view import MemoryTimelineView  # noqa: F401
     __all__ += ["GradcheckView", "Dashboard", "TrainingMonitor", "draw_filters", "LayerDiagnostics", "draw_confusion",
-                "draw_diagnostics", "FigureWidget", "LaunchView"]
+                "draw_diagnostics", "FigureWidget", "LaunchView", "MemoryTimelineView"]
 except ImportError:  # pragma: no cover
     pass

@@ -1,0 +1,122 @@
+"""``MemoryTimelineView`` (``widgets/static/memory.js``: a canvas per run) in a real browser, JupyterLab, light and
+dark, at model scale.
+
+``memory_view.ipynb`` records one training step of an MLP (with Adam), the same MLP's forward under ``no_grad`` to
+compare, and one step of a learner's nanoGPT (6 layers, 192-dim; AdamW) of about 900 events and 700 storages.
+The tests check that each view draws (the stacked areas in the categories' colours, read back from the canvas),
+that hovering asks Python for what was alive (the answer names parameters), that a click pins the details, that
+the comparison shares one scale, and they photograph the views in both themes:
+``test-artifacts/browser/memory_view_{mlp,compare,gpt}_{light,dark}.png``.
+"""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+import pytest
+
+from .conftest import COLOUR_JS, lab_page_run_all, light_then_dark, views_js_errors
+
+NB = "memory_view.ipynb"
+RENDER_MS = 180_000
+ACTION_MS = 15_000
+VIEWS = {"mlp": ".mv-mlp .tl-memory", "compare": ".mv-compare .tl-memory", "gpt": ".mv-gpt .tl-memory"}
+# as static/memory.js draws them in the light theme
+PARAMETERS_RGB = [76, 120, 168]
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def mv(request, browser):
+    yield from lab_page_run_all(browser, request, NB, _wait_drawn, RENDER_MS)
+
+
+def _wait_drawn(page) -> None:
+    page.wait_for_function(
+        """sels => sels.every(sel => { const r = document.querySelector(sel); return r && +r.dataset.drawn > 0; })""",
+        arg=list(VIEWS.values()), timeout=RENDER_MS)
+
+
+def _pixel(page, sel: str, run: int, fx: float, fy: float) -> list[int]:
+    """The RGB at a fraction of a run's plot area (inside the axes)."""
+    return page.evaluate(
+        """([sel, run, fx, fy]) => { const c = document.querySelectorAll(sel + ' canvas.tl-me-canvas')[run];
+             const d = window.devicePixelRatio || 1, w = parseFloat(c.style.width), h = parseFloat(c.style.height);
+             const x = 70 + (w - 82) * fx, y = 18 + (h - 44) * fy;
+             const p = c.getContext('2d').getImageData(Math.floor(x * d), Math.floor(y * d), 1, 1).data;
+             return [p[0], p[1], p[2]]; }""", [sel, run, fx, fy])
+
+
+def test_the_views_draw_without_errors(mv):
+    page = mv
+    assert page.cell_errors() == [], "cells failed:\n" + "\n".join(page.cell_errors())
+    page.assert_no_widget_errors()
+    assert views_js_errors(page, r"tl-|anywidget|memory") == []
+    assert page.locator(VIEWS["compare"]).get_attribute("data-runs") == "2"
+    # the bottom of every column is the parameters (alive throughout): the first category stacked
+    assert _pixel(page, VIEWS["mlp"], 0, 0.5, 0.995) == PARAMETERS_RGB
+    title = page.locator(VIEWS["gpt"] + " .tl-me-title").inner_text()
+    assert "nanoGPT step" in title and "peak" in title
+    page.shot("memory_view_light.png")
+
+
+def test_hover_asks_python_what_was_alive_and_a_click_pins_it(mv):
+    from playwright.sync_api import expect
+
+    page = mv
+    root = page.locator(VIEWS["gpt"])
+    canvas = root.locator("canvas.tl-me-canvas")
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    canvas.hover(position={"x": 70 + (box["width"] - 82) * 0.3, "y": box["height"] / 2})
+    tip = root.locator(".tl-tooltip")
+    expect(tip).to_contain_text("parameters")
+    details = root.locator(".tl-me-details")
+    expect(details).to_contain_text("after event", timeout=ACTION_MS)     # (Python's answer)
+    expect(details.locator("tr[data-storage]").first).to_be_visible()
+    canvas.click(position={"x": 70 + (box["width"] - 82) * 0.6, "y": box["height"] / 2})
+    page.wait_for_function("sel => document.querySelector(sel).dataset.pinned !== undefined", arg=VIEWS["gpt"],
+                           timeout=ACTION_MS)
+    expect(details).to_contain_text("(clicked)")
+    page.mouse.move(0, 0)
+    expect(tip).to_be_hidden(timeout=ACTION_MS)
+    expect(details).to_contain_text("(clicked)")  # (a pinned event stays when the pointer leaves)
+    page.shot("memory_view_gpt_pinned.png", root)
+
+
+def test_the_comparison_shares_one_scale(mv):
+    page = mv
+    sel = VIEWS["compare"]
+    titles = page.locator(sel + " .tl-me-title").all_inner_texts()
+    assert titles[0].startswith("MLP, batch 64") and titles[1].startswith("no_grad")
+    # no_grad saved nothing: its stack (parameters, the input, the output) is far lower on the shared scale, so
+    # the middle of its panel is empty where the training step's is filled
+    assert _pixel(page, sel, 1, 0.5, 0.2) != PARAMETERS_RGB
+
+
+CONTRAST_JS = """sel => {""" + COLOUR_JS + """
+  let worst = 99, what = "";
+  for (const e of document.querySelectorAll(sel + ' .tl-me-title, ' + sel + ' .tl-me-sub, ' + sel + ' .tl-me-table td, '
+                                            + sel + ' .tl-me-legend span, ' + sel + ' .tl-me-dtitle')) {
+    if (!e.textContent.trim()) continue;
+    const chain = [];
+    for (let p = e; p; p = p.parentElement) chain.unshift(getComputedStyle(p).backgroundColor);
+    const bg = paint('#fff', ...chain);
+    const c = contrast(bg, paint('#fff', ...chain, getComputedStyle(e).color));
+    if (c < worst) { worst = c; what = e.className + ': ' + e.textContent.slice(0, 40); }
+  }
+  return [+worst.toFixed(2), what]; }"""
+
+
+def test_light_and_dark(mv):
+    page = mv
+    with closing(light_then_dark(page, _wait_drawn)) as themes:
+        for theme in themes:
+            for name, sel in VIEWS.items():
+                page.locator(sel).scroll_into_view_if_needed()
+                page.shot(f"memory_view_{name}_{theme}.png", page.locator(sel))
+                worst, what = page.evaluate(CONTRAST_JS, sel)
+                assert worst >= 4.5, (name, theme, worst, what)
+            dark = page.evaluate("sel => document.querySelector(sel).classList.contains('tl-me-dark')", VIEWS["mlp"])
+            assert dark == (theme == "dark")

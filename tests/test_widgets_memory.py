@@ -1,0 +1,131 @@
+"""``MemoryTimelineView`` without a browser: its model (``memory_model``), its static picture and its answers to the
+browser. The browser half is ``tests/browser/test_memory_view.py``."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+import tinygrad_like as tl
+
+pytest.importorskip("tinygrad_like.widgets")
+from tinygrad_like.widgets import selection  # noqa: E402
+from tinygrad_like.widgets.memory_model import MAX_COLUMNS, _columns, alive_rows, timeline_payload  # noqa: E402
+from tinygrad_like.widgets.memory_png import memory_png  # noqa: E402
+from tinygrad_like.widgets.memory_view import MemoryTimelineView  # noqa: E402
+
+nn, F = tl.nn, tl.nn.functional
+
+
+def step(net, opt, batch=32):
+    loss = F.cross_entropy(net(tl.randn(batch, 64)), tl.randint(0, 10, (batch,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+@pytest.fixture
+def mlp():
+    tl.manual_seed(0)
+    net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    return net, tl.optim.Adam(net.parameters(), lr=1e-3)
+
+
+def test_columns_keep_every_peak():
+    total = np.zeros(10_000)
+    total[1234] = 7  # a one-event spike
+    cols = _columns(total, 100)
+    assert len(cols) == 100 and 1234 in cols
+    assert list(_columns(np.arange(5), 100)) == [0, 1, 2, 3, 4]
+
+
+def test_payload_of_a_training_step(mlp):
+    net, opt = mlp
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        step(net, opt)
+    p = timeline_payload(mem)
+    (run,) = p["runs"]
+    s = run["series"]
+    assert s["events"] == len(mem) and len(s["x"]) == len(mem) + 1 <= MAX_COLUMNS
+    params = (64 * 128 + 128 + 128 * 10 + 10) * 4
+    i = s["categories"].index("parameters")
+    assert s["values"][i][0] == params and s["values"][i][-1] == params
+    j = s["categories"].index("optimizer state")
+    assert s["values"][j][0] == 0 and s["values"][j][-1] == 2 * params
+    # (the batch and the labels are made outside any op: "other" spans, before and inside the forward)
+    phases = [ph for _, _, ph in run["phases"] if ph != "other"]
+    assert [ph for i, ph in enumerate(phases) if i == 0 or phases[i - 1] != ph] == ["forward", "backward", "optimizer"]
+    assert run["peak"]["bytes"] == max(s["total"]) or run["peak"]["bytes"] <= max(s["total"])
+    assert run["peak"]["rows"][0]["bytes"] == 64 * 128 * 4  # the largest at the peak: 0.weight or its state
+
+
+def test_the_view_records_live_and_answers_the_browser(mlp):
+    net, opt = mlp
+    view = MemoryTimelineView(model=net, optimizer=opt)
+    assert view.timeline.recording
+    step(net, opt)
+    view.stop()
+    assert not view.timeline.recording
+    sent = []
+    view.widget.send = sent.append
+    view.on_message({"type": "alive", "run": 0, "index": -1})  # before the step: parameters and the data
+    assert sent[-1]["type"] == "alive_info" and sent[-1]["categories"][0][0] == "parameters"
+    for bad in ({"type": "alive", "run": 3, "index": 0}, {"type": "alive", "run": 0, "index": 10**9},
+                {"type": "alive", "run": "0", "index": 0}, {"type": "select", "storage": -5}, {"junk": 1}):
+        view.on_message(bad)
+    assert len(sent) == 1
+    bundle = view._repr_mimebundle_()
+    assert "image/png" in bundle and bundle["text/plain"].startswith("<MemoryTimelineView:")
+    view.close()
+    assert view.closed
+
+
+def test_clicking_a_row_selects_its_node_in_the_other_views(mlp):
+    net, opt = mlp
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        loss = F.cross_entropy(net(tl.randn(8, 64)), tl.randint(0, 10, (8,)))
+    saved = [a for a in mem.allocations.values() if a.category == "saved for backward" and a.node is not None]
+    assert saved, "the ReLU's output is saved by it"
+
+    class Probe:
+        got = None
+
+        def on_shared_select(self, node):
+            self.got = node
+    probe = selection.register(Probe())
+    view = MemoryTimelineView(mem)
+    try:
+        view.on_message({"type": "select", "storage": saved[0].storage_id})
+        assert probe.got is saved[0].node
+    finally:
+        selection.unregister(probe)
+        view.close()
+    del loss
+
+
+def test_two_runs_side_by_side_on_one_scale(mlp):
+    net, opt = mlp
+    with tl.memory_timeline(model=net, optimizer=opt, name="batch 16") as small:
+        step(net, opt, 16)
+    with tl.memory_timeline(model=net, optimizer=opt, name="batch 256") as big:
+        step(net, opt, 256)
+    p = timeline_payload(small, big)
+    assert [r["name"] for r in p["runs"]] == ["batch 16", "batch 256"]
+    assert p["runs"][1]["peak"]["bytes"] > p["runs"][0]["peak"]["bytes"]
+    png = memory_png(p)
+    w, h = struct.unpack(">II", png[16:24])
+    assert (w, h) == (480 * 2 + 8, 120)
+    with pytest.raises(TypeError, match="recorded"):
+        MemoryTimelineView("not a timeline")
+
+
+def test_alive_rows_name_who_made_each_storage(mlp):
+    net, opt = mlp
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        step(net, opt)
+    info = alive_rows(mem, mem.peak.index)
+    whats = {r["what"] for r in info["rows"]}
+    assert "0.weight" in whats and any(w.startswith("Adam exp_avg") for w in whats)
+    assert sum(b for _, b, _ in info["categories"]) == info["total"]

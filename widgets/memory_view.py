@@ -1,0 +1,103 @@
+"""``MemoryTimelineView``: where the memory goes, drawn. Bytes alive over a span of code (a training step, or any
+span), stacked by what they are for (parameters, gradients, optimizer state, saved for backward, outputs,
+temporaries, inputs and data, a device pool's cached bytes), with the forward, backward and optimizer phases shaded
+and the peak marked with what was alive there and who made it. Hovering an event lists the storages alive at it
+(asked of Python on demand); clicking a row selects the op's node in an open ``GraphView``. Two recordings side by
+side (``compare=``) answer "what does no_grad / checkpointing / a smaller batch save?" on one scale.
+
+``MemoryTimelineView(mem)`` draws a recording (``with tl.memory_timeline(...) as mem:``);
+``MemoryTimelineView(model=net, optimizer=opt)`` starts its own and draws it live while the cell runs (Pause
+stops the redraws, ``view.stop()`` the recording). Layers: the recording (``tinygrad_like.memory_timeline``, in the
+core), the *model* (``memory_model``), the *widget* (``memory_widget`` + ``static/memory.js``: one canvas per run,
+crisp at any pixel density, light and dark themes) and the *static picture* (``memory_png``).
+"""
+
+from __future__ import annotations
+
+from tinygrad_like import events
+from tinygrad_like.memory_timeline import MemoryTimeline, memory_timeline
+
+from . import selection
+from ._base import View
+from ._static_picture import add_png
+from .memory_model import alive_rows, timeline_payload
+from .memory_png import memory_png
+from .memory_widget import MemoryWidget
+
+__all__ = ["MemoryTimelineView"]
+
+
+class MemoryTimelineView(View):
+    """See the module docstring. ``timeline``: a ``MemoryTimeline`` (recorded or recording), or None to record one
+    now for ``model`` and ``optimizer``; ``compare``: a second one drawn beside it; ``device``: the device drawn
+    (default: the model's, else the one with the most bytes)."""
+
+    css_class = "tl-memory-view"
+    listens_to = (events.StorageAllocated, events.StorageFreed)
+
+    def __init__(self, timeline: MemoryTimeline | None = None, compare: MemoryTimeline | None = None, *,
+                 model=None, optimizer=None, device: str | None = None, name: str = "") -> None:
+        for what, t in (("timeline", timeline), ("compare", compare)):
+            if t is not None and not isinstance(t, MemoryTimeline):
+                raise TypeError(f"MemoryTimelineView({what}=...) takes what `with tl.memory_timeline() as mem:` "
+                                f"recorded, got {type(t).__name__}")
+        self._owned = timeline is None
+        self.timeline = timeline if timeline is not None else memory_timeline(model, optimizer, name=name).start()
+        self.compare = compare
+        self.device = device
+        super().__init__(live=self.timeline.recording)
+        selection.register(self)
+        self.refresh()
+
+    def _make_widget(self) -> MemoryWidget:
+        return MemoryWidget(self)
+
+    def stop(self) -> MemoryTimeline:
+        """End the recording this view started (its categories are settled then) and draw it once more."""
+        self.timeline.stop()
+        self._stop_listening()
+        self.refresh()
+        return self.timeline
+
+    def _runs(self) -> list[MemoryTimeline]:
+        return [t for t in (self.timeline, self.compare) if t is not None]
+
+    def _render(self) -> None:
+        self.widget.payload = timeline_payload(self.timeline, self.compare, device=self.device)
+
+    def on_message(self, content: dict) -> None:
+        kind = content.get("type")
+        if kind == "close":
+            self.close()
+        elif kind == "alive" and isinstance(content.get("run"), int) and isinstance(content.get("index"), int):
+            runs = self._runs()
+            if 0 <= content["run"] < len(runs) and -1 <= content["index"] < len(runs[content["run"]]):
+                run = runs[content["run"]]
+                info = alive_rows(run, content["index"], self.device if content["run"] == 0 else None)
+                self.widget.send({"type": "alive_info", "run": content["run"], "pin": bool(content.get("pin")),
+                                  **info})
+        elif kind == "select" and isinstance(content.get("storage"), int):
+            for run in self._runs():
+                a = run.allocations.get(content["storage"])
+                node = a.node if a is not None else None
+                if node is not None:
+                    selection.select(node, source=self)
+                    return
+
+    def on_shared_select(self, node) -> None:
+        """Another view selected a node: nothing to move here (the rows name their nodes)."""
+
+    def close(self) -> None:
+        if self.__dict__.get("_owned") and self.timeline.recording:
+            self.timeline.stop()
+        selection.unregister(self)
+        super().close()
+
+    def summary(self) -> str:
+        p = self.timeline.peak
+        return (f"<MemoryTimelineView: {len(self.timeline):,} events, peak {p.bytes:,} bytes on {p.device}"
+                f"{', compared with a second run' if self.compare is not None else ''}>")
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget, plus :func:`memory_png` of the stacked areas, for a saved notebook where widgets do not run."""
+        return add_png(super()._repr_mimebundle_(**kwargs), memory_png(self.widget.payload))
