@@ -186,3 +186,40 @@ def test_a_tensor_made_inside_a_forward_outside_any_op_is_forward():
     assert [a.phase for a in positions] == ["forward"]
     assert [p for _, _, p in mem.phase_spans()] == ["other", "forward"]  # (the input, then the forward)
     del y
+
+
+def test_one_block_of_a_transformer_keeps_what_its_ops_read_back():
+    # a pre-norm block on x of (B, T, C): per op, what its backward reads, in units U = B*T*C floats:
+    # ln_1: its input (U); qkv Linear: ln_1's output (U); q @ k^T and att @ v: the qkv buffer (3U, one storage);
+    # softmax: its output (B * heads * T * T floats); the causal mask (bool T*T); out projection: its input (U);
+    # ln_2: its input (U); fc Linear: ln_2's output (U); GELU: its input (4U); fc2: GELU's output (4U). The block's
+    # input is not its own (made before), its output is (the next op keeps it): 16U + softmax's + T*T bytes.
+    B, T, C, H = 4, 8, 16, 2
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.ln_2 = nn.LayerNorm(C), nn.LayerNorm(C)
+            self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+            self.fc, self.gelu, self.fc2 = nn.Linear(C, 4 * C), nn.GELU(), nn.Linear(4 * C, C)
+            self.register_buffer("mask", tl.tril(tl.ones(T, T)).view(1, 1, T, T))
+
+        def forward(self, x):
+            q, k, v = self.qkv(self.ln_1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (C // H) ** 0.5)
+            att = att.masked_fill(self.mask == 0, float("-inf")).softmax(-1)
+            x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
+            return x + self.fc2(self.gelu(self.fc(self.ln_2(x))))
+
+    tl.manual_seed(0)
+    net = nn.Sequential(Block(), Block(), nn.LayerNorm(C))
+    with tl.memory_timeline(model=net) as mem:
+        out = net(tl.randn(B, T, C))
+    first, last_ = mem.span("1")
+    kept = mem.by_category(last_)["saved for backward"] - mem.by_category(first - 1)["saved for backward"]
+    U = B * T * C * F32
+    assert kept == 16 * U + B * H * T * T * F32 + T * T  # (the mask: one byte per bool)
+    with pytest.raises(KeyError, match="no allocation was made inside module 'nope'"):
+        mem.span("nope")
+    del out

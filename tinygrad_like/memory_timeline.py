@@ -340,6 +340,19 @@ class MemoryTimeline:
                  if a.device == device and a.start <= index and (a.end is None or a.end > index)]
         return sorted(alive, key=lambda a: -a.nbytes)
 
+    def span(self, module: str) -> tuple[int, int]:
+        """``(first, last)``: the events of the allocations made inside module ``module`` (a path such as ``"h.1"``;
+        its submodules' included) -- e.g. ``by_category(last)`` minus ``by_category(first - 1)`` is what one block's
+        forward left alive."""
+        def within(path: str | None) -> bool:
+            return path is not None and (path == module or path.startswith(module + "."))
+        inside = [a.start for a in self.allocations.values() if a.start >= 0 and within(a.module)]
+        if not inside:
+            known = sorted({a.module for a in self.allocations.values() if a.module})
+            raise KeyError(f"no allocation was made inside module {module!r}; modules seen: {known[:12]}"
+                           + (" (pass model= to tl.memory_timeline to name them by path)" if not self._modules else ""))
+        return min(inside), max(inside)
+
     def by_category(self, index: int, device: str | None = None) -> dict[str, int]:
         """Bytes alive right after event ``index``, per category."""
         out = dict.fromkeys(CATEGORIES, 0)
