@@ -251,7 +251,8 @@ def _stub_module(name: str, cls_name: str, css: str):
 
 
 STUBS = {"graph_view": ("GraphView", "stub-graph"), "stepper": ("BackwardStepper", "stub-stepper"),
-         "storage_view": ("StorageView", "stub-storage"), "kernel_view": ("KernelTimeline", "stub-kernels")}
+         "storage_view": ("StorageView", "stub-storage"), "kernel_view": ("KernelTimeline", "stub-kernels"),
+         "memory_view": ("MemoryTimelineView", "stub-memory")}
 
 
 @pytest.fixture
@@ -272,7 +273,7 @@ def test_dashboard_tabs_and_placeholders_without_loss(stub_views) -> None:
     _, net = _loss()
     dash = Dashboard(model=net)
     try:
-        assert dash.tab.titles == ("Graph", "Backward", "Storage", "Kernels") == TITLES
+        assert dash.tab.titles == ("Graph", "Backward", "Storage", "Kernels", "Memory") == TITLES
         assert "tl-dashboard" in dash.widget._dom_classes and "tl-view" in dash.widget._dom_classes
         assert "tl-dashboard-tabs" in dash.tab._dom_classes
         pages = dash.tab.children
@@ -281,6 +282,8 @@ def test_dashboard_tabs_and_placeholders_without_loss(stub_views) -> None:
         assert "stub-storage" in pages[2]._dom_classes and "stub-kernels" in pages[3]._dom_classes
         assert dash.views["Graph"] is None and dash.views["Backward"] is None
         assert dash.views["Storage"].kwargs == {"model": net} and dash.views["Kernels"].args == ()
+        assert dash.views["Memory"].kwargs == {"model": net, "per_cell": True, "lines": False}
+        assert "stub-memory" in pages[4]._dom_classes
         assert dash.errors == {}
     finally:
         dash.close()
@@ -303,7 +306,7 @@ def test_dashboard_set_loss_fills_graph_and_backward(stub_views) -> None:
         dash.set_loss(loss2)
         assert g.closed and b.closed
         assert dash.views["Graph"].args == (loss2,) and dash.tab.children[0] is dash.views["Graph"].widget
-        assert dash.summary() == "<Dashboard: Graph, Backward, Storage, Kernels>"
+        assert dash.summary() == "<Dashboard: Graph, Backward, Storage, Kernels, Memory>"
     finally:
         dash.close()
 
@@ -317,7 +320,7 @@ def test_dashboard_with_loss_refreshes_the_visible_tab_and_closes_all(stub_views
         before = {t: v.renders for t, v in views.items()}
         dash.refresh()
         assert {t: v.renders - before[t] for t, v in views.items()} == {"Graph": 1, "Backward": 0, "Storage": 0,
-                                                                        "Kernels": 0}
+                                                                        "Kernels": 0, "Memory": 0}
         dash.select("Kernels")  # switching shows an up-to-date view
         assert views["Kernels"].renders == before["Kernels"] + 1 and views["Storage"].renders == before["Storage"]
         dash.refresh()
@@ -352,7 +355,19 @@ def test_dashboard_with_the_real_views() -> None:
         dash.set_loss(loss)
         assert dash.errors == {}
         assert [type(v).__name__ for v in dash.views.values()] == ["GraphView", "BackwardStepper", "StorageView",
-                                                                   "KernelTimeline"]
+                                                                   "KernelTimeline", "MemoryTimelineView"]
+        assert "tl-memory-view" in dash.tab.children[4]._dom_classes
+        memory = dash.views["Memory"]
+        assert not memory.timeline.recording  # (a hidden tab records nothing)
+        dash.select("Memory")
+        assert memory.timeline.recording  # (shown: it records the cell)
+        y = net(tl.randn(3, 4))
+        memory.after_cell()  # (what the post-run hook calls: the cell's recording is drawn, a new one starts)
+        assert memory.timeline.recording and memory._last_done is not None and len(memory._last_done) > 0
+        assert memory.widget.payload["runs"][0]["storages"] > 0
+        dash.select("Graph")
+        assert not memory.timeline.recording
+        del y
         assert "tl-graph-view" in dash.tab.children[0]._dom_classes
         assert "tl-backward-stepper" in dash.tab.children[1]._dom_classes
         dash.select("Backward")

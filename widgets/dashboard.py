@@ -1,4 +1,4 @@
-"""``Dashboard(loss, model)``: the views in tabs -- Graph, Backward, Storage, Kernels.
+"""``Dashboard(loss, model)``: the views in tabs -- Graph, Backward, Storage, Kernels, Memory.
 
 The views are imported when the dashboard is built, not when this module is, and each is built on its own:
 a view that fails to import or to build leaves an error note in its tab (and in ``dashboard.errors``) while
@@ -30,6 +30,7 @@ VIEWS = {
     "Backward": ("stepper", "BackwardStepper"),
     "Storage": ("storage_view", "StorageView"),
     "Kernels": ("kernel_view", "KernelTimeline"),
+    "Memory": ("memory_view", "MemoryTimelineView"),
 }
 TITLES = tuple(VIEWS)
 #: tabs that need a loss
@@ -48,7 +49,7 @@ def _note(css: str, text_html: str) -> ipywidgets.HTML:
 
 
 class Dashboard(View):
-    """Graph, Backward, Storage and Kernels views in an ``ipywidgets.Tab`` (class ``tl-dashboard-tabs``).
+    """Graph, Backward, Storage, Kernels and Memory views in an ``ipywidgets.Tab`` (class ``tl-dashboard-tabs``).
 
     ``follow=True`` keeps the Graph and Backward tabs on the newest graph: after each cell they show the graph
     of the last op recorded (in a training loop, the last step's loss), so they never show a graph the
@@ -81,7 +82,7 @@ class Dashboard(View):
         self.tab = ipywidgets.Tab()
         self.tab.add_class("tl-dashboard-tabs")
         self.widget.children = (self._controls(), self.tab)
-        for title in ("Storage", "Kernels"):
+        for title in ("Storage", "Kernels", "Memory"):
             self._build(title)
         if loss is None:
             for title in LOSS_TABS:
@@ -110,6 +111,8 @@ class Dashboard(View):
                 view = cls(loss, model=self.module)
             elif title == "Storage":
                 view = cls(model=self.module)
+            elif title == "Memory":  # (each cell's memory, recorded only while this tab is the one shown)
+                view = cls(model=self.module, per_cell=True, lines=False)
             else:
                 view = cls()
         except Exception as exc:  # noqa: BLE001 - one broken view must not take the dashboard down

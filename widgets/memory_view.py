@@ -7,9 +7,12 @@ side (``compare=``) answer "what does no_grad / checkpointing / a smaller batch 
 
 ``MemoryTimelineView(mem)`` draws a recording (``with tl.memory_timeline(...) as mem:``);
 ``MemoryTimelineView(model=net, optimizer=opt)`` starts its own and draws it live while the cell runs (Pause
-stops the redraws, ``view.stop()`` the recording). Layers: the recording (``tinygrad_like.memory_timeline``, in the
-core), the *model* (``memory_model``), the *widget* (``memory_widget`` + ``static/memory.js``: one canvas per run,
-crisp at any pixel density, light and dark themes) and the *static picture* (``memory_png``).
+stops the redraws, ``view.stop()`` the recording); with ``per_cell=True`` (the Dashboard's Memory tab) it records
+each cell anew, and only while it can be seen: a hidden tab or a paused view records nothing.
+
+Layers: the recording (``tinygrad_like.memory_timeline``, in the core), the *model* (``memory_model``), the *widget*
+(``memory_widget`` + ``static/memory.js``: one canvas per run, crisp at any pixel density, light and dark themes) and
+the *static picture* (``memory_png``).
 """
 
 from __future__ import annotations
@@ -36,18 +39,51 @@ class MemoryTimelineView(View):
     listens_to = (events.StorageAllocated, events.StorageFreed)
 
     def __init__(self, timeline: MemoryTimeline | None = None, compare: MemoryTimeline | None = None, *,
-                 model=None, optimizer=None, device: str | None = None, name: str = "") -> None:
+                 model=None, optimizer=None, device: str | None = None, name: str = "", per_cell: bool = False,
+                 lines: bool = True) -> None:
         for what, t in (("timeline", timeline), ("compare", compare)):
             if t is not None and not isinstance(t, MemoryTimeline):
                 raise TypeError(f"MemoryTimelineView({what}=...) takes what `with tl.memory_timeline() as mem:` "
                                 f"recorded, got {type(t).__name__}")
+        if per_cell and timeline is not None:
+            raise ValueError("per_cell=True records cell by cell by itself: pass model= and optimizer=, not a timeline")
         self._owned = timeline is None
-        self.timeline = timeline if timeline is not None else memory_timeline(model, optimizer, name=name).start()
+        self.per_cell = per_cell
+        self._record_args = (model, optimizer, lines, name)
+        self.timeline = timeline if timeline is not None else self._new_recording()
+        self._last_done = None  # per_cell: the last cell's finished recording (drawn until the next one has events)
         self.compare = compare
         self.device = device
-        super().__init__(live=self.timeline.recording)
+        super().__init__(live=self.timeline.recording or per_cell)
         selection.register(self)
         self.refresh()
+
+    def _new_recording(self) -> MemoryTimeline:
+        model, optimizer, lines, name = self._record_args
+        return memory_timeline(model, optimizer, lines=lines, name=name).start()
+
+    # ---- per_cell: a recording per cell, and only while the view can be seen (a hidden tab costs nothing)
+    def _update_live(self) -> None:
+        super()._update_live()
+        if not self.__dict__.get("per_cell"):
+            return
+        if not self._is_live and self.timeline.recording:
+            self.timeline.stop()
+            self._last_done = self.timeline if len(self.timeline) else self._last_done
+        elif self._is_live and not self.timeline.recording:
+            self.timeline = self._new_recording()
+
+    def after_cell(self) -> None:
+        """per_cell: the cell's recording is done: draw it, and start the next one while the view can be seen."""
+        if not self.per_cell:
+            return super().after_cell()
+        if self.timeline.recording:
+            self.timeline.stop()
+            if len(self.timeline):
+                self._last_done = self.timeline
+        if self._live():
+            self.refresh()
+            self.timeline = self._new_recording()
 
     def _make_widget(self) -> MemoryWidget:
         return MemoryWidget(self)
@@ -60,10 +96,17 @@ class MemoryTimelineView(View):
         return self.timeline
 
     def _runs(self) -> list[MemoryTimeline]:
-        return [t for t in (self.timeline, self.compare) if t is not None]
+        return [t for t in (self._shown_timeline(), self.compare) if t is not None]
+
+    def _shown_timeline(self) -> MemoryTimeline:
+        """What is drawn: the recording, or (per_cell, before the new cell's first event) the last cell's."""
+        t = self.timeline
+        if self.per_cell and self._last_done is not None and (not len(t) or t is self._last_done):
+            return t if len(t) and not t.recording else self._last_done
+        return t
 
     def _render(self) -> None:
-        self.widget.payload = timeline_payload(self.timeline, self.compare, device=self.device)
+        self.widget.payload = timeline_payload(self._shown_timeline(), self.compare, device=self.device)
 
     def on_message(self, content: dict) -> None:
         kind = content.get("type")
@@ -90,12 +133,16 @@ class MemoryTimelineView(View):
     def close(self) -> None:
         if self.__dict__.get("_owned") and self.timeline.recording:
             self.timeline.stop()
+            self.__dict__["timeline"] = None
         selection.unregister(self)
         super().close()
 
     def summary(self) -> str:
-        p = self.timeline.peak
-        return (f"<MemoryTimelineView: {len(self.timeline):,} events, peak {p.bytes:,} bytes on {p.device}"
+        if self.per_cell:
+            return "<MemoryTimelineView: the memory of each cell, recorded while the view is on screen>"
+        t = self._shown_timeline()
+        p = t.peak
+        return (f"<MemoryTimelineView: {len(t):,} events, peak {p.bytes:,} bytes on {p.device}"
                 f"{', compared with a second run' if self.compare is not None else ''}>")
 
     def _repr_mimebundle_(self, **kwargs):

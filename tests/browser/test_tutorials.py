@@ -38,14 +38,15 @@ def test_tour_dashboard_and_training_monitor(open_notebook):
     page.shot("tutorial_00_monitor.png", monitor)
     print("\nmonitor status:", status.inner_text())
 
-    # the dashboard: four tabs; each one, when clicked, shows its view
+    # the dashboard: five tabs; each one, when clicked, shows its view
     dash = nb.locator(".tl-view.tl-dashboard").first  # the tour shows the dashboard again after training
     expect(dash).to_be_visible(timeout=30_000)
     tabs = dash.locator(".lm-TabBar-tab")
-    expect(tabs).to_have_count(4)
-    assert [t.strip() for t in tabs.all_inner_texts()] == ["Graph", "Backward", "Storage", "Kernels"]
+    expect(tabs).to_have_count(5)
+    assert [t.strip() for t in tabs.all_inner_texts()] == ["Graph", "Backward", "Storage", "Kernels", "Memory"]
     for title, css in (("Graph", "tl-graph-view"), ("Backward", "tl-backward-stepper"),
-                       ("Storage", "tl-storage-view"), ("Kernels", "tl-kernel-timeline")):
+                       ("Storage", "tl-storage-view"), ("Kernels", "tl-kernel-timeline"),
+                       ("Memory", "tl-memory-view")):
         dash.locator(".lm-TabBar-tab", has_text=title).click()
         view = dash.locator(f".tl-view.{css}")
         expect(view).to_be_visible(timeout=15_000)
@@ -53,7 +54,7 @@ def test_tour_dashboard_and_training_monitor(open_notebook):
             expect(view.locator("g.tl-box").first).to_be_visible(timeout=15_000)
         elif title == "Storage":  # the storages as strips, drawn in SVG
             expect(view.locator("g.tl-st-block").first).to_be_visible(timeout=15_000)
-        else:  # the launches, drawn on a canvas
+        else:  # the launches, or the bytes alive, drawn on a canvas
             expect(view.locator("canvas").first).to_be_visible(timeout=15_000)
         page.shot(f"tutorial_00_dashboard_{title.lower()}.png", dash)
     # the Kernels tab counted the training's launches; the Storage tab lists the model's parameters
