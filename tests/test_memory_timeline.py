@@ -223,3 +223,24 @@ def test_one_block_of_a_transformer_keeps_what_its_ops_read_back():
     with pytest.raises(KeyError, match="no allocation was made inside module 'nope'"):
         mem.span("nope")
     del out
+
+
+@pytest.mark.cuda
+def test_on_the_emulated_gpu_its_pool_cache_is_drawn_too():
+    try:
+        tl.device("cuda-emu")
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    tl.manual_seed(0)
+    net = nn.Linear(16, 8).to("cuda-emu")
+    opt = tl.optim.SGD(net.parameters(), lr=0.1)
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        for _ in range(2):
+            net(tl.randn(4, 16).to("cuda-emu")).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    assert mem._default_device() == "cuda-emu:0"
+    s = mem.series()
+    assert s["parameters"][-1] == (16 * 8 + 8) * F32
+    assert (s["pool cache (free)"] > 0).any()  # (freed buffers wait in the device's pool for the next step)
+    assert {a.name for a in mem.allocations.values() if a.category == "gradients"} == {"weight.grad", "bias.grad"}

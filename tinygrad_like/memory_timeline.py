@@ -68,8 +68,11 @@ class Allocation:
     @property
     def who(self) -> str:
         """What made it, in a learner's words: the op and module, else the line."""
-        parts = [p for p in (self.op, self.module) if p]
-        return " in ".join(parts) if parts else (self.line or "before the recording")
+        if self.op and self.module:
+            return f"{self.op} in {self.module}"
+        if self.op or self.module:
+            return self.op or f"module {self.module}"  # (an op run without recording, e.g. under no_grad)
+        return self.line or "before the recording"
 
 
 class MemoryTimeline:

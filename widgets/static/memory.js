@@ -211,7 +211,8 @@ function render({ model, el }) {
       const tr = h("tr");
       tr.dataset.storage = String(r.id);
       tr.append(h("td", null, r.size), h("td", null, r.category), h("td", null, r.what || ""),
-                h("td", null, [r.op, r.module].filter(Boolean).join(" in ")), h("td", null, r.line || ""));
+                h("td", null, r.op && r.module ? `${r.op} in ${r.module}` : (r.op || (r.module ? `module ${r.module}` : ""))),
+                h("td", null, r.line || ""));
       if (r.seq != null) {
         tr.classList.add("tl-me-node");
         tr.title = "select this op's node in an open graph view";
