@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import tracemalloc
 
-import numpy as np
 import pytest
 
 import tinygrad_like as tl
@@ -148,10 +147,18 @@ def test_device_pools_and_the_default_device():
         y = net(tl.randn(4, 8).to("sim"))
         y.sum().backward()
     s = mem.series()
-    assert mem._default_device() == "sim:0" or mem._default_device().startswith("sim")
+    assert mem._default_device() == "sim:0"
     assert s["parameters"][-1] == (64 + 8) * F32
-    assert len(s["pool cache (free)"]) == len(mem) + 1 and (s["pool cache (free)"] >= 0).all()
-    assert np.all(mem.totals() >= 0)
+    cache = s["pool cache (free)"]
+    assert len(cache) == len(mem) + 1
+    # each free gives its buffer back to the pool: the cache grows at that very event (not one event late)
+    pool = tl.device("sim").raw_backend.pool
+    frees = [a for a in mem.allocations.values() if a.end is not None and a.device == "sim:0"]
+    assert frees and all(cache[a.end + 1] > cache[a.end] or cache[a.end + 1] >= a.nbytes for a in frees[:3])
+    assert cache[-1] == pool.cached
+    # the peak on another device is that device's
+    cpu_peak = mem.peak_on("cpu")
+    assert cpu_peak.device == "cpu" and cpu_peak.bytes == max(mem.totals("cpu"))
 
 
 def test_gradients_dropped_by_zero_grad_are_still_gradients():
@@ -182,7 +189,7 @@ def test_a_tensor_made_inside_a_forward_outside_any_op_is_forward():
     m = WithPositions()
     with tl.memory_timeline(model=m) as mem:
         y = m(tl.randn(2, 6, 4))
-    positions = [a for a in mem.allocations.values() if a.dtype == "int64" and a.nbytes == 6 * 8]
+    positions = [a for a in mem.allocations.values() if a.start >= 0 and a.dtype == "int64" and a.nbytes == 6 * 8]
     assert [a.phase for a in positions] == ["forward"]
     assert [p for _, _, p in mem.phase_spans()] == ["other", "forward"]  # (the input, then the forward)
     del y
@@ -244,3 +251,106 @@ def test_on_the_emulated_gpu_its_pool_cache_is_drawn_too():
     assert s["parameters"][-1] == (16 * 8 + 8) * F32
     assert (s["pool cache (free)"] > 0).any()  # (freed buffers wait in the device's pool for the next step)
     assert {a.name for a in mem.allocations.values() if a.category == "gradients"} == {"weight.grad", "bias.grad"}
+
+
+def test_gradients_of_every_step_are_gradients():
+    tl.manual_seed(0)
+    net = nn.Linear(10, 6)
+    opt = tl.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        for _ in range(3):
+            opt.zero_grad()
+            net(tl.randn(4, 10)).sum().backward()
+            opt.step()
+    params = (10 * 6 + 6) * F32
+    grads = sum(a.nbytes for a in mem.allocations.values() if a.category == "gradients")
+    assert grads == 3 * params  # (each step's, the first two freed by the next zero_grad)
+
+
+def test_the_gradients_a_recording_starts_with_are_gradients():
+    tl.manual_seed(0)
+    net = nn.Linear(10, 6)
+    opt = tl.optim.SGD(net.parameters(), lr=0.1)
+    net(tl.randn(4, 10)).sum().backward()  # (gradients exist before the recording)
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        opt.zero_grad()  # (frees them first thing)
+    assert {a.name for a in mem.allocations.values() if a.category == "gradients"} == {"weight.grad", "bias.grad"}
+
+
+def test_a_view_of_an_older_storage_changes_neither_its_maker_nor_the_phase():
+    w = tl.randn(8, 4, requires_grad=True)
+    x = tl.randn(3, 4)
+    with tl.memory_timeline() as mem:
+        y = x @ w.t()
+    life = mem.allocations[w._storage.id]
+    assert (life.start, life.op) == (-1, None)
+    assert mem.allocations[y._storage.id].op is not None
+    assert "other" not in mem.phases[-1:]  # (the product's result: forward)
+
+
+def test_a_temporary_outside_any_graph_is_a_temporary():
+    h = tl.randn(256, 256)
+    with tl.no_grad(), tl.memory_timeline() as mem:
+        h.add_(1)  # (computed in a temporary, copied back)
+    made = [a for a in mem.allocations.values() if a.start >= 0]
+    assert [a.category for a in made] == ["temporaries"] * len(made)
+    with tl.memory_timeline() as mem:
+        batch = tl.randn(64, 64)
+        out = batch @ batch
+    assert mem.allocations[batch._storage.id].category == "inputs and data"  # (it outlived an op)
+    del out
+
+
+def test_a_deep_copy_made_while_recording_is_recorded():
+    import copy
+
+    tl.manual_seed(0)
+    net = nn.Linear(32, 32)
+    with tl.memory_timeline() as mem:
+        ema = copy.deepcopy(net)
+    made = sum(a.nbytes for a in mem.allocations.values() if a.start >= 0)
+    assert made == (32 * 32 + 32) * F32
+    del ema
+    gc.collect()
+
+
+def test_overlapping_recordings_leave_the_scope_setting_as_it_was():
+    from tinygrad_like import sites
+
+    before = sites._scopes
+    a = tl.memory_timeline().start()
+    b = tl.memory_timeline().start()
+    a.stop()  # (stopped in the other order than started)
+    assert sites._scopes is True
+    b.stop()
+    assert sites._scopes == before
+
+
+def test_a_recording_dropped_while_it_runs_stops_listening():
+    from tinygrad_like import events, sites
+
+    requested = sites._requested
+    mem = tl.memory_timeline().start()
+    assert events.ACTIVE
+    del mem
+    gc.collect()
+    assert not events.ACTIVE
+    assert sites._requested == requested  # (a recording asks for no graph lines: it walks the stack itself)
+
+
+def test_a_profile_does_not_make_storages_watched():
+    from tinygrad_like import storage
+
+    before = len(storage._free_watch)
+    with tl.profile():
+        keep = [tl.ones(10) + i for i in range(5)]
+    assert len(storage._free_watch) == before  # (only a subscriber that names StorageFreed pays for it)
+    del keep
+
+
+def test_max_events_stops_a_runaway_recording():
+    with tl.memory_timeline(max_events=10) as mem:
+        for _ in range(20):
+            tl.ones(4) + 1
+    assert mem.truncated and len(mem) == 10 and not mem.recording
+    assert "stopped at 10 events" in mem.summary()

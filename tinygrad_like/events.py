@@ -31,6 +31,7 @@ WATCH_NODES = False
 _subscribers: list[Callable[[Any], None]] = []
 _kinds: list[tuple | None] = []  # per subscriber (same order): the event classes it wants, None for all
 _routes: dict[type, tuple] = {}  # event class -> the subscribers that want it (rebuilt lazily after a change)
+_named: dict[type, int] = {}  # event class -> how many subscribers listed it in their kinds (see wants_named)
 _activation_hooks: list[Callable[[bool], None]] = []
 
 
@@ -47,6 +48,8 @@ def subscribe(fn: Callable[[Any], None], kinds: tuple | None = None) -> Callable
     _subscribers.append(fn)
     _kinds.append(kinds)
     _routes.clear()
+    for k in kinds or ():
+        _named[k] = _named.get(k, 0) + 1
     if not ACTIVE:
         ACTIVE = True
         _refresh()
@@ -57,6 +60,8 @@ def subscribe(fn: Callable[[Any], None], kinds: tuple | None = None) -> Callable
         global ACTIVE
         for i, f in enumerate(_subscribers):
             if f is fn:
+                for k in _kinds[i] or ():
+                    _named[k] -= 1
                 del _subscribers[i], _kinds[i]
                 break
         else:
@@ -103,6 +108,13 @@ def wants(kind: type) -> bool:
     build a record (a view listening for kernels only should not pay for every allocation's record)."""
     route = _routes.get(kind)
     return bool(route if route is not None else _route(kind))
+
+
+def wants_named(kind: type) -> bool:
+    """Whether a subscriber asked for events of class ``kind`` by name (in its ``kinds``): for events whose very
+    watching costs something (``StorageFreed``: a weak reference per storage), which a subscriber of every event
+    (a profile) does not need to pay for."""
+    return _named.get(kind, 0) > 0
 
 
 def emit(event: Any) -> None:

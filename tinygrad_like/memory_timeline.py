@@ -24,6 +24,7 @@ anything: storages are watched for their death only while someone listens for ``
 
 from __future__ import annotations
 
+import bisect
 import weakref
 from dataclasses import dataclass, field
 
@@ -75,27 +76,65 @@ class Allocation:
         return self.line or "before the recording"
 
 
+class _Forward:
+    """The subscriber of a recording: calls it through a weak reference, so a recording nobody holds any more is
+    collected (and its finalizer unsubscribes) instead of recording for good."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, recorder: MemoryTimeline):
+        self.ref = weakref.ref(recorder)
+
+    def __call__(self, event) -> None:
+        r = self.ref()
+        if r is not None:
+            r._on_event(event)
+
+
+# module scopes are recorded while any recording runs (a count, so that overlapping recordings restore the setting
+# that was there before the first one, whatever order they stop in)
+_scope_users = [0, False]
+
+
+def _scopes_on() -> None:
+    if _scope_users[0] == 0:
+        _scope_users[1] = sites.record_scopes(True)
+    _scope_users[0] += 1
+
+
+def _scopes_off() -> None:
+    _scope_users[0] -= 1
+    if _scope_users[0] == 0:
+        sites.record_scopes(_scope_users[1])
+
+
 class MemoryTimeline:
     """A recording of storage lives (see the module docstring). Use ``tl.memory_timeline(...)`` as a context
     manager; ``model`` and ``optimizer`` name parameters, gradients and optimizer state (held weakly); ``lines``
-    records the user's line of each allocation (a stack walk each, on by default)."""
+    records the user's line of each allocation (a stack walk each, on by default); ``max_events`` ends a recording
+    that grew that long (``truncated`` then says so)."""
 
-    def __init__(self, model=None, optimizer=None, *, lines: bool = True, name: str = ""):
+    def __init__(self, model=None, optimizer=None, *, lines: bool = True, name: str = "",
+                 max_events: int = 500_000):
         self._model = None if model is None else weakref.ref(model)
         opts = optimizer if isinstance(optimizer, (list, tuple)) else ([] if optimizer is None else [optimizer])
         self._optimizers = [weakref.ref(o) for o in opts]
         self.lines = lines
         self.name = name
+        self.max_events = max_events
+        self.truncated = False
         self.allocations: dict[int, Allocation] = {}  # storage id -> its life (in allocation order)
         self.times: list[float] = []                   # the clock at each event
         self.phases: list[str] = []                    # the phase at each event
-        self.pool_cached: list[int] = []               # a pool's cached-free bytes after each event (0 without)
+        self.pool_cached: dict[str, list[int]] = {}    # device -> its pool's cached-free bytes after each event
+        self._pool_start: dict[str, int] = {}          # device -> cached-free bytes when its first event came
         self._saved: dict[int, str] = {}
-        self._grads: dict[int, str] = {}  # storage id -> the parameter it was the gradient of (seen at a phase end)
+        self._grads: dict[int, str] = {}  # storage id -> the parameter it was the gradient of (noted when seen)
         self._grads_noted = False
         self._unsubscribe = None
         self._modules: dict[int, str] = {}
         self._pools: dict[str, object] = {}
+        self._classified_at = -1
         self.started = self.stopped = None
 
     # ---- recording ---------------------------------------------------------------------------------------
@@ -113,24 +152,26 @@ class MemoryTimeline:
         model = self._model() if self._model is not None else None
         if model is not None:
             self._modules = {id(m): (n or type(m).__name__) for n, m in model.named_modules()}
-        self._unsubscribe = events.subscribe(self._on_event, kinds=_KINDS)  # (before the scan: eager storages)
-        self._unlisten = sites.listen(self) if self.lines else None
-        self._scopes_before = sites.record_scopes(True)  # (module paths: the scope each op runs in)
+        unsubscribe = events.subscribe(_Forward(self), kinds=_KINDS)  # (before the scan: eager storages)
+        self._unsubscribe = unsubscribe
+        self._finalizer = weakref.finalize(self, unsubscribe)  # (a recording dropped while it runs stops)
+        _scopes_on()  # (module paths: the scope each op runs in)
+        self._finalizer_scopes = weakref.finalize(self, _scopes_off)
         self.started = events.now()
         for st in storage.scan_storages():  # (once: no registry kept after, see scan_storages)
             self.allocations[st.id] = Allocation(st.id, str(st.device), st.dtype.name, st.nbytes, -1)
             storage.watch_free(st)
+        self._note_grads()  # (a loop's zero_grad() may free the last step's gradients first thing)
         return self
 
     def stop(self) -> MemoryTimeline:
         if self._unsubscribe is None:
             return self
-        self._unsubscribe()
+        self._finalizer()  # (unsubscribes, once)
+        self._finalizer_scopes()
         self._unsubscribe = None
-        if self._unlisten is not None:
-            self._unlisten()
-        sites.record_scopes(self._scopes_before)
         self.stopped = events.now()
+        self._sample_pools()
         self._note_grads()
         self._classify()
         return self
@@ -139,13 +180,33 @@ class MemoryTimeline:
     def recording(self) -> bool:
         return self._unsubscribe is not None
 
+    def _sample_pools(self) -> None:
+        """The pools' cached bytes now, as the value after the last event (a storage's buffer goes back to its pool
+        only after the event that says it died, so each event's value is read when the next one comes)."""
+        for device, pool in self._pools.items():
+            values = self.pool_cached.get(device)
+            if values:
+                values[-1] = getattr(pool, "cached", 0)
+
     def _event(self, phase: str) -> int:
-        i = len(self.times)
-        if self.phases and self.phases[-1] != phase:
-            self._note_grads()  # (a phase ends: the gradients of the parameters are what backward left)
+        if len(self.times) >= self.max_events:
+            self.truncated = True
+            self.stop()
+            return len(self.times) - 1
+        self._sample_pools()
+        before = self.phases[-1] if self.phases else None
         self.times.append(events.now())
         self.phases.append(phase)
-        self.pool_cached.append(sum(getattr(p, "cached", 0) for p in self._pools.values()))
+        i = len(self.times) - 1  # (taken after appending: a free that fires meanwhile gets an index of its own)
+        for device, pool in self._pools.items():
+            values = self.pool_cached.setdefault(device, [])
+            if not values:
+                self._pool_start[device] = getattr(pool, "cached", 0)
+            values += [values[-1] if values else self._pool_start[device]] * (i + 1 - len(values))
+        if phase == "backward":
+            self._grads_noted = False  # (the next optimizer step notes the gradients this backward made)
+        elif before == "backward":
+            self._note_grads()  # (backward ended: the gradients of the parameters are what it left)
         return i
 
     def _on_event(self, e) -> None:
@@ -181,13 +242,13 @@ class MemoryTimeline:
             if sites.context.optimizer is not None and not self._grads_noted:
                 self._grads_noted = True
                 self._note_grads()
-            elif sites.context.optimizer is None:
-                self._grads_noted = False
         elif kind is events.OpRecorded:
             node = e.node
             label = f"{node.name} #{getattr(node, 'seq', '?')}"
             out = self.allocations.get(e.output_id) if e.output_id is not None else None
-            if out is not None and out.op is None:  # (the result is made after the forward returned)
+            # (the result is made after the forward returned: the allocation just before this event; a view or an
+            # in-place op's result is an older storage, which keeps what made it)
+            if out is not None and out.op is None and 0 <= out.start == len(self.times) - 1:
                 out.op, out.node_seq, out.node_ref = node.name, getattr(node, "seq", None), weakref.ref(node)
                 out.phase = "forward" if out.phase == "other" else out.phase
                 self.phases[out.start] = out.phase
@@ -252,30 +313,36 @@ class MemoryTimeline:
         return out
 
     def _classify(self) -> None:
+        """Give every allocation its category from what is known now (at the end; while recording, provisionally,
+        whenever the recording is read)."""
         named = self._named()
-        ends = self._phase_ends()
+        spans = self.phase_spans()
+        span_starts = [lo for lo, _, _ in spans]
+        # events in a phase other than "other" before each index: an "other" allocation freed with none of them in
+        # between died in the statement that made it (an op run without recording, e.g. under no_grad)
+        busy = np.concatenate([[0], np.cumsum([p != "other" for p in self.phases])])
         for a in self.allocations.values():
             hit = named.get(a.storage_id)
             if hit is not None:
                 a.category, a.name = hit
             elif a.storage_id in self._saved:
                 a.category, a.saved_by = "saved for backward", self._saved[a.storage_id]
-            elif a.start < 0 or a.phase == "other":
+            elif a.start < 0:
                 a.category = "inputs and data"
+            elif a.phase == "other":
+                a.category = "temporaries" if a.end is not None and busy[a.end] == busy[a.start] else \
+                    "inputs and data"
             elif a.phase == "optimizer":
                 a.category = "optimizer state" if a.end is None else "temporaries"
             else:
-                span_end = ends.get(a.start)
-                a.category = "temporaries" if a.end is not None and (span_end is None or a.end <= span_end) \
-                    else "outputs"
+                span_end = spans[bisect.bisect_right(span_starts, a.start) - 1][1]
+                a.category = "temporaries" if a.end is not None and a.end <= span_end else "outputs"
+        self._classified_at = len(self.times)
 
-    def _phase_ends(self) -> dict[int, int]:
-        """Event index -> the last event index of the phase span it lies in."""
-        out, spans = {}, self.phase_spans()
-        for lo, hi, _ in spans:
-            for i in range(lo, hi + 1):
-                out[i] = hi
-        return out
+    def _fresh(self) -> None:
+        """While recording, classify what came since the last read (categories are settled at ``stop()``)."""
+        if self.recording and self._classified_at != len(self.times):
+            self._classify()
 
     # ---- reading ---------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -309,6 +376,7 @@ class MemoryTimeline:
     def series(self, device: str | None = None) -> dict[str, np.ndarray]:
         """Bytes alive on ``device`` (default: the model's, else the busiest) after each event, per category
         (:data:`CATEGORIES`; arrays of ``len(self) + 1``: index 0 is before the first event)."""
+        self._fresh()
         device = device or self._default_device()
         n = len(self)
         delta = {c: np.zeros(n + 1, np.int64) for c in CATEGORIES}
@@ -320,8 +388,10 @@ class MemoryTimeline:
             if a.end is not None:
                 d[a.end + 1] -= a.nbytes
         out = {c: np.cumsum(d) for c, d in delta.items()}
-        if device != "cpu":
-            out["pool cache (free)"] = np.asarray([0, *self.pool_cached], np.int64)
+        cached = self.pool_cached.get(device)
+        if cached is not None:  # (before the device's first event, what its pool held then)
+            first = len(self) - len(cached)
+            out["pool cache (free)"] = np.asarray([self._pool_start.get(device, 0)] * (first + 1) + cached, np.int64)
         return out
 
     def totals(self, device: str | None = None) -> np.ndarray:
@@ -329,8 +399,13 @@ class MemoryTimeline:
 
     @property
     def peak(self) -> Peak:
-        """The event after which the most bytes were alive (storages only, not the pool's cache), with them."""
-        device = self._default_device()
+        """The event after which the most bytes were alive on the default device (see :meth:`peak_on`)."""
+        return self.peak_on(None)
+
+    def peak_on(self, device: str | None) -> Peak:
+        """The event after which the most bytes were alive on ``device`` (storages only, not a pool's cache), with
+        the storages alive then."""
+        device = device or self._default_device()
         s = self.series(device)
         total = sum(v for c, v in s.items() if c != "pool cache (free)")
         i = int(np.argmax(total))
@@ -338,6 +413,7 @@ class MemoryTimeline:
 
     def alive_at(self, index: int, device: str | None = None) -> list[Allocation]:
         """The storages alive right after event ``index`` (-1: when the recording began), largest first."""
+        self._fresh()
         device = device or self._default_device()
         alive = [a for a in self.allocations.values()
                  if a.device == device and a.start <= index and (a.end is None or a.end > index)]
@@ -365,6 +441,9 @@ class MemoryTimeline:
 
     def summary(self) -> str:
         p = self.peak
+        if self.truncated:
+            name = f" {self.name}" if self.name else ""
+            return f"memory timeline{name}: stopped at {len(self):,} events (max_events)"
         cats = self.by_category(p.index)
         rows = [f"  {c:<20} {_fmt(b):>10}" for c, b in cats.items() if b]
         head = (f"memory timeline{' ' + self.name if self.name else ''}: {len(self):,} events, "
@@ -405,7 +484,8 @@ def _pool_of(device: str):
     return getattr(backend, "pool", None)
 
 
-def memory_timeline(model=None, optimizer=None, *, lines: bool = True, name: str = "") -> MemoryTimeline:
+def memory_timeline(model=None, optimizer=None, *, lines: bool = True, name: str = "",
+                    max_events: int = 500_000) -> MemoryTimeline:
     """``with tl.memory_timeline(model=net, optimizer=opt) as mem: ...``: record where the memory goes (see
     :mod:`tinygrad_like.memory_timeline`)."""
-    return MemoryTimeline(model, optimizer, lines=lines, name=name)
+    return MemoryTimeline(model, optimizer, lines=lines, name=name, max_events=max_events)

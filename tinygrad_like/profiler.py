@@ -346,6 +346,9 @@ class profile:
             self._subscribe()
 
     def _subscribe(self) -> None:
+        from .backends.cuda.runtime import runtimes_started  # no PyCUDA import: only asks what started
+        for rt in runtimes_started():  # launches from before the profile are collected now: they are not its own
+            rt.synchronize()
         if self.start_time is None:
             self.start_time = _events.now()
         self.end_time = None

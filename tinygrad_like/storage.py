@@ -158,7 +158,7 @@ class Storage:
         if events.ACTIVE:
             if announce and events.wants(events.StorageAllocated):
                 events.emit(events.StorageAllocated(self.id, str(device), dtype.name, self.nbytes, events.now()))
-            if events.wants(events.StorageFreed):
+            if events.wants_named(events.StorageFreed):
                 watch_free(self)
 
     def __getstate__(self):
@@ -175,6 +175,12 @@ class Storage:
         self.views = None
         if _tracking:
             _registry.append(_ref(self))
+        if events.ACTIVE:  # (a copy is new memory: a deep copy of a model made while a memory timeline records)
+            if events.wants(events.StorageAllocated):
+                events.emit(events.StorageAllocated(self.id, str(self.device), self.dtype.name, self.nbytes,
+                                                    events.now()))
+            if events.wants_named(events.StorageFreed):
+                watch_free(self)
 
     def __repr__(self) -> str:
         return (f"Storage(id={self.id}, device={self.device}, dtype={self.dtype.name}, numel={self.numel}, "

@@ -62,24 +62,26 @@ def alive_rows(mem, index: int, device: str | None = None, top: int = TOP_ROWS) 
 
 
 def peak_rows(mem, device: str | None = None) -> dict:
-    p = mem.peak
+    p = mem.peak_on(device)
     out = alive_rows(mem, p.index, device)
     out["bytes"] = p.bytes
     out["size"] = fmt_bytes(p.bytes)
     return out
 
 
-def _one(mem, device: str | None, limit: int) -> dict:
+def _one(mem, device: str | None, limit: int, live: bool = False) -> dict:
     device = device or mem._default_device()
     spans = [[lo + 1, hi + 1, ph] for lo, hi, ph in mem.phase_spans()]  # (in series indices)
     return {"name": mem.name or "", "device": device, "devices": mem.devices, "series": _series(mem, device, limit),
             "phases": spans, "peak": peak_rows(mem, device), "storages": len(mem.allocations),
-            "recording": mem.recording}
+            "recording": live or mem.recording, "truncated": mem.truncated}
 
 
-def timeline_payload(mem, other=None, *, device: str | None = None, limit: int = MAX_COLUMNS) -> dict:
-    """Everything the browser draws: one timeline, and ``other`` beside it to compare (or None)."""
-    out = {"categories": list(CATEGORIES), "runs": [_one(mem, device, limit)]}
+def timeline_payload(mem, other=None, *, device: str | None = None, limit: int = MAX_COLUMNS,
+                     live: bool = False) -> dict:
+    """Everything the browser draws: one timeline, and ``other`` beside it to compare (or None). ``live``: the view
+    records on (its Pause button is shown even between two recordings)."""
+    out = {"categories": list(CATEGORIES), "runs": [_one(mem, device, limit, live)]}
     if other is not None:
         out["runs"].append(_one(other, None, limit))
     return out

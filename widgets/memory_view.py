@@ -17,6 +17,8 @@ the *static picture* (``memory_png``).
 
 from __future__ import annotations
 
+import weakref
+
 from tinygrad_like import events
 from tinygrad_like.memory_timeline import MemoryTimeline, memory_timeline
 
@@ -28,6 +30,12 @@ from .memory_png import memory_png
 from .memory_widget import MemoryWidget
 
 __all__ = ["MemoryTimelineView"]
+
+
+def _stop_boxed(box: list) -> None:
+    """Stop the recording a view made (the view is closed or gone)."""
+    if box[0] is not None and box[0].recording:
+        box[0].stop()
 
 
 class MemoryTimelineView(View):
@@ -54,13 +62,20 @@ class MemoryTimelineView(View):
         self._last_done = None  # per_cell: the last cell's finished recording (drawn until the next one has events)
         self.compare = compare
         self.device = device
+        # a view dropped without close() stops the recording it made (the finalizer holds the box, not the view)
+        self._recording_box = [self.timeline if self._owned else None]
+        self._stopper = weakref.finalize(self, _stop_boxed, self._recording_box)
         super().__init__(live=self.timeline.recording or per_cell)
         selection.register(self)
         self.refresh()
 
     def _new_recording(self) -> MemoryTimeline:
         model, optimizer, lines, name = self._record_args
-        return memory_timeline(model, optimizer, lines=lines, name=name).start()
+        t = memory_timeline(model, optimizer, lines=lines, name=name).start()
+        box = self.__dict__.get("_recording_box")
+        if box is not None:
+            box[0] = t
+        return t
 
     # ---- per_cell: a recording per cell, and only while the view can be seen (a hidden tab costs nothing)
     def _update_live(self) -> None:
@@ -89,8 +104,12 @@ class MemoryTimelineView(View):
         return MemoryWidget(self)
 
     def stop(self) -> MemoryTimeline:
-        """End the recording this view started (its categories are settled then) and draw it once more."""
+        """End the recording this view started (its categories are settled then) and draw it once more; a
+        ``per_cell`` view records no further cells."""
+        self.per_cell = False
         self.timeline.stop()
+        if self._last_done is not None and not len(self.timeline):
+            self.timeline = self._last_done
         self._stop_listening()
         self.refresh()
         return self.timeline
@@ -106,7 +125,8 @@ class MemoryTimelineView(View):
         return t
 
     def _render(self) -> None:
-        self.widget.payload = timeline_payload(self._shown_timeline(), self.compare, device=self.device)
+        self.widget.payload = timeline_payload(self._shown_timeline(), self.compare, device=self.device,
+                                               live=self.per_cell)
 
     def on_message(self, content: dict) -> None:
         kind = content.get("type")
@@ -131,9 +151,8 @@ class MemoryTimelineView(View):
         """Another view selected a node: nothing to move here (the rows name their nodes)."""
 
     def close(self) -> None:
-        if self.__dict__.get("_owned") and self.timeline.recording:
-            self.timeline.stop()
-            self.__dict__["timeline"] = None
+        if self.__dict__.get("_owned"):
+            self._stopper()
         selection.unregister(self)
         super().close()
 

@@ -62,7 +62,8 @@ function render({ model, el }) {
   el.append(root);
 
   let P = null, dark = false, drawn = 0;
-  let panels = [];   // per run: {run, canvas, geo, details}
+  let panels = [];   // per run: {run, canvas, geo, details, pinned, shown}
+  const pins = new Map();  // run index -> the event clicked (kept across payloads: a live view redraws often)
   let hoverTimer = 0, asked = null, lastEv = null;
 
   function build() {
@@ -80,18 +81,25 @@ function render({ model, el }) {
       details.setAttribute("aria-live", "polite");
       panel.append(title, sub, canvas, details);
       runsEl.append(panel);
-      const entry = { run, canvas, details, title, sub, geo: null, panel, pinned: null };
+      const entry = { run, canvas, details, title, sub, geo: null, panel, pinned: pins.has(ri) ? pins.get(ri) : null,
+                      shown: null };
       canvas.addEventListener("pointermove", (ev) => hover(entry, ri, ev));
       canvas.addEventListener("pointerleave", () => { tooltip.hidden = true; stopAsking(); redrawOne(entry); });
       canvas.addEventListener("click", (ev) => pin(entry, ri, ev));
       return entry;
     });
     pauseBtn.hidden = !P.runs.some((r) => r.recording);
+    tooltip.hidden = true;
+    stopAsking();
     redraw();
+    panels.forEach((e, ri) => {  // (a kept event: asked again of the new payload's recording)
+      if (e.pinned !== null) model.send({ type: "alive", run: ri, index: e.pinned, pin: true });
+    });
   }
 
   function redraw() {
     if (!P) return;
+    const t0 = performance.now();
     dark = isDarkPage(root);
     root.classList.toggle("tl-me-dark", dark);
     const used = new Set();
@@ -103,6 +111,7 @@ function render({ model, el }) {
     }));
     root.dataset.drawn = String(++drawn);
     root.dataset.runs = String(panels.length);
+    root.dataset.drawMs = (performance.now() - t0).toFixed(1);  // (what the last full drawing took: a benchmark reads it)
   }
 
   function redrawOne(e, cursor) {
@@ -190,11 +199,15 @@ function render({ model, el }) {
     e.title.textContent = (run.name ? run.name + ": " : "") + `peak ${pk.size} on ${run.device}` +
       ` after event ${pk.index}; ${run.storages.toLocaleString()} storages, ${S.events.toLocaleString()} events`;
     e.sub.textContent = "hover for what was alive; click to keep it below";
-    if (!e.pinned) showDetails(e, pk, "at the peak");
+    if (e.pinned === null) {
+      if (e.shown) showDetails(e, e.shown.d, e.shown.label);  // (the last hover's answer stays until a new one)
+      else showDetails(e, pk, "at the peak");
+    }
   }
 
   function showDetails(e, d, label) {
     const box = h("div");
+    if (e.pinned === null) e.shown = { d, label };
     box.append(h("div", "tl-me-dtitle", `${label}: ${fmtBytes(d.total)} in ${d.count.toLocaleString()} storages`));
     const cats = h("div", "tl-me-cats");
     for (const [c, , s] of d.categories) {
@@ -265,6 +278,7 @@ function render({ model, el }) {
     if (!e.geo) return;
     const col = at(e, ev);
     e.pinned = e.run.series.x[col] - 1;
+    pins.set(ri, e.pinned);
     model.send({ type: "alive", run: ri, index: e.pinned, pin: true });
   }
 
@@ -282,8 +296,11 @@ function render({ model, el }) {
     if (!msg || msg.type !== "alive_info") return;
     const e = panels[msg.run];
     if (!e) return;
-    if (msg.pin) { showDetails(e, msg, `after event ${msg.index} (clicked)`); root.dataset.pinned = String(msg.index); }
-    else if (asked && asked.run === msg.run && asked.index === msg.index && !e.pinned) {
+    if (msg.pin) {
+      if (e.pinned !== msg.index) return;  // (an answer for an older click)
+      showDetails(e, msg, `after event ${msg.index} (clicked)`);
+      root.dataset.pinned = String(msg.index);
+    } else if (asked && asked.run === msg.run && asked.index === msg.index && e.pinned === null) {
       showDetails(e, msg, `after event ${msg.index}`);
     }
   }
