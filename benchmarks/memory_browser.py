@@ -171,7 +171,8 @@ def run(repeats: int) -> dict:
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
         idle()
         meas["setup_cell_s"] = round(time.perf_counter() - t, 2)
-        meas["events_storages"] = page.evaluate("() => window.__tlm.nb().widgets[0].node.innerText.trim()")
+        meas["events_storages"] = page.evaluate(
+            "() => window.__tlm.nb().widgets[0].node.querySelector('.jp-OutputArea-output').innerText.trim()")
         for name in ("gpt", "resnet"):
             runs = []
             for _ in range(repeats):
