@@ -175,3 +175,23 @@ def test_a_view_dropped_without_close_stops_its_recording(mlp):
     del view
     gc.collect()
     assert not events.ACTIVE
+
+
+def test_a_row_selects_its_storage_in_a_storage_view_and_its_node_in_a_graph_view(mlp):
+    from tinygrad_like.widgets import GraphView, StorageView
+
+    net, opt = mlp
+    with tl.memory_timeline(model=net, optimizer=opt) as mem:
+        loss = F.cross_entropy(net(tl.randn(8, 64)), tl.randint(0, 10, (8,)))
+    saved = next(a for a in mem.allocations.values() if a.category == "saved for backward" and a.node is not None)
+    storage_view = StorageView(model=net, user_ns=False)
+    graph = GraphView(loss, net)
+    view = MemoryTimelineView(mem)
+    try:
+        view.on_message({"type": "select", "storage": saved.storage_id})
+        assert storage_view.widget.selected == saved.storage_id
+        assert any(b["id"] == saved.storage_id for b in storage_view.widget.payload["blocks"])  # (shown: "other" open)
+        assert graph.widget.selected  # (the node that made it: its box is selected)
+    finally:
+        for v in (view, graph, storage_view):
+            v.close()

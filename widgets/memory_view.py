@@ -142,10 +142,14 @@ class MemoryTimelineView(View):
         elif kind == "select" and isinstance(content.get("storage"), int):
             for run in self._runs():
                 a = run.allocations.get(content["storage"])
-                node = a.node if a is not None else None
-                if node is not None:
-                    selection.select(node, source=self)
-                    return
+                if a is None:
+                    continue
+                # the storage in an open StorageView, then the node that made it in an open GraphView
+                self._selected_storage = selection.StorageSelection(a.storage_id)  # (the hub holds it weakly)
+                selection.select(self._selected_storage, source=self)
+                if a.node is not None:
+                    selection.select(a.node, source=self)
+                return
 
     def on_shared_select(self, node) -> None:
         """Another view selected a node: nothing to move here (the rows name their nodes)."""

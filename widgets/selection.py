@@ -27,7 +27,20 @@ import sys
 import weakref
 from typing import Any
 
-__all__ = ["register", "unregister", "select", "current", "registered"]
+__all__ = ["register", "unregister", "select", "current", "registered", "StorageSelection"]
+
+
+class StorageSelection:
+    """What a view selects to name a storage (the memory timeline's rows): the storage's ``id``. Views that draw
+    storages (``StorageView``) show it; views that draw graph nodes ignore it."""
+
+    __slots__ = ("storage_id", "__weakref__")
+
+    def __init__(self, storage_id: int) -> None:
+        self.storage_id = storage_id
+
+    def __repr__(self) -> str:
+        return f"StorageSelection({self.storage_id})"
 
 #: every view that wants to hear about selections (weakly: a view that is garbage drops out by itself)
 _VIEWS: weakref.WeakSet = weakref.WeakSet()

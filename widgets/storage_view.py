@@ -27,6 +27,7 @@ from typing import Any
 from tinygrad_like import events
 from tinygrad_like.storage import live_storage_count, live_storages
 
+from . import selection
 from ._base import View
 from ._static_picture import add_png
 from .storage_model import (  # noqa: F401 - the layout constants and pool_text: re-exported from here
@@ -104,6 +105,7 @@ class StorageView(View):
         self._height = height
         self._toggled: dict[str, bool] = {}  # module path -> open, as the learner left it (the rest: default)
         super().__init__(live=live)
+        selection.register(self)
         self.refresh()
 
     def _make_widget(self) -> StorageWidget:
@@ -173,6 +175,32 @@ class StorageView(View):
             self.toggle(content["group"], content.get("open"))
         elif content.get("type") == "fold_all":
             self.fold_all()
+
+    def on_shared_select(self, obj) -> None:
+        """Another view selected a storage (``selection.StorageSelection``: a memory timeline's row): open the groups
+        that hold it, show the storages no name points to if it is one of them, and outline it."""
+        sid = getattr(obj, "storage_id", None)
+        if not isinstance(sid, int):
+            return
+        row = next((r for r in self.rows if r["id"] == sid), None)
+        if row is None:
+            self.refresh()  # (made since the last drawing?)
+            row = next((r for r in self.rows if r["id"] == sid), None)
+        if row is None:
+            return
+        if not row["names"] and not self.widget.show_other:
+            self.widget.show_other = True
+        group = row.get("group")
+        if row["names"] and group:
+            parts = group.split(".")
+            for i in range(1, len(parts) + 1):
+                self._toggled[".".join(parts[:i])] = True
+        self.widget.selected = sid
+        self.refresh()
+
+    def close(self) -> None:
+        selection.unregister(self)
+        super().close()
 
     # ---- folding ------------------------------------------------------------------------------------
     def toggle(self, group: str, open: bool | None = None) -> None:

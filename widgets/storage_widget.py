@@ -32,6 +32,8 @@ class StorageWidget(OwnedWidget):
     #: Pause/Resume in the browser: no live redraws while paused
     paused = traitlets.Bool(False).tag(sync=True)
     height = traitlets.Int(560).tag(sync=True)
+    #: the storage id another view selected (a memory timeline's row), -1 for none: outlined and scrolled to
+    selected = traitlets.Int(-1).tag(sync=True)
 
     def __init__(self, owner, **kwargs) -> None:
         super().__init__(owner, **kwargs)  # messages ({"type": "close"}, {"type": "refresh"}) go to the view

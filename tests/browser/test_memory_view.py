@@ -85,6 +85,20 @@ def test_hover_asks_python_what_was_alive_and_a_click_pins_it(mv):
     page.shot("memory_view_gpt_pinned.png", root)
 
 
+def test_a_row_outlines_its_storage_in_a_storage_view(mv):
+    from playwright.sync_api import expect
+
+    page = mv
+    row = page.locator(VIEWS["mlp"] + " .tl-me-details tr[data-storage]").first  # (the peak's largest: a weight)
+    row.scroll_into_view_if_needed()
+    sid = row.get_attribute("data-storage")
+    row.click()
+    storage = page.locator(".mv-storage .tl-storage")
+    expect(storage).to_have_attribute("data-selected", sid, timeout=ACTION_MS)  # (a round trip through Python)
+    expect(storage.locator(f"g.tl-st-block.tl-st-selected[data-storage-id='{sid}']")).to_have_count(1)
+    page.shot("memory_view_selects_storage.png", storage)
+
+
 def test_the_comparison_shares_one_scale(mv):
     page = mv
     sel = VIEWS["compare"]

@@ -226,11 +226,9 @@ function render({ model, el }) {
       tr.append(h("td", null, r.size), h("td", null, r.category), h("td", null, r.what || ""),
                 h("td", null, r.op && r.module ? `${r.op} in ${r.module}` : (r.op || (r.module ? `module ${r.module}` : ""))),
                 h("td", null, r.line || ""));
-      if (r.seq != null) {
-        tr.classList.add("tl-me-node");
-        tr.title = "select this op's node in an open graph view";
-        tr.addEventListener("click", () => model.send({ type: "select", storage: r.id }));
-      }
+      tr.classList.add("tl-me-node");
+      tr.title = "select this storage in an open storage view" + (r.seq != null ? ", and its op's node in a graph view" : "");
+      tr.addEventListener("click", () => model.send({ type: "select", storage: r.id }));
       table.append(tr);
     }
     box.append(table);

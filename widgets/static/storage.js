@@ -313,6 +313,7 @@ function render({ model, el }) {
     root.dataset.blocks = String(blocks.length);
     root.dataset.groups = String((P.groups || []).length);
     root.dataset.height = String(Math.ceil(P.height || 0));
+    if (typeof applySelected === "function") applySelected();  // (the selection survives a redraw)
   }
 
   /** The picture's size: as wide as what was drawn (its bounding box, where the browser lays it out; Python's full
@@ -355,6 +356,22 @@ function render({ model, el }) {
     if (old) old.replaceWith(table); else tableWrap.append(table);
   }
 
+  // A storage another view selected (a memory timeline's row): outlined, and scrolled into view once.
+  let outlined = null;
+  function applySelected() {
+    const id = model.get("selected");
+    for (const g of svg.querySelectorAll("g.tl-st-block.tl-st-selected")) g.classList.remove("tl-st-selected");
+    if (id == null || id < 0) { outlined = null; root.dataset.selected = ""; return; }
+    const g = svg.querySelector(`g.tl-st-block[data-storage-id="${id}"]`);
+    root.dataset.selected = g ? String(id) : "";
+    if (!g) return;
+    g.classList.add("tl-st-selected");
+    if (outlined !== id) {
+      outlined = id;
+      const r = g.getBoundingClientRect(), v = view.getBoundingClientRect();
+      if (r.top < v.top || r.bottom > v.bottom) view.scrollTop += r.top - v.top - 24;
+    }
+  }
   function applyPaused() {
     const p = model.get("paused");
     pauseBtn.textContent = p ? "Resume" : "Pause";
@@ -422,13 +439,14 @@ function render({ model, el }) {
 
   // ---- wiring ------------------------------------------------------------------------------------
   const handlers = {
-    "change:payload": build, "change:paused": applyPaused, "change:height": applyHeight,
+    "change:payload": build, "change:paused": applyPaused, "change:height": applyHeight, "change:selected": applySelected,
     "change:filter_text": build, "change:filter_device": build, "change:filter_dtype": build,
   };
   for (const [ev, fn] of Object.entries(handlers)) model.on(ev, fn);
   applyPaused();
   applyHeight();
   build();
+  applySelected();
   return () => {
     disposed = true;
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
