@@ -354,3 +354,19 @@ def test_max_events_stops_a_runaway_recording():
             tl.ones(4) + 1
     assert mem.truncated and len(mem) == 10 and not mem.recording
     assert "stopped at 10 events" in mem.summary()
+
+
+def test_bfloat16_halves_what_is_kept_and_the_parameters():
+    def run(dtype):
+        tl.manual_seed(0)
+        net = nn.Sequential(nn.Linear(64, 128), nn.GELU(), nn.Linear(128, 64)).to(dtype)
+        x = tl.randn(16, 64).to(dtype)
+        with tl.memory_timeline(model=net) as mem:
+            y = net(x)
+        cats = mem.by_category(len(mem) - 1)
+        del y
+        return cats
+
+    f32, bf16 = run(tl.float32), run(tl.bfloat16)
+    assert bf16["parameters"] * 2 == f32["parameters"] == (64 * 128 + 128 + 128 * 64 + 64) * 4
+    assert bf16["saved for backward"] * 2 == f32["saved for backward"] > 0
