@@ -131,9 +131,9 @@ def test_recording_needs_no_view_and_costs_nothing_once_stopped():
         a = tl.ones(100)
     assert mem.allocations[a._storage.id].category == "inputs and data"
     assert not events.ACTIVE and storage._tracking == tracking  # (the recording started no registry)
-    before = dict(storage._free_watch)
+    before = dict(events._free_watch)
     b = tl.ones(100) + 1
-    assert storage._free_watch == before  # (nobody listens: no storage is watched for its death any more)
+    assert events._free_watch == before  # (nobody listens: no storage is watched for its death any more)
     if not tracking:
         assert b._st is None  # (a fresh result gets no storage until asked: the recording left nothing on)
     with pytest.raises(RuntimeError, match="records once"):
@@ -339,12 +339,13 @@ def test_a_recording_dropped_while_it_runs_stops_listening():
 
 
 def test_a_profile_does_not_make_storages_watched():
-    from tinygrad_like import storage
+    from tinygrad_like import events
 
-    before = len(storage._free_watch)
+
+    before = len(events._free_watch)
     with tl.profile():
         keep = [tl.ones(10) + i for i in range(5)]
-    assert len(storage._free_watch) == before  # (only a subscriber that names StorageFreed pays for it)
+    assert len(events._free_watch) == before  # (only a subscriber that names StorageFreed pays for it)
     del keep
 
 

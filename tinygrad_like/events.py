@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -115,6 +116,26 @@ def wants_named(kind: type) -> bool:
     watching costs something (``StorageFreed``: a weak reference per storage), which a subscriber of every event
     (a profile) does not need to pay for."""
     return _named.get(kind, 0) > 0
+
+
+# storage id -> the weak reference whose callback reports its death (only while someone names StorageFreed)
+_free_watch: dict[int, Any] = {}
+
+
+def watch_free(st) -> None:
+    """Report the death of storage ``st`` as a ``StorageFreed`` event (what a memory timeline needs: storages die
+    without one otherwise). Made for each new storage while a subscriber names the event, and by such a subscriber
+    for the storages alive when it starts."""
+    if st.id in _free_watch:
+        return
+    sid, device, nbytes = st.id, str(st.device), st.nbytes
+
+    def freed(_ref, sid=sid, device=device, nbytes=nbytes) -> None:
+        _free_watch.pop(sid, None)
+        if ACTIVE and wants(StorageFreed):
+            emit(StorageFreed(sid, device, nbytes, now()))
+
+    _free_watch[sid] = weakref.ref(st, freed)
 
 
 def emit(event: Any) -> None:

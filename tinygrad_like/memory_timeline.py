@@ -25,6 +25,7 @@ anything: storages are watched for their death only while someone listens for ``
 from __future__ import annotations
 
 import bisect
+import gc
 import weakref
 from dataclasses import dataclass, field
 
@@ -158,9 +159,9 @@ class MemoryTimeline:
         _scopes_on()  # (module paths: the scope each op runs in)
         self._finalizer_scopes = weakref.finalize(self, _scopes_off)
         self.started = events.now()
-        for st in storage.scan_storages():  # (once: no registry kept after, see scan_storages)
+        for st in _scan_storages():  # (once: no registry kept after)
             self.allocations[st.id] = Allocation(st.id, str(st.device), st.dtype.name, st.nbytes, -1)
-            storage.watch_free(st)
+            events.watch_free(st)
         self._note_grads()  # (a loop's zero_grad() may free the last step's gradients first thing)
         return self
 
@@ -482,6 +483,22 @@ def _pool_of(device: str):
     except Exception:  # noqa: BLE001 - a device without a pool simply has none
         return None
     return getattr(backend, "pool", None)
+
+
+def _scan_storages() -> list:
+    """Every storage alive now, like ``storage.live_storages()``, but without starting the registry that keeps it
+    cheap to ask again (which makes every later tensor's storage at once): a recording asks once, at its start.
+    Tensors whose storage was not made yet get it now."""
+    if storage._tracking:
+        return storage.live_storages()
+    from .tensor_base import TensorBase  # (tensor_base is a higher layer than storage: imported when asked)
+    objects = gc.get_objects()
+    found = {id(o): o for o in objects if type(o) is storage.Storage}
+    for o in objects:
+        if issubclass(type(o), TensorBase):  # (not isinstance: some objects compute __class__)
+            st = o._storage  # (made now if need be)
+            found[id(st)] = st
+    return sorted(found.values(), key=lambda st: st.id)
 
 
 def memory_timeline(model=None, optimizer=None, *, lines: bool = True, name: str = "",

@@ -59,26 +59,6 @@ def _compact() -> None:
     _compact_at = max(1024, 2 * len(_registry))
 
 
-# storage id -> the weak reference whose callback reports its death (only while someone listens for StorageFreed)
-_free_watch: dict[int, weakref.ref] = {}
-
-
-def watch_free(st: Storage) -> None:
-    """Report ``st``'s death as a ``StorageFreed`` event (what a memory timeline needs: storages die without one
-    otherwise). Made for each new storage while someone listens for the event, and by a listener for the storages
-    alive when it starts."""
-    if st.id in _free_watch:
-        return
-    sid, device, nbytes = st.id, str(st.device), st.nbytes
-
-    def freed(_ref, sid=sid, device=device, nbytes=nbytes) -> None:
-        _free_watch.pop(sid, None)
-        if events.ACTIVE and events.wants(events.StorageFreed):
-            events.emit(events.StorageFreed(sid, device, nbytes, events.now()))
-
-    _free_watch[sid] = weakref.ref(st, freed)
-
-
 def live_storages() -> list[Storage]:
     """Every storage still alive, oldest first (the registry holds them weakly: listing keeps nothing alive)."""
     global _tracking
@@ -92,22 +72,6 @@ def live_storages() -> list[Storage]:
         _registry[:0] = [_ref(o) for o in sorted(found, key=_by_id) if id(o) not in known]
     _compact()
     return sorted((s for s in (r() for r in _registry) if s is not None), key=_by_id)
-
-
-def scan_storages() -> list[Storage]:
-    """Every storage alive now, like :func:`live_storages`, but without starting the registry that keeps it cheap
-    to ask again (which makes every later tensor's storage at once): for a tool that asks once, such as a memory
-    timeline at its start. Tensors whose storage was not made yet get it now."""
-    if _tracking:
-        return live_storages()
-    from .tensor_base import TensorBase  # (tensor_base is a higher layer: a module-level import would be a cycle)
-    objects = gc.get_objects()
-    found = {id(o): o for o in objects if type(o) is Storage}
-    for o in objects:
-        if issubclass(type(o), TensorBase):  # (not isinstance: some objects compute __class__)
-            st = o._storage  # (made now if need be)
-            found[id(st)] = st
-    return sorted(found.values(), key=_by_id)
 
 
 def _materialize_lazy(objects) -> None:
@@ -159,7 +123,7 @@ class Storage:
             if announce and events.wants(events.StorageAllocated):
                 events.emit(events.StorageAllocated(self.id, str(device), dtype.name, self.nbytes, events.now()))
             if events.wants_named(events.StorageFreed):
-                watch_free(self)
+                events.watch_free(self)
 
     def __getstate__(self):
         """Pickling and deep copies: the slots, less ``views`` (weak references to the tensors viewing it, which
@@ -180,7 +144,7 @@ class Storage:
                 events.emit(events.StorageAllocated(self.id, str(self.device), self.dtype.name, self.nbytes,
                                                     events.now()))
             if events.wants_named(events.StorageFreed):
-                watch_free(self)
+                events.watch_free(self)
 
     def __repr__(self) -> str:
         return (f"Storage(id={self.id}, device={self.device}, dtype={self.dtype.name}, numel={self.numel}, "
