@@ -371,3 +371,63 @@ def test_bfloat16_halves_what_is_kept_and_the_parameters():
     f32, bf16 = run(tl.float32), run(tl.bfloat16)
     assert bf16["parameters"] * 2 == f32["parameters"] == (64 * 128 + 128 + 128 * 64 + 64) * 4
     assert bf16["saved for backward"] * 2 == f32["saved for backward"] > 0
+
+
+def test_a_device_tensor_read_on_the_host_keeps_a_host_copy_until_it_or_the_copy_is_dropped():
+    x = tl.randn(250, device="sim")  # 1,000 bytes of float32
+    with tl.memory_timeline() as mem:
+        y = x * 2
+        y.numpy()                 # a download (d2h) into a host copy the storage keeps
+        y.add_(1)                 # a device write: the copy is stale, no bytes made
+        y.numpy()                 # downloaded again, into the same copy
+        y._storage.drop_host()    # the copy is dropped: the storage is on the device only
+        values = y.tolist()       # read once more: a second copy
+        sid = y._storage.id
+        del y                     # the storage dies, and its copy with it
+    assert len(values) == 250
+    home = mem.allocations[sid]
+    moved = [t for t in mem.transfers if t.storage_id == sid]
+    assert [(t.direction, t.nbytes, t.device) for t in moved] == [("d2h", 1000, "sim:0")] * 3
+    assert all(t.line and "test_memory_timeline.py" in t.line for t in moved)
+    copies = [c for c in mem.host_copies if c.storage_id == sid]
+    assert [(c.device, c.nbytes, c.category) for c in copies] == [("cpu", 1000, "host copies")] * 2
+    first, second = copies
+    assert first.start == moved[0].index and moved[0].index < moved[1].index < first.end < second.start
+    assert second.start == moved[2].index and second.end == home.end
+    assert "host copy of" in first.name and "sim:0" in first.name
+    # counted on the host, not on the device; the device's bytes are the storage's own
+    on_cpu = mem.series("cpu")["host copies"]
+    assert on_cpu[moved[0].index + 1] - on_cpu[moved[0].index] == 1000
+    assert on_cpu[first.end + 1] - on_cpu[first.end] == -1000
+    assert on_cpu[-1] == on_cpu[0]
+    assert "host copies" not in {a.category for a in mem.alive_at(moved[0].index, "sim:0")}
+    d2h = mem.transfer_totals("sim:0")["d2h"]
+    assert d2h[0] >= 3 and d2h[1] >= 3000
+    assert "to the host (d2h)" in mem.summary()
+
+
+def test_a_host_write_into_a_device_tensor_is_uploaded_at_its_next_use():
+    y = tl.zeros(250, device="sim")
+    y.numpy()  # a host copy made before the recording: alive from its start
+    with tl.memory_timeline() as mem:
+        y.copy_(tl.ones(250))  # written into the host copy: nothing moves yet
+        z = y + 1              # the device's next use uploads it (h2d)
+    sid = y._storage.id
+    assert [(t.direction, t.nbytes) for t in mem.transfers if t.storage_id == sid] == [("h2d", 1000)]
+    upload = next(t for t in mem.transfers if t.storage_id == sid)
+    assert upload.index < mem.allocations[z._storage.id].start
+    (copy,) = [c for c in mem.host_copies if c.storage_id == sid]
+    assert copy.start == -1 and copy.end is None
+    assert mem.transfer_totals() == {"d2h": (0, 0), "h2d": (1, 1000)}
+    assert z.tolist() == [2.0] * 250
+
+
+def test_on_the_cpu_nothing_is_copied():
+    tl.manual_seed(0)
+    net = nn.Linear(16, 4)
+    with tl.memory_timeline(model=net) as mem:
+        net(tl.randn(8, 16)).sum().backward()
+        grad = net.weight.grad.numpy()
+    assert grad.shape == (4, 16)
+    assert mem.transfers == [] and mem.host_copies == []
+    assert mem.transfer_totals() == {"d2h": (0, 0), "h2d": (0, 0)}

@@ -195,3 +195,25 @@ def test_a_row_selects_its_storage_in_a_storage_view_and_its_node_in_a_graph_vie
     finally:
         for v in (view, graph, storage_view):
             v.close()
+
+
+def test_payload_marks_the_copies_between_host_and_device():
+    tl.manual_seed(0)
+    net = nn.Linear(8, 4).to("sim")
+    with tl.memory_timeline(model=net) as mem:
+        y = net(tl.randn(2, 8).to("sim"))
+        y.tolist()                                # 32 bytes down
+        net.weight.detach().numpy()               # 128 bytes down
+    on_device = timeline_payload(mem)["runs"][0]
+    assert on_device["device"] == "sim:0"
+    tr = on_device["transfers"]
+    assert tr["count"] == 2 and tr["d2h"] == [2, 32 + 128] and tr["h2d"] == [0, 0]
+    assert [(m[1], m[2], m[3]) for m in tr["marks"]] == [("d2h", 32, "sim:0"), ("d2h", 128, "sim:0")]
+    assert [m[0] for m in tr["marks"]] == [t.index + 1 for t in mem.transfers]  # (series indices)
+    # the host copies are drawn on the host's timeline, with every device's copies
+    on_host = timeline_payload(mem, device="cpu")["runs"][0]
+    assert on_host["transfers"]["count"] == 2
+    s = on_host["series"]
+    assert max(s["values"][s["categories"].index("host copies")]) == 32 + 128
+    assert "host copies" not in on_device["series"]["categories"]
+    assert memory_png(timeline_payload(mem, device="cpu")).startswith(b"\x89PNG")

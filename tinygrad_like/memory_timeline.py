@@ -12,6 +12,11 @@ block (and the storages alive when it starts), each with
 - and, on a device with a buffer pool (``cuda``, ``cuda-emu``, ``sim``), the pool's cached-but-free bytes at each
   step, as one more category, ``pool cache (free)``.
 
+A device tensor read on the host (``print``, ``.numpy()``, ``.item()``, ``.cpu()``, an op that falls back to the host)
+is downloaded into a host copy that the storage keeps (its "mirror", see :mod:`.storage`): those bytes are counted on
+``cpu`` as ``host copies``, from the download until the mirror or the storage is dropped. Every copy between a device
+and the host (``d2h`` download, ``h2d`` upload of a host write) is an event of its own, listed in ``mem.transfers``.
+
 ``mem.series()`` gives bytes alive per category at each event (the x axis is the event index; ``mem.times`` the
 clock), ``mem.peak`` the peak and what was alive there, ``mem.alive_at(i)`` the storages alive after event ``i``.
 ``MemoryTimelineView`` (in ``widgets``) draws it.
@@ -33,12 +38,13 @@ import numpy as np
 
 from . import events, sites, storage
 
-__all__ = ["memory_timeline", "MemoryTimeline", "Allocation", "CATEGORIES"]
+__all__ = ["memory_timeline", "MemoryTimeline", "Allocation", "Transfer", "CATEGORIES"]
 
 #: the categories, in the order a stacked plot draws them (bottom first)
 CATEGORIES = ("parameters", "optimizer state", "gradients", "saved for backward", "outputs", "temporaries",
-              "inputs and data", "pool cache (free)")
-_KINDS = (events.StorageAllocated, events.StorageFreed, events.OpRecorded, events.VersionBump)
+              "inputs and data", "host copies", "pool cache (free)")
+_KINDS = (events.StorageAllocated, events.StorageFreed, events.OpRecorded, events.VersionBump,
+          events.StorageStateChanged)
 
 
 @dataclass
@@ -75,6 +81,20 @@ class Allocation:
         if self.op or self.module:
             return self.op or f"module {self.module}"  # (an op run without recording, e.g. under no_grad)
         return self.line or "before the recording"
+
+
+@dataclass
+class Transfer:
+    """One copy between a device storage and its host mirror, at event ``index``: ``"d2h"`` (a download: the host
+    read it) or ``"h2d"`` (an upload of what the host wrote, at the device's next use)."""
+
+    index: int
+    storage_id: int
+    device: str
+    direction: str
+    nbytes: int
+    seconds: float
+    line: str | None = None  # the user's line that caused it
 
 
 class _Forward:
@@ -128,6 +148,9 @@ class MemoryTimeline:
         self.times: list[float] = []                   # the clock at each event
         self.phases: list[str] = []                    # the phase at each event
         self.pool_cached: dict[str, list[int]] = {}    # device -> its pool's cached-free bytes after each event
+        self.host_copies: list[Allocation] = []        # device storages' host mirrors (on "cpu"), each life once
+        self.transfers: list[Transfer] = []            # every copy between a device and the host
+        self._open_copies: dict[int, Allocation] = {}  # storage id -> its host mirror alive now
         self._pool_start: dict[str, int] = {}          # device -> cached-free bytes when its first event came
         self._saved: dict[int, str] = {}
         self._grads: dict[int, str] = {}  # storage id -> the parameter it was the gradient of (noted when seen)
@@ -161,6 +184,8 @@ class MemoryTimeline:
         self.started = events.now()
         for st in _scan_storages():  # (once: no registry kept after)
             self.allocations[st.id] = Allocation(st.id, str(st.device), st.dtype.name, st.nbytes, -1)
+            if st.dev is not None and st.host is not None:
+                self._open_copy(st.id, st.nbytes, -1, "other", None)
             events.watch_free(st)
         self._note_grads()  # (a loop's zero_grad() may free the last step's gradients first thing)
         return self
@@ -231,12 +256,12 @@ class MemoryTimeline:
         elif kind is events.StorageFreed:
             a = self.allocations.get(e.storage_id)
             if a is not None and a.end is None:
-                ctx = sites.context
-                phase = ("optimizer" if ctx.optimizer is not None else "backward" if ctx.backward else
-                         "forward" if ctx.node is not None else None)
-                if phase is None:  # (a free between two ops, when Python drops a tensor: the phase goes on)
-                    phase = self.phases[-1] if self.phases else "other"
-                a.end = self._event(phase)
+                a.end = self._event(self._phase_now())
+                copy = self._open_copies.pop(e.storage_id, None)
+                if copy is not None:  # (its host mirror dies with it)
+                    copy.end = a.end
+        elif kind is events.StorageStateChanged:
+            self._on_state(e)
         elif kind is events.VersionBump:
             # an optimizer writes its parameters: the gradients it reads are the parameters' now (a step need
             # allocate nothing, and zero_grad() may drop them before the recording ends)
@@ -257,6 +282,40 @@ class MemoryTimeline:
                 st = getattr(t, "_st", None)
                 if st is not None:
                     self._saved.setdefault(st.id, label)
+
+    def _phase_now(self) -> str:
+        """The phase of an event that is not an allocation (a free, a copy): the op's, else the phase goes on (a free
+        between two ops, when Python drops a tensor)."""
+        ctx = sites.context
+        phase = ("optimizer" if ctx.optimizer is not None else "backward" if ctx.backward else
+                 "forward" if ctx.node is not None else None)
+        return phase if phase is not None else (self.phases[-1] if self.phases else "other")
+
+    def _on_state(self, e) -> None:
+        """A storage's residency changed: a copy between device and host, and a host mirror made or dropped."""
+        sid = e.storage_id
+        has_copy = sid in self._open_copies
+        if e.direction is None and has_copy == (e.residency == "both"):
+            return  # (only a dirty side changed: no bytes moved, none made or freed)
+        phase = self._phase_now()
+        i = self._event(phase)
+        site = sites.user_site() if self.lines else None
+        line = None if site is None else site.label
+        home = self.allocations.get(sid)
+        if e.direction:
+            self.transfers.append(Transfer(i, sid, home.device if home else "?", e.direction, e.nbytes, e.seconds,
+                                           line))
+        if e.residency == "both" and not has_copy:
+            self._open_copy(sid, e.nbytes or (home.nbytes if home else 0), i, phase, line)
+        elif e.residency != "both" and has_copy:
+            self._open_copies.pop(sid).end = i
+
+    def _open_copy(self, sid: int, nbytes: int, index: int, phase: str, line: str | None) -> None:
+        home = self.allocations.get(sid)
+        copy = Allocation(sid, "cpu", home.dtype if home else "?", nbytes, index, phase=phase, line=line,
+                          category="host copies")
+        self._open_copies[sid] = copy
+        self.host_copies.append(copy)
 
     def _module_path(self, scope) -> str | None:
         if not scope:
@@ -338,6 +397,10 @@ class MemoryTimeline:
             else:
                 span_end = spans[bisect.bisect_right(span_starts, a.start) - 1][1]
                 a.category = "temporaries" if a.end is not None and a.end <= span_end else "outputs"
+        for copy in self.host_copies:
+            home = self.allocations.get(copy.storage_id)
+            what = home and (home.name or (f"a {home.op} result" if home.op else None))
+            copy.name = f"host copy of {what or f'storage {copy.storage_id}'}" + (f" ({home.device})" if home else "")
         self._classified_at = len(self.times)
 
     def _fresh(self) -> None:
@@ -346,6 +409,11 @@ class MemoryTimeline:
             self._classify()
 
     # ---- reading ---------------------------------------------------------------------------------------------
+    def _lives(self):
+        """Every recorded allocation: the storages, then their host copies."""
+        yield from self.allocations.values()
+        yield from self.host_copies
+
     def __len__(self) -> int:
         return len(self.times)
 
@@ -363,7 +431,7 @@ class MemoryTimeline:
     def devices(self) -> list[str]:
         """The devices that hold recorded storages, the one with the most bytes allocated first."""
         total: dict[str, int] = {}
-        for a in self.allocations.values():
+        for a in self._lives():
             total[a.device] = total.get(a.device, 0) + a.nbytes
         return sorted(total, key=lambda d: -total[d])
 
@@ -381,7 +449,7 @@ class MemoryTimeline:
         device = device or self._default_device()
         n = len(self)
         delta = {c: np.zeros(n + 1, np.int64) for c in CATEGORIES}
-        for a in self.allocations.values():
+        for a in self._lives():
             if a.device != device:
                 continue
             d = delta[a.category]
@@ -416,7 +484,7 @@ class MemoryTimeline:
         """The storages alive right after event ``index`` (-1: when the recording began), largest first."""
         self._fresh()
         device = device or self._default_device()
-        alive = [a for a in self.allocations.values()
+        alive = [a for a in self._lives()
                  if a.device == device and a.start <= index and (a.end is None or a.end > index)]
         return sorted(alive, key=lambda a: -a.nbytes)
 
@@ -451,7 +519,20 @@ class MemoryTimeline:
                 f"{len(self.allocations):,} storages; peak {_fmt(p.bytes)} on {p.device} after event {p.index}")
         top = [f"  largest at the peak: {_fmt(a.nbytes)} {a.category}"
                f"{' (' + (a.saved_by or a.name or a.who) + ')'}" for a in p.alive[:3]]
-        return "\n".join([head, *rows, *top])
+        moved = self.transfer_totals()
+        copies = [f"  copies: {n:,} {'to the host (d2h)' if d == 'd2h' else 'to the device (h2d)'}, {_fmt(b)}"
+                  for d, (n, b) in moved.items() if n]
+        return "\n".join([head, *rows, *top, *copies])
+
+    def transfer_totals(self, device: str | None = None) -> dict[str, tuple[int, int]]:
+        """``{"d2h": (count, bytes), "h2d": (count, bytes)}``: the copies between the host and ``device`` (None: any
+        device)."""
+        out = {"d2h": (0, 0), "h2d": (0, 0)}
+        for t in self.transfers:
+            if device is None or t.device == device:
+                n, b = out[t.direction]
+                out[t.direction] = (n + 1, b + t.nbytes)
+        return out
 
     def __repr__(self) -> str:
         state = "recording" if self.recording else f"{len(self):,} events"

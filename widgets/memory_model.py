@@ -15,6 +15,7 @@ from tinygrad_like.memory_timeline import CATEGORIES, Allocation
 __all__ = ["MAX_COLUMNS", "timeline_payload", "alive_rows", "peak_rows", "fmt_bytes"]
 
 MAX_COLUMNS = 2000
+MAX_TRANSFER_MARKS = 2000
 TOP_ROWS = 12
 
 
@@ -69,12 +70,24 @@ def peak_rows(mem, device: str | None = None) -> dict:
     return out
 
 
+def _transfers(mem, device: str) -> dict:
+    """The copies between ``device`` and the host (on ``cpu``: every device's), as marks at their events (the first
+    ``MAX_TRANSFER_MARKS``) and totals per direction."""
+    moved = [t for t in mem.transfers if device == "cpu" or t.device == device]
+    totals = {d: [0, 0] for d in ("d2h", "h2d")}
+    for t in moved:
+        totals[t.direction][0] += 1
+        totals[t.direction][1] += t.nbytes
+    return {"marks": [[t.index + 1, t.direction, t.nbytes, t.device] for t in moved[:MAX_TRANSFER_MARKS]],
+            "count": len(moved), "d2h": totals["d2h"], "h2d": totals["h2d"]}  # (marks' x: series index)
+
+
 def _one(mem, device: str | None, limit: int, live: bool = False) -> dict:
     device = device or mem._default_device()
     spans = [[lo + 1, hi + 1, ph] for lo, hi, ph in mem.phase_spans()]  # (in series indices)
     return {"name": mem.name or "", "device": device, "devices": mem.devices, "series": _series(mem, device, limit),
             "phases": spans, "peak": peak_rows(mem, device), "storages": len(mem.allocations),
-            "recording": live or mem.recording, "truncated": mem.truncated}
+            "transfers": _transfers(mem, device), "recording": live or mem.recording, "truncated": mem.truncated}
 
 
 def timeline_payload(mem, other=None, *, device: str | None = None, limit: int = MAX_COLUMNS,

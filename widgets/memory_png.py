@@ -14,7 +14,8 @@ __all__ = ["memory_png", "CATEGORY_RGB"]
 #: as static/memory.js draws them in a light theme
 CATEGORY_RGB = {"parameters": (76, 120, 168), "optimizer state": (84, 162, 75), "gradients": (228, 87, 86),
                 "saved for backward": (245, 133, 24), "outputs": (178, 121, 162), "temporaries": (157, 117, 93),
-                "inputs and data": (114, 183, 178), "pool cache (free)": (186, 176, 172)}
+                "inputs and data": (114, 183, 178), "host copies": (237, 201, 72),
+                "pool cache (free)": (186, 176, 172)}
 
 
 def memory_png(payload: dict, width: int = 480, height: int = 120) -> bytes | None:

@@ -1,7 +1,8 @@
 """``MemoryTimelineView``: where the memory goes, drawn. Bytes alive over a span of code (a training step, or any
 span), stacked by what they are for (parameters, gradients, optimizer state, saved for backward, outputs,
-temporaries, inputs and data, a device pool's cached bytes), with the forward, backward and optimizer phases shaded
-and the peak marked with what was alive there and who made it. Hovering an event lists the storages alive at it
+temporaries, inputs and data, the host copies of device tensors read on the host, a device pool's cached bytes),
+with the forward, backward and optimizer phases shaded, each copy between host and device marked on the x axis, and
+the peak marked with what was alive there and who made it. Hovering an event lists the storages alive at it
 (asked of Python on demand); clicking a row selects the op's node in an open ``GraphView``. Two recordings side by
 side (``compare=``) answer "what does no_grad / checkpointing / a smaller batch save?" on one scale.
 

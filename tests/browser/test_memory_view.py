@@ -2,11 +2,12 @@
 dark, at model scale.
 
 ``memory_view.ipynb`` records one training step of an MLP (with Adam), the same MLP's forward under ``no_grad`` to
-compare, and one step of a learner's nanoGPT (6 layers, 192-dim; AdamW) of about 900 events and 700 storages.
+compare, a step on the ``sim`` device whose results are read on the host (drawn on ``cpu``: the host copies), and one
+step of a learner's nanoGPT (6 layers, 192-dim; AdamW) of about 900 events and 700 storages.
 The tests check that each view draws (the stacked areas in the categories' colours, read back from the canvas),
 that hovering asks Python for what was alive (the answer names parameters), that a click pins the details, that
 the comparison shares one scale, and they photograph the views in both themes:
-``test-artifacts/browser/memory_view_{mlp,compare,gpt}_{light,dark}.png``.
+``test-artifacts/browser/memory_view_{mlp,compare,copies,gpt}_{light,dark}.png``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from .conftest import COLOUR_JS, lab_page_run_all, light_then_dark, views_js_err
 NB = "memory_view.ipynb"
 RENDER_MS = 180_000
 ACTION_MS = 15_000
-VIEWS = {"mlp": ".mv-mlp .tl-memory", "compare": ".mv-compare .tl-memory", "gpt": ".mv-gpt .tl-memory"}
+VIEWS = {"mlp": ".mv-mlp .tl-memory", "compare": ".mv-compare .tl-memory", "copies": ".mv-copies .tl-memory",
+         "gpt": ".mv-gpt .tl-memory"}
 # as static/memory.js draws them in the light theme
 PARAMETERS_RGB = [76, 120, 168]
+HOST_COPIES_RGB = [237, 201, 72]
 
 pytestmark = pytest.mark.browser
 
@@ -107,6 +110,37 @@ def test_the_comparison_shares_one_scale(mv):
     # no_grad saved nothing: its stack (parameters, the input, the output) is far lower on the shared scale, so
     # the middle of its panel is empty where the training step's is filled
     assert _pixel(page, sel, 1, 0.5, 0.2) != PARAMETERS_RGB
+
+
+# (pixels of the host copies' colour in the plot, and opaque dark pixels in the 7 px above the x axis: the copies'
+# triangles, drawn in the text colour, which no category's colour is near in the light theme)
+COPIES_JS = """([sel, rgb]) => { const c = document.querySelector(sel + ' canvas.tl-me-canvas');
+  const d = window.devicePixelRatio || 1, w = parseFloat(c.style.width), h = parseFloat(c.style.height);
+  const img = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let yellow = 0, marks = 0;
+  for (let i = 0; i < img.length; i += 4) {
+    if (img[i] === rgb[0] && img[i + 1] === rgb[1] && img[i + 2] === rgb[2]) yellow++;
+  }
+  const y = Math.floor((h - 26 - 3) * d);
+  for (let x = Math.ceil(71 * d); x < Math.floor((w - 12) * d); x++) {
+    const k = (y * c.width + x) * 4;
+    if (img[k + 3] > 200 && Math.max(img[k], img[k + 1], img[k + 2]) < 90) marks++;
+  }
+  return [yellow, marks]; }"""
+
+
+def test_copies_between_host_and_device_are_marked_and_the_host_copies_drawn(mv):
+    page = mv
+    sel = VIEWS["copies"]
+    # two downloads at least: print's, and the gradient's .numpy()
+    assert int(page.locator(sel + " section.tl-me-panel").get_attribute("data-transfers")) >= 2
+    sub = page.locator(sel + " .tl-me-sub").inner_text()
+    assert "copies between host and device" in sub and "to the host" in sub, sub
+    assert "on cpu" in page.locator(sel + " .tl-me-title").inner_text()
+    yellow, marks = page.evaluate(COPIES_JS, [sel, HOST_COPIES_RGB])
+    assert yellow > 50 and marks >= 2, (yellow, marks)
+    legend = page.locator(sel + " .tl-me-legend").inner_text()
+    assert "host copies" in legend
 
 
 CONTRAST_JS = """sel => {""" + COLOUR_JS + """

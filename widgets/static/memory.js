@@ -9,7 +9,7 @@
 const CATEGORY_RGB = {
   "parameters": [76, 120, 168], "optimizer state": [84, 162, 75], "gradients": [228, 87, 86],
   "saved for backward": [245, 133, 24], "outputs": [178, 121, 162], "temporaries": [157, 117, 93],
-  "inputs and data": [114, 183, 178], "pool cache (free)": [186, 176, 172],
+  "inputs and data": [114, 183, 178], "host copies": [237, 201, 72], "pool cache (free)": [186, 176, 172],
 };
 const PHASE_RGB = { forward: [76, 120, 168], backward: [245, 133, 24], optimizer: [84, 162, 75] };
 
@@ -178,7 +178,7 @@ function render({ model, el }) {
     for (const v of byteTicks(maxY)) ctx.fillText(fmtBytes(v), left - 6, Y(v));
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
-    ctx.fillText(`event (allocation or free) 0 to ${lastX - 1}`, (left + width - right) / 2, height - bottom + 6);
+    ctx.fillText(`event (allocation, free or copy) 0 to ${lastX - 1}`, (left + width - right) / 2, height - bottom + 6);
     // the peak
     const pk = run.peak;
     const px = X(pk.index + 1);
@@ -189,6 +189,16 @@ function render({ model, el }) {
     ctx.textAlign = px > width / 2 ? "right" : "left";
     ctx.textBaseline = "top";
     ctx.fillText(`peak ${pk.size}`, px + (px > width / 2 ? -4 : 4), top + 2);
+    // copies between a device and the host: small triangles on the x axis (up: to the device, down: to the host)
+    const tr = run.transfers || { marks: [], count: 0 };
+    ctx.fillStyle = fg;
+    for (const [x, dir] of tr.marks) {
+      const mx = X(x), yb = height - bottom;
+      ctx.beginPath();
+      if (dir === "h2d") { ctx.moveTo(mx - 3.5, yb); ctx.lineTo(mx + 3.5, yb); ctx.lineTo(mx, yb - 7); }
+      else { ctx.moveTo(mx - 3.5, yb - 7); ctx.lineTo(mx + 3.5, yb - 7); ctx.lineTo(mx, yb); }
+      ctx.fill();
+    }
     if (cursor != null) {
       ctx.strokeStyle = fg;
       ctx.globalAlpha = 0.6;
@@ -198,7 +208,12 @@ function render({ model, el }) {
     e.geo = { X, left, right, width, lastX, n };
     e.title.textContent = (run.name ? run.name + ": " : "") + `peak ${pk.size} on ${run.device}` +
       ` after event ${pk.index}; ${run.storages.toLocaleString()} storages, ${S.events.toLocaleString()} events`;
-    e.sub.textContent = "hover for what was alive; click to keep it below";
+    const copies = [];
+    if (tr.d2h[0]) copies.push(`▼ ${tr.d2h[0].toLocaleString()} to the host (${fmtBytes(tr.d2h[1])})`);
+    if (tr.h2d[0]) copies.push(`▲ ${tr.h2d[0].toLocaleString()} to the device (${fmtBytes(tr.h2d[1])})`);
+    e.panel.dataset.transfers = String(tr.count);
+    e.sub.textContent = "hover for what was alive; click to keep it below" +
+      (copies.length ? `; copies between host and device: ${copies.join(", ")}` : "");
     if (e.pinned === null) {
       if (e.shown) showDetails(e, e.shown.d, e.shown.label);  // (the last hover's answer stays until a new one)
       else showDetails(e, pk, "at the peak");
@@ -255,6 +270,11 @@ function render({ model, el }) {
     redrawOne(e, S.x[col]);
     const rows = [["event", String(S.x[col] - 1)], ["alive", fmtBytes(S.total[col])]];
     S.categories.forEach((c, ci) => { if (S.values[ci][col]) rows.push([c, fmtBytes(S.values[ci][col])]); });
+    const prevX = col > 0 ? S.x[col - 1] : -1;  // (the copies this column stands for)
+    const here = ((e.run.transfers || {}).marks || []).filter(([x]) => x > prevX && x <= S.x[col]);
+    if (here.length === 1) rows.push(["copy", `${here[0][1] === "d2h" ? "to the host" : "to the device"} ` +
+                                              `${fmtBytes(here[0][2])} (${here[0][3]})`]);
+    else if (here.length) rows.push(["copies", `${here.length}, ${fmtBytes(here.reduce((t, m) => t + m[2], 0))}`]);
     tooltip.replaceChildren(rowsTable(rows));
     tooltip.hidden = false;
     const r = root.getBoundingClientRect();
