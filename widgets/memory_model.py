@@ -73,13 +73,11 @@ def peak_rows(mem, device: str | None = None) -> dict:
 def _transfers(mem, device: str) -> dict:
     """The copies between ``device`` and the host (on ``cpu``: every device's), as marks at their events (the first
     ``MAX_TRANSFER_MARKS``) and totals per direction."""
-    moved = [t for t in mem.transfers if device == "cpu" or t.device == device]
-    totals = {d: [0, 0] for d in ("d2h", "h2d")}
-    for t in moved:
-        totals[t.direction][0] += 1
-        totals[t.direction][1] += t.nbytes
+    of = None if device == "cpu" else device
+    moved = [t for t in mem.transfers if of is None or t.device == of]
+    totals = mem.transfer_totals(of)
     return {"marks": [[t.index + 1, t.direction, t.nbytes, t.device] for t in moved[:MAX_TRANSFER_MARKS]],
-            "count": len(moved), "d2h": totals["d2h"], "h2d": totals["h2d"]}  # (marks' x: series index)
+            "count": len(moved), "d2h": list(totals["d2h"]), "h2d": list(totals["h2d"])}  # (marks' x: series index)
 
 
 def _one(mem, device: str | None, limit: int, live: bool = False) -> dict:
