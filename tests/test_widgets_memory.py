@@ -3,6 +3,7 @@ browser. The browser half is ``tests/browser/test_memory_view.py``."""
 
 from __future__ import annotations
 
+import gc
 import struct
 
 import numpy as np
@@ -217,3 +218,35 @@ def test_payload_marks_the_copies_between_host_and_device():
     assert max(s["values"][s["categories"].index("host copies")]) == 32 + 128
     assert "host copies" not in on_device["series"]["categories"]
     assert memory_png(timeline_payload(mem, device="cpu")).startswith(b"\x89PNG")
+
+
+def test_the_browser_chooses_the_device_drawn():
+    gc.collect()  # (no device storage of an earlier test alive, as a rule: this recording holds cpu storages only)
+    with tl.memory_timeline(name="cpu only") as other:
+        tl.randn(64, 64).sum()
+    other_has_sim = "sim:0" in other.devices  # (a storage another test left alive on sim would put it there)
+    tl.manual_seed(0)
+    net = nn.Linear(8, 4).to("sim")
+    with tl.memory_timeline(model=net, name="sim") as mem:
+        net(tl.randn(2, 8).to("sim")).tolist()
+    view = MemoryTimelineView(mem, compare=other)
+    runs = view.widget.payload["runs"]
+    assert runs[0]["device"] == "sim:0" and set(runs[0]["devices"]) == {"sim:0", "cpu"}
+    view.on_message({"type": "device", "device": "cpu"})
+    runs = view.widget.payload["runs"]
+    assert [r["device"] for r in runs] == ["cpu", "cpu"]
+    assert "host copies" in runs[0]["series"]["categories"]
+    sent = []
+    view.widget.send = sent.append
+    (copy,) = mem.transfers
+    view.on_message({"type": "alive", "run": 0, "index": copy.index})  # answered on the device drawn
+    assert ["host copies", 32, "32 B"] in sent[-1]["categories"]
+    # a device the recording does not have, or no name, changes nothing
+    for bad in ({"type": "device", "device": "cuda:7"}, {"type": "device", "device": 0}, {"type": "device"}):
+        view.on_message(bad)
+        assert view.device == "cpu"
+    view.on_message({"type": "device", "device": "sim:0"})
+    runs = view.widget.payload["runs"]
+    # (the compared run is drawn on sim:0 only if it has storages there; else on its own default, the cpu)
+    assert [r["device"] for r in runs] == ["sim:0", "sim:0" if other_has_sim else "cpu"]
+    view.close()

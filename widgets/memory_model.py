@@ -88,11 +88,11 @@ def _one(mem, device: str | None, limit: int, live: bool = False) -> dict:
             "transfers": _transfers(mem, device), "recording": live or mem.recording, "truncated": mem.truncated}
 
 
-def timeline_payload(mem, other=None, *, device: str | None = None, limit: int = MAX_COLUMNS,
-                     live: bool = False) -> dict:
+def timeline_payload(mem, other=None, *, device: str | None = None, compare_device: str | None = None,
+                     limit: int = MAX_COLUMNS, live: bool = False) -> dict:
     """Everything the browser draws: one timeline, and ``other`` beside it to compare (or None). ``live``: the view
     records on (its Pause button is shown even between two recordings)."""
     out = {"categories": list(CATEGORIES), "runs": [_one(mem, device, limit, live)]}
     if other is not None:
-        out["runs"].append(_one(other, None, limit))
+        out["runs"].append(_one(other, compare_device, limit))
     return out

@@ -125,9 +125,14 @@ class MemoryTimelineView(View):
             return t if len(t) and not t.recording else self._last_done
         return t
 
+    def _compare_device(self) -> str | None:
+        """The compared run is drawn on the chosen device where it has one (else on its own default)."""
+        c = self.compare
+        return self.device if c is not None and self.device in c.devices else None
+
     def _render(self) -> None:
         self.widget.payload = timeline_payload(self._shown_timeline(), self.compare, device=self.device,
-                                               live=self.per_cell)
+                                               compare_device=self._compare_device(), live=self.per_cell)
 
     def on_message(self, content: dict) -> None:
         kind = content.get("type")
@@ -137,9 +142,15 @@ class MemoryTimelineView(View):
             runs = self._runs()
             if 0 <= content["run"] < len(runs) and -1 <= content["index"] < len(runs[content["run"]]):
                 run = runs[content["run"]]
-                info = alive_rows(run, content["index"], self.device if content["run"] == 0 else None)
+                device = self.device if content["run"] == 0 else self._compare_device()
+                info = alive_rows(run, content["index"], device)
                 self.widget.send({"type": "alive_info", "run": content["run"], "pin": bool(content.get("pin")),
                                   **info})
+        elif kind == "device" and isinstance(content.get("device"), str):
+            shown = self._shown_timeline()
+            if content["device"] in shown.devices:  # (one of the devices the menu offered)
+                self.device = content["device"]
+                self.refresh()
         elif kind == "select" and isinstance(content.get("storage"), int):
             for run in self._runs():
                 a = run.allocations.get(content["storage"])

@@ -2,8 +2,8 @@
 dark, at model scale.
 
 ``memory_view.ipynb`` records one training step of an MLP (with Adam), the same MLP's forward under ``no_grad`` to
-compare, a step on the ``sim`` device whose results are read on the host (drawn on ``cpu``: the host copies), and one
-step of a learner's nanoGPT (6 layers, 192-dim; AdamW) of about 900 events and 700 storages.
+compare, a step on the ``sim`` device whose results are read on the host (its menu switches to ``cpu``: the host
+copies), and one step of a learner's nanoGPT (6 layers, 192-dim; AdamW) of about 900 events and 700 storages.
 The tests check that each view draws (the stacked areas in the categories' colours, read back from the canvas),
 that hovering asks Python for what was alive (the answer names parameters), that a click pins the details, that
 the comparison shares one scale, and they photograph the views in both themes:
@@ -132,15 +132,27 @@ COPIES_JS = """([sel, rgb]) => { const c = document.querySelector(sel + ' canvas
 def test_copies_between_host_and_device_are_marked_and_the_host_copies_drawn(mv):
     page = mv
     sel = VIEWS["copies"]
+    title = page.locator(sel + " .tl-me-title")
+    assert "on sim:0" in title.inner_text()
     # two downloads at least: print's, and the gradient's .numpy()
     assert int(page.locator(sel + " section.tl-me-panel").get_attribute("data-transfers")) >= 2
     sub = page.locator(sel + " .tl-me-sub").inner_text()
     assert "copies between host and device" in sub and "to the host" in sub, sub
-    assert "on cpu" in page.locator(sel + " .tl-me-title").inner_text()
+    yellow, marks = page.evaluate(COPIES_JS, [sel, HOST_COPIES_RGB])
+    assert yellow == 0 and marks >= 2, (yellow, marks)  # (the device holds no host copy)
+    # the menu draws the host's memory instead: the host copies are there
+    menu = page.locator(sel + " select.tl-me-device")
+    assert menu.is_visible() and sorted(menu.locator("option").all_inner_texts()) == ["cpu", "sim:0"]
+    drawn = int(page.locator(sel).get_attribute("data-drawn"))
+    menu.select_option("cpu")
+    page.wait_for_function("([sel, n]) => +document.querySelector(sel).dataset.drawn > n", arg=[sel, drawn],
+                           timeout=ACTION_MS)
+    assert "on cpu" in title.inner_text()
     yellow, marks = page.evaluate(COPIES_JS, [sel, HOST_COPIES_RGB])
     assert yellow > 50 and marks >= 2, (yellow, marks)
-    legend = page.locator(sel + " .tl-me-legend").inner_text()
-    assert "host copies" in legend
+    assert "host copies" in page.locator(sel + " .tl-me-legend").inner_text()
+    # the other views have one device: no menu
+    assert not page.locator(VIEWS["mlp"] + " select.tl-me-device").is_visible()
 
 
 CONTRAST_JS = """sel => {""" + COLOUR_JS + """

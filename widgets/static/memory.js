@@ -54,7 +54,12 @@ function render({ model, el }) {
   const closeBtn = button("Close", null, () => model.send({ type: "close" }), "Close this view and free what it holds");
   closeBtn.classList.add("tl-me-close");
   const legend = h("div", "tl-me-legend");
-  toolbar.append(legend, h("div", "tl-spacer"), pauseBtn, closeBtn);
+  // the device drawn, when the recording has more than one (the host's memory holds the device tensors' host copies)
+  const deviceSel = h("select", "tl-me-device");
+  deviceSel.setAttribute("aria-label", "Device drawn");
+  deviceSel.title = "The device whose memory is drawn (cpu: the host, with the host copies of device tensors)";
+  deviceSel.addEventListener("change", () => model.send({ type: "device", device: deviceSel.value }));
+  toolbar.append(legend, h("div", "tl-spacer"), deviceSel, pauseBtn, closeBtn);
   const runsEl = h("div", "tl-me-runs");
   const tooltip = h("div", "tl-tooltip");
   tooltip.hidden = true;
@@ -88,6 +93,14 @@ function render({ model, el }) {
       canvas.addEventListener("click", (ev) => pin(entry, ri, ev));
       return entry;
     });
+    const devices = P.runs[0].devices || [];
+    deviceSel.hidden = devices.length < 2;
+    deviceSel.replaceChildren(...devices.map((d) => {
+      const o = h("option", null, d);
+      o.value = d;
+      return o;
+    }));
+    deviceSel.value = P.runs[0].device;
     pauseBtn.hidden = !P.runs.some((r) => r.recording);
     tooltip.hidden = true;
     stopAsking();
