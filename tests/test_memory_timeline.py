@@ -401,8 +401,7 @@ def test_a_device_tensor_read_on_the_host_keeps_a_host_copy_until_it_or_the_copy
     assert on_cpu[first.end + 1] - on_cpu[first.end] == -1000
     assert on_cpu[-1] == on_cpu[0]
     assert "host copies" not in {a.category for a in mem.alive_at(moved[0].index, "sim:0")}
-    d2h = mem.transfer_totals("sim:0")["d2h"]
-    assert d2h[0] >= 3 and d2h[1] >= 3000
+    assert mem.transfer_totals("sim:0") == {"d2h": (3, 3000), "h2d": (0, 0)}
     assert "to the host (d2h)" in mem.summary()
 
 
@@ -431,3 +430,22 @@ def test_on_the_cpu_nothing_is_copied():
     assert grad.shape == (4, 16)
     assert mem.transfers == [] and mem.host_copies == []
     assert mem.transfer_totals() == {"d2h": (0, 0), "h2d": (0, 0)}
+
+
+def test_a_host_copy_made_before_the_recording_ends_with_its_storage_and_to_device_is_an_upload():
+    y = tl.ones(100, device="sim")
+    y.numpy()  # a host copy before the recording: alive from its start
+    sid = y._storage.id
+    with tl.memory_timeline() as mem:
+        z = tl.arange(50.0).to("sim")  # an upload into a new storage: 200 bytes up
+        del y                          # the storage dies, and its host copy with it
+        w = z.cpu()                    # down into a new host tensor: no host copy kept by z's storage
+    (copy,) = [c for c in mem.host_copies if c.storage_id == sid]
+    assert copy.start == -1 and copy.end == mem.allocations[sid].end is not None
+    up, down = mem.transfers
+    assert (up.direction, up.nbytes, up.storage_id) == ("h2d", 200, z._storage.id)
+    assert (down.direction, down.nbytes, down.storage_id) == ("d2h", 200, z._storage.id)
+    assert up.index == mem.allocations[z._storage.id].start + 1  # (right after the storage it fills)
+    assert z._storage.residency == "gpu" and w.tolist() == [float(i) for i in range(50)]
+    on_cpu = mem.series("cpu")["host copies"]
+    assert on_cpu[0] == 400 and on_cpu[-1] == 0  # (y's copy alive at the start; z's made and dropped by .cpu())

@@ -90,7 +90,7 @@ def test_each_transfer_is_logged_with_direction_bytes_and_time_and_storages_repo
     assert [(t.direction, t.nbytes) for t in log] == [("h2d", 128), ("d2h", 16)]
     assert all(t.seconds >= 0 and t.time > 0 for t in log)
     moved = [e for e in seen if isinstance(e, events.StorageStateChanged) and e.direction]
-    assert [(e.direction, e.nbytes) for e in moved] == [("d2h", 16)]  # (x's upload made its storage: no move)
+    assert [(e.direction, e.nbytes) for e in moved] == [("h2d", 128), ("d2h", 16)]  # (as the backend logged them)
     kernels = [e for e in seen if isinstance(e, events.KernelTimed)]
     assert {e.device for e in kernels if e.name in ("mul", "sum")} == {"sim:0"}
 
@@ -103,8 +103,9 @@ def test_item_in_a_loop_is_one_download_per_call(sim):
     values = [(x * i).sum().item() for i in range(10)]
     assert _counts(sim)[1] == down + 10
     assert values[3] == pytest.approx(3 * float(x.cpu().sum()), rel=1e-5)
+    assert _counts(sim)[1] == down + 11 and x._storage.residency == "gpu"  # (.cpu() copies out, keeping no mirror)
     [x[i].item() for i in range(10)]
-    assert _counts(sim)[1] == down + 11
+    assert _counts(sim)[1] == down + 12
 
 
 def test_a_training_loop_allocates_nothing_new_after_warm_up_and_matches_the_cpu(sim):

@@ -129,7 +129,7 @@ def test_a_hidden_storage_view_still_logs_transfers():
             _ = (a * 2).cpu()  # a download each
             a = a + 1
         directions = [(e.direction, e.nbytes) for e in hidden.transfers]
-        assert directions == [("d2h", 1024)] * 3
+        assert directions == [("h2d", 1024)] + [("d2h", 1024)] * 3  # (.to("sim")'s upload, then a download each)
         assert directions == [(e.direction, e.nbytes) for e in shown.transfers]
     finally:
         shown.close()

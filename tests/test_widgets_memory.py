@@ -202,20 +202,25 @@ def test_payload_marks_the_copies_between_host_and_device():
     tl.manual_seed(0)
     net = nn.Linear(8, 4).to("sim")
     with tl.memory_timeline(model=net) as mem:
-        y = net(tl.randn(2, 8).to("sim"))
+        y = net(tl.randn(2, 8).to("sim"))         # 64 bytes up
         y.tolist()                                # 32 bytes down
         net.weight.detach().numpy()               # 128 bytes down
     on_device = timeline_payload(mem)["runs"][0]
     assert on_device["device"] == "sim:0"
     tr = on_device["transfers"]
-    assert tr["count"] == 2 and tr["d2h"] == [2, 32 + 128] and tr["h2d"] == [0, 0]
-    assert [(m[1], m[2], m[3]) for m in tr["marks"]] == [("d2h", 32, "sim:0"), ("d2h", 128, "sim:0")]
-    assert [m[0] for m in tr["marks"]] == [t.index + 1 for t in mem.transfers]  # (series indices)
-    # the host copies are drawn on the host's timeline, with every device's copies
+    assert tr["count"] == 3 and tr["d2h"] == [2, 32 + 128] and tr["h2d"] == [1, 64]
+    assert [(m[1], m[2], m[3]) for m in tr["marks"]] == [("h2d", 64, "sim:0"), ("d2h", 32, "sim:0"),
+                                                          ("d2h", 128, "sim:0")]
+    # the host copies are drawn on the host's timeline, with every device's copies; each download's host copy
+    # appears at the very column of its mark (every event is a column here)
     on_host = timeline_payload(mem, device="cpu")["runs"][0]
-    assert on_host["transfers"]["count"] == 2
+    assert on_host["transfers"]["count"] == 3
     s = on_host["series"]
-    assert max(s["values"][s["categories"].index("host copies")]) == 32 + 128
+    assert s["x"] == list(range(len(mem) + 1))
+    copies = s["values"][s["categories"].index("host copies")]
+    for x, direction, nbytes, _ in on_host["transfers"]["marks"]:
+        assert copies[x] - copies[x - 1] == (nbytes if direction == "d2h" else 0)
+    assert max(copies) == 32 + 128
     assert "host copies" not in on_device["series"]["categories"]
     assert memory_png(timeline_payload(mem, device="cpu")).startswith(b"\x89PNG")
 
@@ -236,9 +241,10 @@ def test_the_browser_chooses_the_device_drawn():
     runs = view.widget.payload["runs"]
     assert [r["device"] for r in runs] == ["cpu", "cpu"]
     assert "host copies" in runs[0]["series"]["categories"]
+    assert "on cpu" in view.summary()
     sent = []
     view.widget.send = sent.append
-    (copy,) = mem.transfers
+    (copy,) = [t for t in mem.transfers if t.direction == "d2h"]
     view.on_message({"type": "alive", "run": 0, "index": copy.index})  # answered on the device drawn
     assert ["host copies", 32, "32 B"] in sent[-1]["categories"]
     # a device the recording does not have, or no name, changes nothing
@@ -250,3 +256,13 @@ def test_the_browser_chooses_the_device_drawn():
     # (the compared run is drawn on sim:0 only if it has storages there; else on its own default, the cpu)
     assert [r["device"] for r in runs] == ["sim:0", "sim:0" if other_has_sim else "cpu"]
     view.close()
+    # a device named as a learner would ("sim", not "sim:0"); one the recording lacks draws its default
+    named = MemoryTimelineView(mem, device="sim")
+    assert named.widget.payload["runs"][0]["device"] == "sim:0" and "on sim:0" in named.summary()
+    named.close()
+    absent = MemoryTimelineView(other, device="sim") if not other_has_sim else None
+    if absent is not None:
+        assert absent.widget.payload["runs"][0]["device"] == "cpu"
+        absent.close()
+    with pytest.raises(RuntimeError):
+        MemoryTimelineView(mem, device="tpu")

@@ -205,7 +205,8 @@ class VersionBump(NamedTuple):
 
 
 class StorageStateChanged(NamedTuple):
-    """A storage changed residency or dirty side; ``direction`` is "h2d", "d2h" or None."""
+    """A storage changed residency or dirty side, or was filled by a copy; ``direction`` is "h2d", "d2h" or None (no
+    bytes moved). A new device storage made by ``.to(device)`` reports its upload so, at its residency ("gpu")."""
 
     storage_id: int
     residency: str

@@ -13,9 +13,11 @@ block (and the storages alive when it starts), each with
   step, as one more category, ``pool cache (free)``.
 
 A device tensor read on the host (``print``, ``.numpy()``, ``.item()``, ``.cpu()``, an op that falls back to the host)
-is downloaded into a host copy that the storage keeps (its "mirror", see :mod:`.storage`): those bytes are counted on
-``cpu`` as ``host copies``, from the download until the mirror or the storage is dropped. Every copy between a device
-and the host (``d2h`` download, ``h2d`` upload of a host write) is an event of its own, listed in ``mem.transfers``.
+is downloaded whole -- the storage, not just the view read -- into a host copy that the storage keeps (its "mirror",
+see :mod:`.storage`): those bytes are counted on ``cpu`` as ``host copies``, from the download until the mirror or the
+storage is dropped. The copies between a device and the host are events of their own, listed in ``mem.transfers``:
+downloads (``d2h``), uploads of a host write (``h2d``) and ``.to(device)``'s uploads into a new storage. Not marked:
+the upload of a result an op computed on the host (a host fallback; chapter 05's census counts those).
 
 ``mem.series()`` gives bytes alive per category at each event (the x axis is the event index; ``mem.times`` the
 clock), ``mem.peak`` the peak and what was alive there, ``mem.alive_at(i)`` the storages alive after event ``i``.
@@ -299,6 +301,8 @@ class MemoryTimeline:
             return  # (only a dirty side changed: no bytes moved, none made or freed)
         phase = self._phase_now()
         i = self._event(phase)
+        if self.truncated:  # (this event ended the recording: its categories are settled)
+            return
         site = sites.user_site() if self.lines else None
         line = None if site is None else site.label
         home = self.allocations.get(sid)

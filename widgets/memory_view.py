@@ -21,6 +21,7 @@ from __future__ import annotations
 import weakref
 
 from tinygrad_like import events
+from tinygrad_like.device import get_device
 from tinygrad_like.memory_timeline import MemoryTimeline, memory_timeline
 
 from . import selection
@@ -45,7 +46,7 @@ class MemoryTimelineView(View):
     (default: the model's, else the one with the most bytes)."""
 
     css_class = "tl-memory-view"
-    listens_to = (events.StorageAllocated, events.StorageFreed)
+    listens_to = (events.StorageAllocated, events.StorageFreed, events.StorageStateChanged)
 
     def __init__(self, timeline: MemoryTimeline | None = None, compare: MemoryTimeline | None = None, *,
                  model=None, optimizer=None, device: str | None = None, name: str = "", per_cell: bool = False,
@@ -62,7 +63,7 @@ class MemoryTimelineView(View):
         self.timeline = timeline if timeline is not None else self._new_recording()
         self._last_done = None  # per_cell: the last cell's finished recording (drawn until the next one has events)
         self.compare = compare
-        self.device = device
+        self.device = None if device is None else str(get_device(device))  # ("sim" -> "sim:0", as recorded)
         # a view dropped without close() stops the recording it made (the finalizer holds the box, not the view)
         self._recording_box = [self.timeline if self._owned else None]
         self._stopper = weakref.finalize(self, _stop_boxed, self._recording_box)
@@ -125,13 +126,18 @@ class MemoryTimelineView(View):
             return t if len(t) and not t.recording else self._last_done
         return t
 
+    def _device(self) -> str | None:
+        """The device drawn: the chosen one while the recording shown has it (a live view's next cell may not), else
+        the recording's default."""
+        return self.device if self.device in self._shown_timeline().devices else None
+
     def _compare_device(self) -> str | None:
         """The compared run is drawn on the chosen device where it has one (else on its own default)."""
         c = self.compare
         return self.device if c is not None and self.device in c.devices else None
 
     def _render(self) -> None:
-        self.widget.payload = timeline_payload(self._shown_timeline(), self.compare, device=self.device,
+        self.widget.payload = timeline_payload(self._shown_timeline(), self.compare, device=self._device(),
                                                compare_device=self._compare_device(), live=self.per_cell)
 
     def on_message(self, content: dict) -> None:
@@ -142,7 +148,7 @@ class MemoryTimelineView(View):
             runs = self._runs()
             if 0 <= content["run"] < len(runs) and -1 <= content["index"] < len(runs[content["run"]]):
                 run = runs[content["run"]]
-                device = self.device if content["run"] == 0 else self._compare_device()
+                device = self._device() if content["run"] == 0 else self._compare_device()
                 info = alive_rows(run, content["index"], device)
                 self.widget.send({"type": "alive_info", "run": content["run"], "pin": bool(content.get("pin")),
                                   **info})
@@ -176,7 +182,7 @@ class MemoryTimelineView(View):
         if self.per_cell:
             return "<MemoryTimelineView: the memory of each cell, recorded while the view is on screen>"
         t = self._shown_timeline()
-        p = t.peak
+        p = t.peak_on(self._device())
         return (f"<MemoryTimelineView: {len(t):,} events, peak {p.bytes:,} bytes on {p.device}"
                 f"{', compared with a second run' if self.compare is not None else ''}>")
 

@@ -112,8 +112,8 @@ def test_the_comparison_shares_one_scale(mv):
     assert _pixel(page, sel, 1, 0.5, 0.2) != PARAMETERS_RGB
 
 
-# (pixels of the host copies' colour in the plot, and opaque dark pixels in the 7 px above the x axis: the copies'
-# triangles, drawn in the text colour, which no category's colour is near in the light theme)
+# (pixels of the host copies' colour in the plot, and the runs of opaque dark pixels 3 px above the x axis: the
+# copies' triangles, drawn in the text colour, which no category's colour is near in the light theme)
 COPIES_JS = """([sel, rgb]) => { const c = document.querySelector(sel + ' canvas.tl-me-canvas');
   const d = window.devicePixelRatio || 1, w = parseFloat(c.style.width), h = parseFloat(c.style.height);
   const img = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -122,9 +122,12 @@ COPIES_JS = """([sel, rgb]) => { const c = document.querySelector(sel + ' canvas
     if (img[i] === rgb[0] && img[i + 1] === rgb[1] && img[i + 2] === rgb[2]) yellow++;
   }
   const y = Math.floor((h - 26 - 3) * d);
+  let inMark = false;
   for (let x = Math.ceil(71 * d); x < Math.floor((w - 12) * d); x++) {
     const k = (y * c.width + x) * 4;
-    if (img[k + 3] > 200 && Math.max(img[k], img[k + 1], img[k + 2]) < 90) marks++;
+    const dark = img[k + 3] > 200 && Math.max(img[k], img[k + 1], img[k + 2]) < 90;
+    if (dark && !inMark) marks++;  // (runs of dark pixels: one per triangle)
+    inMark = dark;
   }
   return [yellow, marks]; }"""
 
@@ -134,12 +137,12 @@ def test_copies_between_host_and_device_are_marked_and_the_host_copies_drawn(mv)
     sel = VIEWS["copies"]
     title = page.locator(sel + " .tl-me-title")
     assert "on sim:0" in title.inner_text()
-    # two downloads at least: print's, and the gradient's .numpy()
-    assert int(page.locator(sel + " section.tl-me-panel").get_attribute("data-transfers")) >= 2
+    # the batch's upload, print's download and the gradient's .numpy()
+    assert page.locator(sel + " section.tl-me-panel").get_attribute("data-transfers") == "3"
     sub = page.locator(sel + " .tl-me-sub").inner_text()
-    assert "copies between host and device" in sub and "to the host" in sub, sub
+    assert "▼ 2 to the host" in sub and "▲ 1 to the device (16.0 KiB)" in sub, sub
     yellow, marks = page.evaluate(COPIES_JS, [sel, HOST_COPIES_RGB])
-    assert yellow == 0 and marks >= 2, (yellow, marks)  # (the device holds no host copy)
+    assert yellow == 0 and marks >= 3, (yellow, marks)  # (the device holds no host copy)
     # the menu draws the host's memory instead: the host copies are there
     menu = page.locator(sel + " select.tl-me-device")
     assert menu.is_visible() and sorted(menu.locator("option").all_inner_texts()) == ["cpu", "sim:0"]
@@ -149,7 +152,7 @@ def test_copies_between_host_and_device_are_marked_and_the_host_copies_drawn(mv)
                            timeout=ACTION_MS)
     assert "on cpu" in title.inner_text()
     yellow, marks = page.evaluate(COPIES_JS, [sel, HOST_COPIES_RGB])
-    assert yellow > 50 and marks >= 2, (yellow, marks)
+    assert yellow > 50 and marks >= 3, (yellow, marks)
     assert "host copies" in page.locator(sel + " .tl-me-legend").inner_text()
     # the other views have one device: no menu
     assert not page.locator(VIEWS["mlp"] + " select.tl-me-device").is_visible()

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, events
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..device import CPU, Device, get_device
@@ -265,8 +265,21 @@ class ToDevice(Function):
 
     def forward(self, x, dev):
         self.src = x._dev
+        st = x._st
+        kept = st is None or st.dev is None or st.host is not None  # (a host copy the storage had before)
         host = np.asarray(x._host(), order="C")  # keeps 0-d (ascontiguousarray would not)
-        return x._wrap(host.copy() if dev is CPU else dev.backend.from_numpy(host), dev)
+        if dev is CPU:
+            out = x._wrap(host.copy(), dev)
+        else:
+            t0 = events.now()
+            out = x._wrap(dev.backend.from_numpy(host), dev)
+            if events.ACTIVE:  # an upload into the new storage: a profile's memcpy lane and a memory timeline show it
+                new = out._st
+                events.emit(events.StorageStateChanged(new.id, new.residency, new.dirty, "h2d", new.nbytes,
+                                                       events.now() - t0, events.now()))
+        if not kept:  # the download was for this copy alone: the device storage keeps no second host copy
+            st.drop_host()
+        return out
 
     def backward(self, g):
         return g.to(self.src), None

@@ -95,11 +95,14 @@ function render({ model, el }) {
     });
     const devices = P.runs[0].devices || [];
     deviceSel.hidden = devices.length < 2;
-    deviceSel.replaceChildren(...devices.map((d) => {
-      const o = h("option", null, d);
-      o.value = d;
-      return o;
-    }));
+    if (deviceSel.dataset.devices !== devices.join("\n")) {  // (rebuilt only when they change: an open menu stays open)
+      deviceSel.dataset.devices = devices.join("\n");
+      deviceSel.replaceChildren(...devices.map((d) => {
+        const o = h("option", null, d);
+        o.value = d;
+        return o;
+      }));
+    }
     deviceSel.value = P.runs[0].device;
     pauseBtn.hidden = !P.runs.some((r) => r.recording);
     tooltip.hidden = true;
@@ -203,7 +206,7 @@ function render({ model, el }) {
     ctx.textBaseline = "top";
     ctx.fillText(`peak ${pk.size}`, px + (px > width / 2 ? -4 : 4), top + 2);
     // copies between a device and the host: small triangles on the x axis (up: to the device, down: to the host)
-    const tr = run.transfers || { marks: [], count: 0 };
+    const tr = run.transfers || { marks: [], count: 0, d2h: [0, 0], h2d: [0, 0] };
     ctx.fillStyle = fg;
     for (const [x, dir] of tr.marks) {
       const mx = X(x), yb = height - bottom;
