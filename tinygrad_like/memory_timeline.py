@@ -12,12 +12,13 @@ block (and the storages alive when it starts), each with
 - and, on a device with a buffer pool (``cuda``, ``cuda-emu``, ``sim``), the pool's cached-but-free bytes at each
   step, as one more category, ``pool cache (free)``.
 
-A device tensor read on the host (``print``, ``.numpy()``, ``.item()``, ``.cpu()``, an op that falls back to the host)
-is downloaded whole -- the storage, not just the view read -- into a host copy that the storage keeps (its "mirror",
-see :mod:`.storage`): those bytes are counted on ``cpu`` as ``host copies``, from the download until the mirror or the
-storage is dropped. The copies between a device and the host are events of their own, listed in ``mem.transfers``:
-downloads (``d2h``), uploads of a host write (``h2d``) and ``.to(device)``'s uploads into a new storage. Not marked:
-the upload of a result an op computed on the host (a host fallback; chapter 05's census counts those).
+A device tensor read on the host (``print``, ``.numpy()``, ``.item()``, ``.tolist()``, an op that falls back to the
+host) is downloaded whole -- the storage, not just the view read -- into a host copy that the storage keeps (its
+"mirror", see :mod:`.storage`; ``.cpu()`` copies into a new tensor and keeps none): those bytes are counted on ``cpu``
+as ``host copies``, from the download until the mirror or the storage is dropped. The copies between a device and
+the host are events of their own, listed in ``mem.transfers``: downloads (``d2h``), uploads of a host write (``h2d``)
+and ``.to(device)``'s uploads into a new storage. Not marked: the upload of a result an op computed on the host (a
+host fallback; chapter 05's census counts those).
 
 ``mem.series()`` gives bytes alive per category at each event (the x axis is the event index; ``mem.times`` the
 clock), ``mem.peak`` the peak and what was alive there, ``mem.alive_at(i)`` the storages alive after event ``i``.
