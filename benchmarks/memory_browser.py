@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import os
 import statistics
 import sys
@@ -35,18 +34,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import graph_browser as GB  # noqa: E402 - (its page helpers and server start-up)
 from _env import git_state, machine_info, report  # noqa: E402
 
-
-def _load_conftest():
-    """tests/browser/conftest.py as a plain module (its server helpers; importing it registers no fixtures)."""
-    spec = importlib.util.spec_from_file_location("tl_browser_conftest", ROOT / "tests" / "browser" / "conftest.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+C = GB.C  # tests/browser/conftest.py's server helpers
 
 
-C = _load_conftest()
 
 SETUP = f"""import sys
 import numpy as np
@@ -84,21 +77,8 @@ print({{k: (len(m), len(m.allocations)) for k, m in mems.items()}})"""
 CELLS = {"setup": SETUP, "gpt": "MemoryTimelineView(mems['gpt'])", "resnet": "MemoryTimelineView(mems['resnet'])"}
 ORDER = ["setup", "gpt", "resnet"]
 
-JS_HELPERS = """() => {
-  if (window.__tlm) return;
-  const frame = () => new Promise(r => requestAnimationFrame(() => r(performance.now())));
-  const nb = () => window.jupyterapp.shell.currentWidget.content;
-  const until = (node, pred) => new Promise(resolve => {
-    const done = () => frame().then(resolve);
-    if (pred()) { done(); return; }
-    const mo = new MutationObserver(() => { if (pred()) { mo.disconnect(); done(); } });
-    mo.observe(node, {subtree: true, childList: true, attributes: true});
-  });
-  window.__tlm = {frame, nb, until};
-}"""
-
 RUN_CELL_JS = """async (i) => {
-  const B = window.__tlm, nb = B.nb(), cell = nb.widgets[i];
+  const B = window.__tlb, nb = B.nb(), cell = nb.widgets[i];
   nb.activeCellIndex = i;
   const old = cell.node.querySelector('.tl-memory');
   const t0 = performance.now();
@@ -111,7 +91,7 @@ RUN_CELL_JS = """async (i) => {
 }"""
 
 HOVER_JS = """async ([i, n]) => {
-  const B = window.__tlm, cell = B.nb().widgets[i], c = cell.node.querySelector('canvas.tl-me-canvas');
+  const B = window.__tlb, cell = B.nb().widgets[i], c = cell.node.querySelector('canvas.tl-me-canvas');
   c.scrollIntoView({block: 'center'}); await B.frame(); await B.frame();
   const r = c.getBoundingClientRect(), stamps = [];
   for (let k = 0; k < n; k++) {
@@ -123,20 +103,6 @@ HOVER_JS = """async ([i, n]) => {
 }"""
 
 
-class _Tmp:
-    def __init__(self, base: Path):
-        self.base = base
-
-    def mktemp(self, name: str) -> Path:
-        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.base))
-
-
-def _stats(xs: list[float]) -> dict:
-    xs = sorted(xs)
-    return {"mean": round(statistics.fmean(xs), 1), "p95": round(xs[int(0.95 * (len(xs) - 1))], 1),
-            "max": round(xs[-1], 1)}
-
-
 def run(repeats: int) -> dict:
     import nbformat
     from playwright.sync_api import sync_playwright
@@ -146,7 +112,7 @@ def run(repeats: int) -> dict:
         raise FileNotFoundError(f"{chromium} not found (apt-get install chromium; never `playwright install`)")
     meas: dict = {}
     with tempfile.TemporaryDirectory(prefix="tl-memory-bench-") as tmp, \
-            contextlib.contextmanager(C._serve)(_Tmp(Path(tmp)), "bench-lab", C.lab_argv) as lab, \
+            contextlib.contextmanager(C._serve)(GB._Tmp(Path(tmp)), "bench-lab", C.lab_argv) as lab, \
             sync_playwright() as pw:
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_code_cell(CELLS[k]) for k in ORDER]
@@ -161,18 +127,18 @@ def run(repeats: int) -> dict:
         page.goto(f"{lab['base']}/lab/tree/memory_bench.ipynb?reset&token={lab['token']}", timeout=120_000)
         page.wait_for_function(C.KERNEL_IDLE_JS, timeout=120_000)
         page.locator(C.VISIBLE_NB).wait_for(state="visible")
-        page.evaluate(JS_HELPERS)
+        page.evaluate(GB.JS_HELPERS)  # (window.__tlb: frame, nb, until)
 
         def idle():
             page.wait_for_function(C.KERNEL_IDLE_JS, timeout=180_000)
 
         t = time.perf_counter()
-        page.evaluate("() => { window.__tlm.nb().activeCellIndex = 0; }")
+        page.evaluate("() => { window.__tlb.nb().activeCellIndex = 0; }")
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
         idle()
         meas["setup_cell_s"] = round(time.perf_counter() - t, 2)
         meas["events_storages"] = page.evaluate(
-            "() => window.__tlm.nb().widgets[0].node.querySelector('.jp-OutputArea-output').innerText.trim()")
+            "() => window.__tlb.nb().widgets[0].node.querySelector('.jp-OutputArea-output').innerText.trim()")
         for name in ("gpt", "resnet"):
             runs = []
             for _ in range(repeats):
@@ -181,7 +147,7 @@ def run(repeats: int) -> dict:
             meas[name] = {"first_draw_ms": round(statistics.median(r["ms"] for r in runs), 1),
                           "draw_ms": round(statistics.median(r["draw_ms"] for r in runs), 1),
                           "samples_first_draw_ms": [round(r["ms"], 1) for r in runs],
-                          "hover_frame_ms": _stats(page.evaluate(HOVER_JS, [ORDER.index(name), 60]))}
+                          "hover_frame_ms": GB._stats(page.evaluate(HOVER_JS, [ORDER.index(name), 60]))}
         meas["page_errors"] = errors
         meas["chromium"] = browser.version
         browser.close()

@@ -199,6 +199,18 @@ def make_array(shape, kind: str, rng: np.random.Generator, dtype: str = "float64
     return np.asarray(a).astype(TL_DTYPES[dtype].np)
 
 
+def emu_kernel_file(tmp_path_factory, name: str, source: str):
+    """``source`` written as ``name`` in a fresh folder, for ``tl.cuda.Kernel`` on ``cuda-emu`` (the body of a module
+    fixture); skipped where the emulated device cannot start, as without a C++ compiler (a skip CI counts as a fail)."""
+    try:
+        tl.device("cuda-emu")
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    path = tmp_path_factory.mktemp("kernels") / name
+    path.write_text(source)
+    return path
+
+
 @pytest.fixture(autouse=True)
 def _views_let_go_of_handed_out_widgets():
     """A test that read ``view.widget`` handed the widget out: the widget then keeps its view (and the view's event

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import emu_kernel_file
 
 import tinygrad_like as tl
 
@@ -103,13 +104,7 @@ extern "C" __global__ __launch_bounds__(256) void block_sum(float* out, const fl
 
 @pytest.fixture(scope="module")
 def src(tmp_path_factory):
-    try:
-        tl.device("cuda-emu")
-    except RuntimeError as e:
-        pytest.skip(str(e))
-    path = tmp_path_factory.mktemp("kernels") / "lesson.cu"
-    path.write_text(KERNELS)
-    return path
+    return emu_kernel_file(tmp_path_factory, "lesson.cu", KERNELS)
 
 
 def emu(a, dtype=np.float32):

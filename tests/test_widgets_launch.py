@@ -14,6 +14,7 @@ import zlib
 
 import numpy as np
 import pytest
+from conftest import emu_kernel_file
 
 import tinygrad_like as tl
 
@@ -51,13 +52,7 @@ extern "C" __global__ __launch_bounds__(256) void pairs(float* out, const float*
 
 @pytest.fixture(scope="module")
 def src(tmp_path_factory):
-    try:
-        tl.device("cuda-emu")
-    except RuntimeError as e:
-        pytest.skip(str(e))
-    path = tmp_path_factory.mktemp("kernels") / "view.cu"
-    path.write_text(KERNELS)
-    return path
+    return emu_kernel_file(tmp_path_factory, "view.cu", KERNELS)
 
 
 def emu(a):

@@ -502,6 +502,26 @@ COLOUR_JS = """
 """
 
 
+_WORST_CONTRAST_JS = """([sel, texts]) => {""" + COLOUR_JS + """
+  let worst = 99, what = "";
+  for (const e of document.querySelectorAll(texts.map(t => sel + ' ' + t).join(', '))) {
+    if (!e.textContent.trim()) continue;
+    const chain = [];
+    for (let p = e; p; p = p.parentElement) chain.unshift(getComputedStyle(p).backgroundColor);
+    const bg = paint('#fff', ...chain);
+    const c = contrast(bg, paint('#fff', ...chain, getComputedStyle(e).color));
+    if (c < worst) { worst = c; what = e.className + ': ' + e.textContent.slice(0, 40); }
+  }
+  return [+worst.toFixed(2), what]; }"""
+
+
+def worst_text_contrast(page, sel: str, texts: list[str]) -> tuple[float, str]:
+    """The lowest WCAG contrast, and where, of the texts matching ``texts`` (selectors) inside ``sel``, each against
+    the backgrounds painted under it (its ancestors' layered on white)."""
+    worst, what = page.evaluate(_WORST_CONTRAST_JS, [sel, texts])
+    return worst, what
+
+
 def _page_factory(browser, server: dict, frontend: str, **defaults):
     pages = []
 

@@ -17,7 +17,7 @@ from contextlib import closing
 
 import pytest
 
-from .conftest import COLOUR_JS, kernel_repr, lab_page_run_all, light_then_dark, views_js_errors
+from .conftest import kernel_repr, lab_page_run_all, light_then_dark, views_js_errors, worst_text_contrast
 
 NB = "launch_view.ipynb"
 RENDER_MS = 240_000  # (the first run compiles the kernels' checked build: tens of seconds on 2 cores)
@@ -174,19 +174,8 @@ def test_colour_by_thread_and_a_million_threads(lv):
     assert kernel_repr(page, "big_view.widget.payload['color_by']") == "'block'"
 
 
-# the lowest contrast of the view's texts (header, phase line, table cells, legends) on what is painted under them
-CONTRAST_JS = """sel => {""" + COLOUR_JS + """
-  let worst = 99, what = "";
-  for (const e of document.querySelectorAll(sel + ' .tl-la-header, ' + sel + ' .tl-la-phase, ' + sel + ' .tl-la-sub, '
-                                            + sel + ' .tl-la-table td, ' + sel + ' .tl-la-legend span')) {
-    if (!e.textContent.trim()) continue;
-    const chain = [];
-    for (let p = e; p; p = p.parentElement) chain.unshift(getComputedStyle(p).backgroundColor);
-    const bg = paint('#fff', ...chain);
-    const c = contrast(bg, paint('#fff', ...chain, getComputedStyle(e).color));
-    if (c < worst) { worst = c; what = e.className + ': ' + e.textContent.slice(0, 40); }
-  }
-  return [+worst.toFixed(2), what]; }"""
+# the view's texts (header, phase line, table cells, legends) whose contrast on what is painted under them is checked
+TEXTS = [".tl-la-header", ".tl-la-phase", ".tl-la-sub", ".tl-la-table td", ".tl-la-legend span"]
 
 
 def test_light_and_dark(lv):
@@ -196,7 +185,7 @@ def test_light_and_dark(lv):
             for name, sel in VIEWS.items():
                 page.locator(sel).scroll_into_view_if_needed()
                 page.shot(f"launch_view_{name}_{theme}.png", page.locator(sel))
-                worst, what = page.evaluate(CONTRAST_JS, sel)
+                worst, what = worst_text_contrast(page, sel, TEXTS)
                 assert worst >= 4.5, (name, theme, worst, what)
             # the canvases were drawn again in the theme's colours: the thread grid's labels take the text colour
             dark = page.evaluate("sel => document.querySelector(sel).classList.contains('tl-la-dark')",

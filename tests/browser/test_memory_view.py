@@ -16,7 +16,7 @@ from contextlib import closing
 
 import pytest
 
-from .conftest import COLOUR_JS, lab_page_run_all, light_then_dark, views_js_errors
+from .conftest import lab_page_run_all, light_then_dark, views_js_errors, worst_text_contrast
 
 NB = "memory_view.ipynb"
 RENDER_MS = 180_000
@@ -158,18 +158,8 @@ def test_copies_between_host_and_device_are_marked_and_the_host_copies_drawn(mv)
     assert not page.locator(VIEWS["mlp"] + " select.tl-me-device").is_visible()
 
 
-CONTRAST_JS = """sel => {""" + COLOUR_JS + """
-  let worst = 99, what = "";
-  for (const e of document.querySelectorAll(sel + ' .tl-me-title, ' + sel + ' .tl-me-sub, ' + sel + ' .tl-me-table td, '
-                                            + sel + ' .tl-me-legend span, ' + sel + ' .tl-me-dtitle')) {
-    if (!e.textContent.trim()) continue;
-    const chain = [];
-    for (let p = e; p; p = p.parentElement) chain.unshift(getComputedStyle(p).backgroundColor);
-    const bg = paint('#fff', ...chain);
-    const c = contrast(bg, paint('#fff', ...chain, getComputedStyle(e).color));
-    if (c < worst) { worst = c; what = e.className + ': ' + e.textContent.slice(0, 40); }
-  }
-  return [+worst.toFixed(2), what]; }"""
+# the view's texts whose contrast on what is painted under them is checked
+TEXTS = [".tl-me-title", ".tl-me-sub", ".tl-me-table td", ".tl-me-legend span", ".tl-me-dtitle"]
 
 
 def test_light_and_dark(mv):
@@ -179,7 +169,7 @@ def test_light_and_dark(mv):
             for name, sel in VIEWS.items():
                 page.locator(sel).scroll_into_view_if_needed()
                 page.shot(f"memory_view_{name}_{theme}.png", page.locator(sel))
-                worst, what = page.evaluate(CONTRAST_JS, sel)
+                worst, what = worst_text_contrast(page, sel, TEXTS)
                 assert worst >= 4.5, (name, theme, worst, what)
             dark = page.evaluate("sel => document.querySelector(sel).classList.contains('tl-me-dark')", VIEWS["mlp"])
             assert dark == (theme == "dark")

@@ -271,7 +271,7 @@ class ToDevice(Function):
         if dev is CPU:
             out = x._wrap(host.copy(), dev)
         else:
-            t0 = events.now()
+            t0 = events.now() if events.ACTIVE else 0.0
             out = x._wrap(dev.backend.from_numpy(host), dev)
             if events.ACTIVE:  # an upload into the new storage: a profile's memcpy lane and a memory timeline show it
                 new = out._st

@@ -74,3 +74,59 @@ function watchVisibility(model, target, extra, onChange) {
   };
 }
 
+
+/** A two-column table of `[name, value]` rows (a tooltip's body). */
+function rowsTable(rows) {
+  const table = h("table");
+  for (const [k, v] of rows) {
+    const tr = h("tr");
+    tr.append(h("th", null, k), h("td", null, v));
+    table.append(tr);
+  }
+  return table;
+}
+
+/** Whether the page's text is light (a dark theme) where `elem` is. */
+function isDark(elem) {
+  const m = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(getComputedStyle(elem).color || "");
+  return m ? 0.2126 * m[1] + 0.7152 * m[2] + 0.0722 * m[3] > 140 : false;
+}
+
+/**
+ * Call `redraw()` whenever a canvas view must be drawn again: `target`'s width changed (by more than 8 px), the
+ * device pixel ratio changed (zoom, another screen), or the theme changed: `isDark(root)` differs from `drawnDark()`.
+ * JupyterLab sets <body>'s attributes before the theme's style sheet applies, so a change is looked for again for
+ * three seconds. Returns the function that stops watching.
+ */
+function watchRedraw(root, target, redraw, drawnDark) {
+  let lastW = 0;
+  const sizer = new ResizeObserver(() => {
+    const w = target.clientWidth;
+    if (w && Math.abs(w - lastW) > 8) { lastW = w; redraw(); }
+  });
+  sizer.observe(target);
+  let dprQuery = null;
+  function watchDpr() {
+    if (dprQuery) dprQuery.removeEventListener("change", onDpr);
+    dprQuery = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    dprQuery.addEventListener("change", onDpr);
+  }
+  function onDpr() { watchDpr(); redraw(); }
+  watchDpr();
+  let themeTimer = 0;
+  const themeWatch = new MutationObserver(() => {
+    clearInterval(themeTimer);
+    let tries = 0;
+    themeTimer = setInterval(() => {
+      if (isDark(root) !== drawnDark()) { redraw(); clearInterval(themeTimer); }
+      else if (++tries > 20) clearInterval(themeTimer);
+    }, 150);
+  });
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light", "class"] });
+  return () => {
+    sizer.disconnect();
+    themeWatch.disconnect();
+    clearInterval(themeTimer);
+    dprQuery.removeEventListener("change", onDpr);
+  };
+}

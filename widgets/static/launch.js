@@ -14,13 +14,6 @@ function ownerColour(id, dark) {
   return `hsl(${hue.toFixed(1)}, ${dark ? 55 : 62}%, ${light}%)`;
 }
 
-/** Whether the page's text is light (a dark theme). */
-function isDark(elem) {
-  const m = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(getComputedStyle(elem).color || "");
-  if (!m) return false;
-  return 0.2126 * m[1] + 0.7152 * m[2] + 0.0722 * m[3] > 140;
-}
-
 /** A typed array view of a buffer that arrived as a DataView (copied: its offset may be unaligned). */
 function typed(dv, Type) {
   if (!dv) return new Type(0);
@@ -40,16 +33,6 @@ function sizeCanvas(canvas, w, h) {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.imageSmoothingEnabled = false;
   return ctx;
-}
-
-function rowsTable(rows) {
-  const table = h("table");
-  for (const [k, v] of rows) {
-    const tr = h("tr");
-    tr.append(h("th", null, k), h("td", null, v));
-    table.append(tr);
-  }
-  return table;
 }
 
 function render({ model, el }) {
@@ -539,32 +522,7 @@ function render({ model, el }) {
   model.on("msg:custom", onMsg);
 
   // ---- redraw on width, pixel ratio and theme changes ---------------------------------------------
-  let lastW = 0;
-  const sizer = new ResizeObserver(() => {
-    const w = panels.clientWidth;
-    if (w && Math.abs(w - lastW) > 8) { lastW = w; redraw(); }
-  });
-  sizer.observe(panels);
-  let dprQuery = null;
-  function watchDpr() {
-    if (dprQuery) dprQuery.removeEventListener("change", onDpr);
-    dprQuery = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
-    dprQuery.addEventListener("change", onDpr);
-  }
-  function onDpr() { watchDpr(); redraw(); }
-  watchDpr();
-  // a theme change sets attributes on <body> before its style sheet applies: look again for a few seconds
-  let themeTimer = 0;
-  function themeChanged() {
-    clearInterval(themeTimer);
-    let tries = 0;
-    themeTimer = setInterval(() => {
-      if (isDark(root) !== dark) { redraw(); clearInterval(themeTimer); }
-      else if (++tries > 20) clearInterval(themeTimer);
-    }, 150);
-  }
-  const themeWatch = new MutationObserver(themeChanged);
-  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light", "class"] });
+  const stopRedrawing = watchRedraw(root, panels, redraw, () => dark);
 
   const stopWatching = watchVisibility(model, root, () => root.isConnected);
   model.on("change:payload", build);
@@ -572,10 +530,7 @@ function render({ model, el }) {
   return () => {
     model.off("change:payload", build);
     model.off("msg:custom", onMsg);
-    sizer.disconnect();
-    themeWatch.disconnect();
-    clearInterval(themeTimer);
-    if (dprQuery) dprQuery.removeEventListener("change", onDpr);
+    stopRedrawing();
     clearTimeout(hoverTimer);
     stopWatching();
   };

@@ -19,11 +19,6 @@ function rgb(c, a, dark) {
   return a == null ? `rgb(${v[0]}, ${v[1]}, ${v[2]})` : `rgba(${v[0]}, ${v[1]}, ${v[2]}, ${a})`;
 }
 
-function isDarkPage(elem) {
-  const m = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(getComputedStyle(elem).color || "");
-  return m ? 0.2126 * m[1] + 0.7152 * m[2] + 0.0722 * m[3] > 140 : false;
-}
-
 function fmtBytes(n) {
   const units = ["B", "KiB", "MiB", "GiB"];
   let u = 0;
@@ -116,7 +111,7 @@ function render({ model, el }) {
   function redraw() {
     if (!P) return;
     const t0 = performance.now();
-    dark = isDarkPage(root);
+    dark = isDark(root);
     root.classList.toggle("tl-me-dark", dark);
     const used = new Set();
     for (const e of panels) { e.run.series.categories.forEach((c) => used.add(c)); redrawOne(e); }
@@ -316,16 +311,6 @@ function render({ model, el }) {
     model.send({ type: "alive", run: ri, index: e.pinned, pin: true });
   }
 
-  function rowsTable(rows) {
-    const table = h("table");
-    for (const [k, v] of rows) {
-      const tr = h("tr");
-      tr.append(h("th", null, k), h("td", null, v));
-      table.append(tr);
-    }
-    return table;
-  }
-
   function onMsg(msg) {
     if (!msg || msg.type !== "alive_info") return;
     const e = panels[msg.run];
@@ -345,29 +330,7 @@ function render({ model, el }) {
     root.classList.toggle("tl-me-paused", p);
   }
 
-  let lastW = 0;
-  const sizer = new ResizeObserver(() => {
-    const w = runsEl.clientWidth;
-    if (w && Math.abs(w - lastW) > 8) { lastW = w; redraw(); }
-  });
-  sizer.observe(runsEl);
-  let dprQuery = null;
-  function watchDpr() {
-    if (dprQuery) dprQuery.removeEventListener("change", onDpr);
-    dprQuery = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
-    dprQuery.addEventListener("change", onDpr);
-  }
-  function onDpr() { watchDpr(); redraw(); }
-  watchDpr();
-  let themeTimer = 0;
-  const themeWatch = new MutationObserver(() => {
-    clearInterval(themeTimer);
-    let tries = 0;
-    themeTimer = setInterval(() => {
-      if (isDarkPage(root) !== dark) { redraw(); clearInterval(themeTimer); } else if (++tries > 20) clearInterval(themeTimer);
-    }, 150);
-  });
-  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light", "class"] });
+  const stopRedrawing = watchRedraw(root, runsEl, redraw, () => dark);
   const stopWatching = watchVisibility(model, root, () => root.isConnected);
   model.on("change:payload", build);
   model.on("change:paused", applyPaused);
@@ -378,11 +341,8 @@ function render({ model, el }) {
     model.off("change:payload", build);
     model.off("change:paused", applyPaused);
     model.off("msg:custom", onMsg);
-    sizer.disconnect();
-    themeWatch.disconnect();
-    clearInterval(themeTimer);
+    stopRedrawing();
     clearTimeout(hoverTimer);
-    if (dprQuery) dprQuery.removeEventListener("change", onDpr);
     stopWatching();
   };
 }
